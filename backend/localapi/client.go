@@ -212,6 +212,9 @@ func (c *Client) Reversal(ctx context.Context, req *ReversalRequest) (*ReversalR
 // banking screen it comes only once the payment has completed, as an
 // *APIError with CodeAbortNotPossible, and the answer to /payment decides.
 func (c *Client) Abort(ctx context.Context, req *AbortRequest) (*AbortResponse, error) {
+	if req == nil {
+		req = &AbortRequest{} // the earlier form: {} rather than null
+	}
 	var out AbortResponse
 	if err := c.call(ctx, http.MethodPost, "/abort", nil, req, &out, &out.Raw); err != nil {
 		return nil, err

@@ -598,3 +598,30 @@ func TestClassify(t *testing.T) {
 		t.Error("busy message does not wrap the uuid in backticks")
 	}
 }
+
+func TestHistoryCreatedLayouts(t *testing.T) {
+	want := time.Date(2026, 11, 21, 10, 15, 30, 0, time.UTC)
+	for _, s := range []string{"2026-11-21T10:15:30Z", "2026-11-21T10:15:30.000Z", "2026-11-21T11:15:30+01:00", "2026-11-21T11:15:30+0100", "2026-11-21T10:15:30"} {
+		got, err := HistoryEntry{CreatedAt: s}.Created()
+		if err != nil || !got.Equal(want) {
+			t.Errorf("Created(%q) = %v, %v", s, got, err)
+		}
+	}
+	if _, err := (HistoryEntry{CreatedAt: "21/11/2026"}).Created(); err == nil {
+		t.Error("a non-ISO date was accepted")
+	}
+}
+
+func TestAbortEarlierFormSendsEmptyObject(t *testing.T) {
+	c, mux := setup(t)
+	var body string
+	mux.HandleFunc("POST /localapi/v4/abort", func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		body = string(b)
+		reply(`{"status":"ok","idempotentUuid":"u-9"}`)(w, r)
+	})
+	resp, err := c.Abort(context.Background(), nil)
+	if err != nil || body != "{}" || resp.IdempotentUUID != "u-9" {
+		t.Errorf("abort: body=%q resp=%+v err=%v", body, resp, err)
+	}
+}

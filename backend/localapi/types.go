@@ -116,8 +116,8 @@ func Bool(b bool) *bool { return &b }
 type Transaction struct {
 	Status              string    `json:"status"`
 	TransactionID       string    `json:"transactionId,omitempty"`
-	Amount              int64     `json:"amount,omitempty"`
-	GiftAmount          int64     `json:"giftAmount,omitempty"`
+	Amount              int64     `json:"amount"`
+	GiftAmount          int64     `json:"giftAmount"`
 	CurrencyCode        string    `json:"currencyCode,omitempty"`
 	TransactionType     string    `json:"transactionType,omitempty"`
 	AppVersion          string    `json:"appVersion,omitempty"`
@@ -247,10 +247,25 @@ type HistoryEntry struct {
 	CreatedAt     string    `json:"createdAt,omitempty"` // UTC, ISO 8601
 }
 
-// Created parses CreatedAt. Terminals differ in the precision they send, so
-// both RFC 3339 with and without fractional seconds are accepted.
+// createdLayouts are the shapes of createdAt seen in ISO 8601 timestamps:
+// RFC 3339 (any fraction), a zone without a colon as Java writes it, and no
+// zone at all, which the specification says is UTC.
+var createdLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05.999999999Z0700",
+	"2006-01-02T15:04:05.999999999",
+}
+
+// Created parses CreatedAt.
 func (h HistoryEntry) Created() (time.Time, error) {
-	return time.Parse(time.RFC3339Nano, h.CreatedAt)
+	var err error
+	for _, layout := range createdLayouts {
+		var t time.Time
+		if t, err = time.Parse(layout, h.CreatedAt); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, err
 }
 
 // TransactionList is the answer to POST /transactions.
@@ -260,7 +275,7 @@ type TransactionList struct {
 	Limit        int             `json:"limit"`
 	Offset       int             `json:"offset"`
 	Total        int             `json:"total"`
-	Transactions []HistoryEntry  `json:"transactions"`
+	Transactions []HistoryEntry  `json:"transactions"` // never null when encoded by NewTransactionList
 	Message      string          `json:"message,omitempty"`
 	Raw          json.RawMessage `json:"-"`
 }
