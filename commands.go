@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
+)
+
+// pingResult is what `comptoir ping` prints.
+type pingResult struct {
+	Terminal  string  `json:"terminal"`
+	OK        bool    `json:"ok"`
+	ElapsedMs float64 `json:"elapsedMs"`
+	Error     string  `json:"error,omitempty"`
+	// Kind tells staff where to look: "transport" (network, terminal off),
+	// "http" or "decode" (something answers, but not a terminal's Local
+	// API), "application" (the terminal refused).
+	Kind string `json:"kind,omitempty"`
+}
+
+func cmdPing(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var common commonFlags
+	fs := newFlagSet("ping", stderr, &common)
+	show := fs.Bool("show-message", false, "ask the terminal to show its greeting")
+	timeout := fs.Duration("timeout", 5*time.Second, "give up after this long")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	addr, stopSim, err := terminalAddress(ctx, common)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir ping:", err)
+		return 2
+	}
+	defer stopSim()
+	client, err := localapi.NewClient(addr, localapi.WithUserAgent(userAgent()))
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir ping:", err)
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	start := time.Now()
+	_, err = client.Ping(ctx, *show)
+	res := pingResult{Terminal: client.BaseURL(), OK: err == nil, ElapsedMs: float64(time.Since(start).Microseconds()) / 1000}
+	if err != nil {
+		res.Error, res.Kind = err.Error(), errorKind(err)
+	}
+	printJSON(stdout, res)
+	if err != nil {
+		return 1
+	}
+	return 0
+}
+
+func errorKind(err error) string {
+	var (
+		te *localapi.TransportError
+		he *localapi.HTTPError
+		de *localapi.DecodeError
+		ae *localapi.APIError
+	)
+	switch {
+	case errors.As(err, &te):
+		return "transport"
+	case errors.As(err, &he):
+		return "http"
+	case errors.As(err, &de):
+		return "decode"
+	case errors.As(err, &ae):
+		return "application"
+	}
+	return "other"
+}
+
+func userAgent() string { return "Comptoir/" + version }
+
+func cmdSimulator(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("simulator", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	addr := fs.String("addr", "127.0.0.1:16125", "listen address (0.0.0.0:16125 to be reachable from the LAN)")
+	scale := fs.Float64("timescale", 1, "multiply every wait of the terminal by this factor (0.01: 100 times faster)")
+	mdns := fs.Bool("mdns", false, "advertise the terminal by mDNS, like a real one")
+	currency := fs.String("currency", "EUR", "the merchant profile's currency: EUR, CHF or GBP")
+	tips := fs.Bool("tip-screen", false, "the terminal's own tip setting (applies when enableGiftScreen is null)")
+	verbose := fs.Bool("v", false, "log every step of every payment")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *scale <= 0 {
+		fmt.Fprintln(stderr, "comptoir simulator: --timescale must be greater than 0")
+		return 2
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	sim, err := terminalsim.New(terminalsim.Config{
+		CurrencyCode: *currency, TimeScale: *scale, TipsEnabled: *tips,
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+	})
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir simulator:", err)
+		return 2
+	}
+	if err := sim.Start(*addr); err != nil {
+		fmt.Fprintln(stderr, "comptoir simulator:", err)
+		return 1
+	}
+	defer sim.Close()
+	if *mdns {
+		stop, err := sim.Advertise(ctx, terminalsim.AdvertiseOptions{})
+		if err != nil {
+			fmt.Fprintln(stderr, "comptoir simulator: mDNS:", err)
+			return 1
+		}
+		defer stop()
+	}
+	fmt.Fprintf(stdout, "Simulated terminal at %s (control API: %s)\nTest amounts: see `curl %s`. Ctrl-C stops it.\n",
+		sim.URL(), strings.TrimSuffix(sim.URL(), localapi.BasePath)+"/sim/", strings.TrimSuffix(sim.URL(), localapi.BasePath)+"/sim/")
+	<-ctx.Done()
+	return 0
+}
+
+// terminalAddress returns the terminal to talk to: the built-in simulator
+// with --demo (started here, stopped by the returned func), else the
+// configured address.
+func terminalAddress(ctx context.Context, c commonFlags) (string, func(), error) {
+	if c.demo {
+		sim, err := terminalsim.New(terminalsim.Config{})
+		if err != nil {
+			return "", nil, err
+		}
+		if err := sim.Start("127.0.0.1:0"); err != nil {
+			return "", nil, err
+		}
+		return sim.URL(), func() { sim.Close() }, nil
+	}
+	if c.terminal == "" {
+		return "", nil, errNoTerminal
+	}
+	return c.terminal, func() {}, nil
+}

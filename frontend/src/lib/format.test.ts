@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { formatCents } from "./format";
+
+// Intl separates groups and symbols with no-break spaces; spell them out so a
+// failing test shows which one changed.
+const NBSP = "\u00a0";
+const NNBSP = "\u202f";
+
+describe("formatCents", () => {
+  it.each([
+    { cents: 1250, currency: "EUR", locale: "fr-FR", want: `12,50${NBSP}€` },
+    { cents: 123456789, currency: "EUR", locale: "fr-FR", want: `1${NNBSP}234${NNBSP}567,89${NBSP}€` },
+    { cents: 5, currency: "EUR", locale: "en-IE", want: "€0.05" },
+    { cents: 0, currency: "EUR", locale: "es-ES", want: `0,00${NBSP}€` },
+    { cents: -480, currency: "EUR", locale: "fr-FR", want: `-4,80${NBSP}€` },
+    { cents: 1250, currency: "GBP", locale: "en-GB", want: "£12.50" },
+    { cents: 100000, currency: "GBP", locale: "en-GB", want: "£1,000.00" },
+    { cents: 990, currency: "CHF", locale: "de-CH", want: `CHF${NBSP}9.90` },
+  ])("$cents $currency in $locale is $want", ({ cents, currency, locale, want }) => {
+    expect(formatCents(cents, currency, locale)).toBe(want);
+  });
+
+  it("does not round whole cents away", () => {
+    expect(formatCents(1999, "EUR", "en-IE")).toBe("€19.99");
+    expect(formatCents(1, "GBP", "en-GB")).toBe("£0.01");
+  });
+
+  it("rejects fractions of a cent", () => {
+    expect(() => formatCents(12.5, "EUR", "fr-FR")).toThrow(RangeError);
+    expect(() => formatCents(Number.NaN, "EUR", "fr-FR")).toThrow(RangeError);
+  });
+
+  it("rejects currencies whose minor units it does not know", () => {
+    expect(() => formatCents(1000, "JPY", "ja-JP")).toThrow(/unsupported currency JPY/);
+  });
+});

@@ -1,0 +1,22 @@
+import { defineConfig } from "vitest/config";
+import type { Plugin } from "vite";
+import { svelte } from "@sveltejs/vite-plugin-svelte";
+
+// Vite empties dist/ on every build, but Go's //go:embed needs dist/ to hold a
+// file before the first frontend build, so the placeholder is emitted again.
+function keepDistPlaceholder(): Plugin {
+  return {
+    name: "comptoir:keep-dist-placeholder",
+    apply: "build",
+    generateBundle() {
+      this.emitFile({ type: "asset", fileName: ".gitkeep", source: "" });
+    },
+  };
+}
+
+export default defineConfig({
+  plugins: [svelte(), keepDistPlaceholder()],
+  test: {
+    include: ["src/**/*.test.ts"],
+  },
+});

@@ -1,0 +1,121 @@
+// Command comptoir is the Comptoir kiosk and counter point-of-sale front-end.
+//
+// Without a subcommand it opens the desktop window; with one it runs it and
+// exits. This file only parses the command line: the work is done in backend/
+// and, for the window, in app.go. main also runs during `wails build` (to
+// generate bindings), so nothing here opens files or the network before
+// wails.Run.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+)
+
+const usage = `Usage:
+  comptoir [--demo] [--terminal URL] [--data-dir DIR]
+                                 the desktop kiosk
+  comptoir simulator [--addr A] [--timescale F] [--mdns] [--currency C] [--tip-screen]
+                                 the simulated terminal alone
+  comptoir ping [--terminal URL] [--show-message]
+                                 is the terminal reachable
+  comptoir version               the version of this build
+
+Shared flags:
+  --data-dir DIR   where Comptoir keeps its data (env COMPTOIR_DATA_DIR;
+                   default: the OS config dir + comptoir)
+  --terminal URL   the terminal's address: a base URL ending in /localapi/v4,
+                   or host[:port] (env COMPTOIR_TERMINAL)
+  --demo           use the built-in simulated terminal: no real payments
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || len(args[0]) > 0 && args[0][0] == '-' {
+		switch {
+		case len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help"):
+			fmt.Fprint(stdout, usage)
+			return 0
+		case len(args) > 0 && (args[0] == "--version" || args[0] == "-version"):
+			fmt.Fprintln(stdout, versionString())
+			return 0
+		}
+		var common commonFlags
+		fs := newFlagSet("comptoir", stderr, &common)
+		if err := fs.Parse(args); err != nil {
+			return 2
+		}
+		if err := runDesktop(common); err != nil {
+			fmt.Fprintln(stderr, "comptoir:", err)
+			return 1
+		}
+		return 0
+	}
+	cmd, rest := args[0], args[1:]
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch cmd {
+	case "simulator":
+		return cmdSimulator(ctx, rest, stdout, stderr)
+	case "ping":
+		return cmdPing(ctx, rest, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, versionString())
+		return 0
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "comptoir: unknown command %q\n\n%s", cmd, usage)
+	return 2
+}
+
+// commonFlags are the flags every mode shares.
+type commonFlags struct {
+	dataDir  string
+	terminal string
+	demo     bool
+}
+
+func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	fs.StringVar(&c.dataDir, "data-dir", os.Getenv("COMPTOIR_DATA_DIR"), "data directory")
+	fs.StringVar(&c.terminal, "terminal", os.Getenv("COMPTOIR_TERMINAL"), "terminal address")
+	fs.BoolVar(&c.demo, "demo", false, "use the built-in simulated terminal")
+	return fs
+}
+
+// resolveDataDir returns the data directory without creating it.
+func (c commonFlags) resolveDataDir() (string, error) {
+	if c.dataDir != "" {
+		return filepath.Abs(c.dataDir)
+	}
+	base, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no data directory: pass --data-dir or set COMPTOIR_DATA_DIR (%w)", err)
+	}
+	return filepath.Join(base, "comptoir"), nil
+}
+
+func printJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+func versionString() string { return "comptoir " + version }
+
+var errNoTerminal = errors.New("no terminal configured: pass --terminal URL, set COMPTOIR_TERMINAL, or use --demo")

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Desktop smoke test: run the real Wails window under Xvfb and keep a
+# screenshot of its first screen.
+#
+#   scripts/desktop-smoke.sh [BINARY] [SCREENSHOT.png]
+#
+# Arguments are told apart by the .png suffix, so their order does not matter.
+# Without BINARY the app is built first with `wails build`. SCREENSHOT defaults
+# to build/bin/desktop-smoke.png. Exits non-zero if the window never rendered
+# within SMOKE_TIMEOUT seconds (default 60).
+#
+# Needs: xvfb xauth imagemagick (and dbus for an isolated session bus). If
+# WebKit's bubblewrap sandbox cannot start (some containers forbid user
+# namespaces), run with WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS=1.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+# The part that runs inside the virtual display (the script calls itself
+# through xvfb-run, which owns the X server's lifetime).
+if [[ ${SMOKE_INSIDE_XVFB:-} == 1 ]]; then
+	bin=$1 shot=$2 work=$3 timeout=$4
+	app=
+	# The app runs in its own process group so its helpers go with it.
+	trap '[[ -n $app ]] && kill -- "-$app" 2>/dev/null && wait "$app" 2>/dev/null; true' EXIT
+
+	# --demo: the built-in simulated terminal, as a new user first sees it.
+	setsid "$bin" --demo >"$work/app.log" 2>&1 &
+	app=$!
+
+	# Before the window maps the root window is one flat colour; a blank white
+	# webview adds one or two more. Text and the card need many shades.
+	min_colours=64
+	for ((i = 0; i < timeout; i++)); do
+		sleep 1
+		if ! kill -0 "$app" 2>/dev/null; then
+			echo "desktop-smoke: the app exited early" >&2
+			cat "$work/app.log" >&2
+			exit 1
+		fi
+		import -window root "$work/shot.png" 2>/dev/null || continue
+		colours=$(convert "$work/shot.png" -format %k info:)
+		if grep -q 'comptoir: window shown' "$work/app.log" && ((colours >= min_colours)); then
+			cp "$work/shot.png" "$shot"
+			echo "desktop-smoke: rendered within $((i + 1))s ($colours colours): $shot"
+			grep 'window shown' "$work/app.log" || true
+			exit 0
+		fi
+	done
+	echo "desktop-smoke: no rendered window after ${timeout}s" >&2
+	[[ -f $work/shot.png ]] && cp "$work/shot.png" "$shot" && echo "last screenshot: $shot" >&2
+	cat "$work/app.log" >&2
+	exit 1
+fi
+
+shot=$root/build/bin/desktop-smoke.png
+bin=
+for arg in "$@"; do
+	case $arg in
+	*.png) shot=$arg ;;
+	*) bin=$arg ;;
+	esac
+done
+timeout=${SMOKE_TIMEOUT:-60}
+
+for tool in xvfb-run import convert; do
+	command -v "$tool" >/dev/null || { echo "desktop-smoke: $tool not found (apt-get install xvfb xauth imagemagick)" >&2; exit 2; }
+done
+
+if [[ -z $bin ]]; then
+	wails=$(command -v wails || echo "$(go env GOPATH)/bin/wails")
+	(cd "$root" && "$wails" build -m -skipbindings -tags webkit2_41 -o comptoir-smoke)
+	bin=$root/build/bin/comptoir-smoke
+fi
+bin=$(realpath "$bin")
+mkdir -p "$(dirname "$shot")"
+shot=$(realpath "$shot")
+
+work=$(mktemp -d)
+xvfb=
+cleanup() {
+	[[ -n $xvfb ]] && kill "$xvfb" 2>/dev/null && wait "$xvfb" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# A throwaway home: the app must not read or write the developer's data, and
+# a private session bus keeps the single-instance lock from finding a real
+# Comptoir already running on this machine.
+mkdir -p "$work/home" "$work/config" "$work/data" "$work/cache" "$work/runtime"
+chmod 700 "$work/runtime"
+export HOME=$work/home XDG_CONFIG_HOME=$work/config XDG_DATA_HOME=$work/data \
+	XDG_CACHE_HOME=$work/cache XDG_RUNTIME_DIR=$work/runtime COMPTOIR_DATA_DIR=$work/data/comptoir
+export SMOKE_INSIDE_XVFB=1
+unset DBUS_SESSION_BUS_ADDRESS WAYLAND_DISPLAY
+
+session=()
+command -v dbus-run-session >/dev/null && session=(dbus-run-session --)
+
+# The session's output is mostly dbus and accessibility chatter: show all of
+# it only on failure.
+xvfb-run -a -s "-screen 0 1280x800x24" "${session[@]}" "$0" "$bin" "$shot" "$work" "$timeout" \
+	>"$work/session.log" 2>&1 &
+xvfb=$!
+if ! wait "$xvfb"; then
+	xvfb=
+	cat "$work/session.log" >&2
+	exit 1
+fi
+xvfb=
+grep -E '^desktop-smoke:|window shown' "$work/session.log"

@@ -1,0 +1,4 @@
+package main
+
+// version is stamped at build time with -ldflags "-X main.version=...".
+var version = "dev"
