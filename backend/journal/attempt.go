@@ -1,0 +1,616 @@
+package journal
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Attempt is one card presentation: one idempotentUuid, one exact request body.
+type Attempt struct {
+	ID            int64
+	UUID          string // the idempotentUuid, UUID v7, canonical lowercase form
+	OrderID       string
+	Kind          Kind
+	Amount        int64 // cents
+	GiftAmount    int64 // cents
+	Policy        Policy
+	Terminal      string          // the terminal's identity: instance name or base URL
+	RequestBody   json.RawMessage // the exact body sent, byte for byte
+	State         State
+	Response      []byte // the last raw terminal response; not necessarily JSON
+	TransactionID string
+	Error         string
+	SendCount     int
+	CreatedAt     time.Time
+	FirstSentAt   time.Time // zero until sent
+	LastSentAt    time.Time
+	FinalAt       time.Time // zero until final
+	UpdatedAt     time.Time
+}
+
+// TransitionInfo is what came with a state change.
+type TransitionInfo struct {
+	Response      []byte // the raw response that caused it, journaled as is
+	TransactionID string
+	Error         string // the terminal's message or the transport error
+	Note          string // why, for the audit trail
+}
+
+// Event is one row of an attempt's audit trail.
+type Event struct {
+	ID          int64
+	AttemptID   int64
+	At          time.Time
+	From        State // "" for the prepared event
+	To          State
+	Kind        EventKind
+	Actor       string // who, for staff actions; "" for the system
+	Detail      string
+	RawResponse []byte
+}
+
+// AttemptFilter selects attempts for ListAttempts. Zero fields do not filter.
+type AttemptFilter struct {
+	State    State
+	OrderID  string
+	Since    time.Time // created at or after
+	Until    time.Time // created before
+	Limit    int       // 0: no limit
+	Offset   int
+	OnlyOpen bool // unresolved attempts only
+}
+
+const attemptColumns = `id, uuid, order_id, kind, amount, gift_amount, policy, terminal,
+	request_body, state, response, transaction_id, error, send_count,
+	created_at, first_sent_at, last_sent_at, final_at, updated_at`
+
+// openAttemptsQuery is served by the partial index attempts_open: only the
+// unresolved rows, already in created_at order (TestOpenAttemptsUsesIndex).
+const openAttemptsQuery = `SELECT ` + attemptColumns + ` FROM attempts WHERE ` + openStatesSQL +
+	` ORDER BY created_at, id`
+
+type rowScanner interface{ Scan(...any) error }
+
+type queryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func scanAttempt(row rowScanner) (Attempt, error) {
+	var (
+		a                                     Attempt
+		kind, policy, state, body             string
+		response                              []byte
+		txID, errText                         sql.NullString
+		created, first, last, final, updatedT sql.NullInt64
+	)
+	err := row.Scan(&a.ID, &a.UUID, &a.OrderID, &kind, &a.Amount, &a.GiftAmount, &policy, &a.Terminal,
+		&body, &state, &response, &txID, &errText, &a.SendCount,
+		&created, &first, &last, &final, &updatedT)
+	if err != nil {
+		return Attempt{}, err
+	}
+	a.Kind, a.Policy, a.State = Kind(kind), Policy(policy), State(state)
+	a.RequestBody = json.RawMessage(body)
+	a.Response = response
+	a.TransactionID, a.Error = txID.String, errText.String
+	a.CreatedAt, a.FirstSentAt, a.LastSentAt = fromUnixMS(created), fromUnixMS(first), fromUnixMS(last)
+	a.FinalAt, a.UpdatedAt = fromUnixMS(final), fromUnixMS(updatedT)
+	return a, nil
+}
+
+func getAttempt(ctx context.Context, q queryer, id string) (Attempt, error) {
+	a, err := scanAttempt(q.QueryRowContext(ctx, `SELECT `+attemptColumns+` FROM attempts WHERE uuid = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Attempt{}, Errorf(ENOTFOUND, "attempt %s not found", id)
+	}
+	return a, err
+}
+
+// validateAttempt checks what PrepareAttempt is given. The body is checked
+// against the attempt where it carries the Local API's fields: a body that
+// names another uuid, cart or amount than the journal records would make a
+// resend after a crash charge something nobody journaled.
+func validateAttempt(a Attempt) error {
+	u, err := uuid.Parse(a.UUID)
+	switch {
+	case err != nil || u.String() != a.UUID:
+		return Errorf(EINVALID, "attempt uuid %q is not a canonical lowercase UUID", a.UUID)
+	case u.Version() != 7:
+		return Errorf(EINVALID, "attempt uuid %s is UUID v%d, not v7", a.UUID, u.Version())
+	case a.OrderID == "":
+		return Errorf(EINVALID, "attempt %s: no order id", a.UUID)
+	case a.Kind != KindDebit && a.Kind != KindRefund:
+		return Errorf(EINVALID, "attempt %s: unknown kind %q", a.UUID, a.Kind)
+	case a.Kind == KindDebit && a.Policy != PolicyKiosk && a.Policy != PolicyCounter:
+		return Errorf(EINVALID, "attempt %s: a debit needs policy kiosk or counter, not %q", a.UUID, a.Policy)
+	case a.Kind == KindRefund && a.Policy != PolicyRefund:
+		return Errorf(EINVALID, "attempt %s: a refund needs policy refund, not %q", a.UUID, a.Policy)
+	case a.Amount <= 0:
+		return Errorf(EINVALID, "attempt %s: amount %d is not positive", a.UUID, a.Amount)
+	case a.GiftAmount < 0:
+		return Errorf(EINVALID, "attempt %s: negative gift amount %d", a.UUID, a.GiftAmount)
+	case a.Terminal == "":
+		return Errorf(EINVALID, "attempt %s: no terminal", a.UUID)
+	case a.State != "" && a.State != StatePrepared:
+		return Errorf(EINVALID, "attempt %s: a new attempt is prepared, not %s", a.UUID, a.State)
+	case len(a.RequestBody) == 0 || !json.Valid(a.RequestBody):
+		return Errorf(EINVALID, "attempt %s: request body is not valid JSON", a.UUID)
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(a.RequestBody, &fields) != nil {
+		return nil // not an object: another transport's business
+	}
+	var s string
+	if raw, ok := fields["idempotentUuid"]; ok {
+		if json.Unmarshal(raw, &s) != nil || s != a.UUID {
+			return Errorf(EINVALID, "attempt %s: request body carries idempotentUuid %s", a.UUID, raw)
+		}
+	}
+	if raw, ok := fields["cartId"]; ok {
+		if json.Unmarshal(raw, &s) != nil || s != a.OrderID {
+			return Errorf(EINVALID, "attempt %s: request body carries cartId %s, not order %s", a.UUID, raw, a.OrderID)
+		}
+	}
+	if raw, ok := fields["amount"]; ok {
+		var n int64
+		if json.Unmarshal(raw, &n) != nil || n != a.Amount {
+			return Errorf(EINVALID, "attempt %s: request body carries amount %s, not %d", a.UUID, raw, a.Amount)
+		}
+	}
+	return nil
+}
+
+// PrepareAttempt records a new attempt in state prepared, with its exact
+// request body, and its first event, in one committed transaction: when it
+// returns nil the row is on disk. Call it before the request leaves the process.
+//
+// ECONFLICT if the uuid exists, if the order or the terminal has an
+// unresolved attempt, or for a debit on an order that is paid or cancelled or
+// has an unknown debit not yet resolved by staff (it may have charged the
+// customer). Several approved debits on one order are allowed (split tender):
+// keeping their sum within the total is the orchestrator's job. ENOTFOUND if
+// the order does not exist.
+func (db *DB) PrepareAttempt(ctx context.Context, a Attempt) (Attempt, error) {
+	if err := validateAttempt(a); err != nil {
+		return Attempt{}, err
+	}
+	var out Attempt
+	err := db.update(ctx, "prepare attempt "+a.UUID, func(tx *sql.Tx) error {
+		var status string
+		err := tx.QueryRowContext(ctx, `SELECT status FROM orders WHERE id = ?`, a.OrderID).Scan(&status)
+		if errors.Is(err, sql.ErrNoRows) {
+			return Errorf(ENOTFOUND, "attempt %s: order %s not found", a.UUID, a.OrderID)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := getAttempt(ctx, tx, a.UUID); err == nil {
+			return Errorf(ECONFLICT, "attempt %s already exists", a.UUID)
+		} else if ErrorCode(err) != ENOTFOUND {
+			return err
+		}
+		// The partial unique indexes would refuse these too; asking first
+		// gives a message that names the attempt in the way.
+		if other, err := scanAttempt(tx.QueryRowContext(ctx, `SELECT `+attemptColumns+
+			` FROM attempts WHERE order_id = ? AND `+openStatesSQL, a.OrderID)); err == nil {
+			return Errorf(ECONFLICT, "order %s already has an unresolved attempt %s (%s)", a.OrderID, other.UUID, other.State)
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if other, err := scanAttempt(tx.QueryRowContext(ctx, `SELECT `+attemptColumns+
+			` FROM attempts WHERE terminal = ? AND `+openStatesSQL, a.Terminal)); err == nil {
+			return Errorf(ECONFLICT, "terminal %s already has an unresolved attempt %s (%s) for order %s",
+				a.Terminal, other.UUID, other.State, other.OrderID)
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if a.Kind == KindDebit {
+			if OrderStatus(status) == OrderPaid || OrderStatus(status) == OrderCancelled {
+				return Errorf(ECONFLICT, "order %s is %s: no new debit", a.OrderID, status)
+			}
+			// An unknown debit may have charged the customer: only a staff
+			// Resolve lets the order be charged again. (Approved debits do
+			// not block: split tender pays one order with several cards,
+			// and what the order still owes is the orchestrator's sum.)
+			var prev string
+			err := tx.QueryRowContext(ctx, `SELECT uuid FROM attempts
+				WHERE order_id = ? AND kind = 'debit' AND state = 'unknown' ORDER BY id LIMIT 1`,
+				a.OrderID).Scan(&prev)
+			if err == nil {
+				return Errorf(ECONFLICT, "order %s has attempt %s in state unknown: staff must resolve it before a new debit", a.OrderID, prev)
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		now := unixMS(db.now())
+		res, err := tx.ExecContext(ctx, `INSERT INTO attempts
+			(uuid, order_id, kind, amount, gift_amount, policy, terminal, request_body, state,
+			 send_count, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'prepared', 0, ?, ?)`,
+			a.UUID, a.OrderID, string(a.Kind), a.Amount, a.GiftAmount, string(a.Policy), a.Terminal,
+			string(a.RequestBody), now, now)
+		if err != nil {
+			return err
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		detail := fmt.Sprintf("%s of %d (gift %d) on %s, policy %s", a.Kind, a.Amount, a.GiftAmount, a.Terminal, a.Policy)
+		if err := insertEvent(ctx, tx, id, now, "", StatePrepared, EventPrepared, "", detail, nil); err != nil {
+			return err
+		}
+		out, err = getAttempt(ctx, tx, a.UUID)
+		return err
+	})
+	if err != nil {
+		return Attempt{}, err
+	}
+	return out, nil
+}
+
+// MarkSent records that the request is about to leave, committed before it
+// does: prepared→sent on the first send, sent→sent on a deliberate resend. It
+// counts sends, sets first_sent_at once and last_sent_at every time, and
+// writes a sent or resent event.
+//
+// An attempt in abort_requested may be resent too (a client timeout while the
+// abort is pending, or recovery after a crash): it stays abort_requested,
+// because the customer's cancel is still pending and the next answer decides.
+// ECONFLICT on a final attempt.
+func (db *DB) MarkSent(ctx context.Context, id string) (Attempt, error) {
+	return db.markSent(ctx, id, "", "")
+}
+
+func (db *DB) markSent(ctx context.Context, id string, expected State, note string) (Attempt, error) {
+	var out Attempt
+	err := db.update(ctx, "mark attempt "+id+" sent", func(tx *sql.Tx) error {
+		a, err := getAttempt(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if expected != "" && a.State != expected {
+			return Errorf(ECONFLICT, "attempt %s is %s, not %s: %s → sent refused", id, a.State, expected, expected)
+		}
+		if !a.State.Open() {
+			return Errorf(ECONFLICT, "attempt %s is %s: a final attempt is never sent again", id, a.State)
+		}
+		to, kind := StateSent, EventSent
+		if a.State == StateAbortRequested {
+			to = StateAbortRequested
+		}
+		if a.SendCount > 0 {
+			kind = EventResent
+		}
+		now := unixMS(db.now())
+		res, err := tx.ExecContext(ctx, `UPDATE attempts
+			SET state = ?, send_count = send_count + 1,
+			    first_sent_at = COALESCE(first_sent_at, ?), last_sent_at = ?, updated_at = ?
+			WHERE uuid = ? AND state = ?`,
+			string(to), now, now, now, id, string(a.State))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n != 1 {
+			return Errorf(ECONFLICT, "attempt %s changed state during send", id)
+		}
+		detail := fmt.Sprintf("send #%d", a.SendCount+1)
+		if note != "" {
+			detail += ": " + note
+		}
+		if err := insertEvent(ctx, tx, a.ID, now, a.State, to, kind, "", detail, nil); err != nil {
+			return err
+		}
+		out, err = getAttempt(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return Attempt{}, err
+	}
+	return out, nil
+}
+
+// Transition moves an attempt from one state to another if, and only if, it is
+// still in from: a compare-and-set, so of two racing transitions exactly one
+// wins and the other gets ECONFLICT naming the actual state. A pair outside
+// the transition table is EINVALID and nothing is written. Transition(x, sent)
+// is MarkSent guarded by x. final_at is set when to is final; the response,
+// transaction id and error, when given, are stored on the attempt and the
+// response and note on the event.
+func (db *DB) Transition(ctx context.Context, id string, from, to State, info TransitionInfo) (Attempt, error) {
+	if !from.Valid() || !to.Valid() {
+		return Attempt{}, Errorf(EINVALID, "attempt %s: unknown state in %q → %q", id, from, to)
+	}
+	if !CanTransition(from, to) {
+		return Attempt{}, Errorf(EINVALID, "attempt %s: %s → %s is not an allowed transition", id, from, to)
+	}
+	if to == StateSent {
+		return db.markSent(ctx, id, from, info.Note)
+	}
+	var out Attempt
+	err := db.update(ctx, fmt.Sprintf("transition attempt %s %s → %s", id, from, to), func(tx *sql.Tx) error {
+		now := unixMS(db.now())
+		var finalAt any
+		if to.Final() {
+			finalAt = now
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE attempts
+			SET state = ?, response = COALESCE(?, response), transaction_id = COALESCE(?, transaction_id),
+			    error = COALESCE(?, error), final_at = COALESCE(?, final_at), updated_at = ?
+			WHERE uuid = ? AND state = ?`,
+			string(to), nullBytes(info.Response), nullString(info.TransactionID), nullString(info.Error),
+			finalAt, now, id, string(from))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return lostRace(ctx, tx, id, from, to)
+		}
+		out, err = getAttempt(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		return insertEvent(ctx, tx, out.ID, now, from, to, EventTransition, "",
+			transitionDetail(info), info.Response)
+	})
+	if err != nil {
+		return Attempt{}, err
+	}
+	return out, nil
+}
+
+// lostRace explains a guarded update that matched no row.
+func lostRace(ctx context.Context, tx *sql.Tx, id string, from, to State) error {
+	var actual string
+	err := tx.QueryRowContext(ctx, `SELECT state FROM attempts WHERE uuid = ?`, id).Scan(&actual)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Errorf(ENOTFOUND, "attempt %s not found", id)
+	}
+	if err != nil {
+		return err
+	}
+	return Errorf(ECONFLICT, "attempt %s is %s, not %s: %s → %s refused", id, actual, from, from, to)
+}
+
+func transitionDetail(info TransitionInfo) string {
+	var parts []string
+	if info.Note != "" {
+		parts = append(parts, info.Note)
+	}
+	if info.TransactionID != "" {
+		parts = append(parts, "transactionId "+info.TransactionID)
+	}
+	if info.Error != "" {
+		parts = append(parts, "error: "+info.Error)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// RecordResponse journals an answer that does not change the attempt's state,
+// an abort's "ko" for instance. On an unresolved attempt it also becomes the
+// attempt's last response; on a final one only the event is written, so the
+// row keeps the response its outcome was decided on.
+func (db *DB) RecordResponse(ctx context.Context, id string, raw []byte, note string) error {
+	return db.update(ctx, "record response for attempt "+id, func(tx *sql.Tx) error {
+		a, err := getAttempt(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		now := unixMS(db.now())
+		if a.State.Open() && raw != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE attempts SET response = ?, updated_at = ? WHERE id = ?`,
+				string(raw), now, a.ID); err != nil {
+				return err
+			}
+		}
+		return insertEvent(ctx, tx, a.ID, now, a.State, a.State, EventResponse, "", note, raw)
+	})
+}
+
+// AddNote writes a free-text event on an attempt, for the audit trail.
+func (db *DB) AddNote(ctx context.Context, id, who, note string) error {
+	if note == "" {
+		return Errorf(EINVALID, "attempt %s: empty note", id)
+	}
+	return db.update(ctx, "add note to attempt "+id, func(tx *sql.Tx) error {
+		a, err := getAttempt(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		return insertEvent(ctx, tx, a.ID, unixMS(db.now()), a.State, a.State, EventNote, who, note, nil)
+	})
+}
+
+// Resolve is the one way out of a final state: a member of staff, having
+// checked the terminal's history or the provider's back office, settles an
+// unknown attempt as approved (the customer was charged) or declined (not
+// charged). who is required and, with the note, goes into the audit trail.
+// final_at keeps the time the attempt became unknown.
+func (db *DB) Resolve(ctx context.Context, id string, to State, who, note string) (Attempt, error) {
+	if to != StateApproved && to != StateDeclined {
+		return Attempt{}, Errorf(EINVALID, "attempt %s: an unknown attempt resolves to approved or declined, not %q", id, to)
+	}
+	if strings.TrimSpace(who) == "" {
+		return Attempt{}, Errorf(EINVALID, "attempt %s: a resolution must name who made it", id)
+	}
+	var out Attempt
+	err := db.update(ctx, "resolve attempt "+id, func(tx *sql.Tx) error {
+		now := unixMS(db.now())
+		res, err := tx.ExecContext(ctx, `UPDATE attempts SET state = ?, updated_at = ? WHERE uuid = ? AND state = 'unknown'`,
+			string(to), now, id)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return lostRace(ctx, tx, id, StateUnknown, to)
+		}
+		out, err = getAttempt(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		return insertEvent(ctx, tx, out.ID, now, StateUnknown, to, EventResolution, who, note, nil)
+	})
+	if err != nil {
+		return Attempt{}, err
+	}
+	return out, nil
+}
+
+func insertEvent(ctx context.Context, tx *sql.Tx, attemptID, at int64, from, to State, kind EventKind, actor, detail string, raw []byte) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO attempt_events
+		(attempt_id, at, from_state, to_state, kind, actor, detail, raw_response)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		attemptID, at, nullString(string(from)), nullString(string(to)), string(kind),
+		nullString(actor), nullString(detail), nullBytes(raw))
+	return err
+}
+
+// nullBytes binds raw bytes as TEXT (the columns are STRICT TEXT: a []byte
+// would bind as a BLOB and be refused), nil as NULL.
+func nullBytes(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
+// Attempt returns the attempt with this uuid, ENOTFOUND if none.
+func (db *DB) Attempt(ctx context.Context, id string) (Attempt, error) {
+	a, err := getAttempt(ctx, db.r, id)
+	if err != nil {
+		return Attempt{}, mapErr(err, "read attempt "+id)
+	}
+	return a, nil
+}
+
+// AttemptsForOrder returns an order's attempts, oldest first.
+func (db *DB) AttemptsForOrder(ctx context.Context, orderID string) ([]Attempt, error) {
+	return db.queryAttempts(ctx, "read attempts of order "+orderID,
+		`SELECT `+attemptColumns+` FROM attempts WHERE order_id = ? ORDER BY id`, orderID)
+}
+
+// OpenAttempts returns every unresolved attempt (prepared, sent,
+// abort_requested), oldest first: what recovery must resume. It reads the
+// partial index attempts_open, so its cost follows the number of unresolved
+// attempts, not the size of the history.
+func (db *DB) OpenAttempts(ctx context.Context) ([]Attempt, error) {
+	return db.queryAttempts(ctx, "read open attempts", openAttemptsQuery)
+}
+
+// ListAttempts returns attempts matching f, newest first.
+func (db *DB) ListAttempts(ctx context.Context, f AttemptFilter) ([]Attempt, error) {
+	var (
+		where []string
+		args  []any
+	)
+	if f.State != "" {
+		if !f.State.Valid() {
+			return nil, Errorf(EINVALID, "unknown state %q", f.State)
+		}
+		where, args = append(where, "state = ?"), append(args, string(f.State))
+	}
+	if f.OnlyOpen {
+		where = append(where, openStatesSQL)
+	}
+	if f.OrderID != "" {
+		where, args = append(where, "order_id = ?"), append(args, f.OrderID)
+	}
+	if !f.Since.IsZero() {
+		where, args = append(where, "created_at >= ?"), append(args, unixMS(f.Since))
+	}
+	if !f.Until.IsZero() {
+		where, args = append(where, "created_at < ?"), append(args, unixMS(f.Until))
+	}
+	if f.Limit < 0 || f.Offset < 0 {
+		return nil, Errorf(EINVALID, "negative limit or offset")
+	}
+	q := `SELECT ` + attemptColumns + ` FROM attempts`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	q += ` ORDER BY created_at DESC, id DESC`
+	if f.Limit > 0 || f.Offset > 0 {
+		limit := f.Limit
+		if limit == 0 {
+			limit = -1 // SQLite: no limit
+		}
+		q += ` LIMIT ? OFFSET ?`
+		args = append(args, limit, f.Offset)
+	}
+	return db.queryAttempts(ctx, "list attempts", q, args...)
+}
+
+func (db *DB) queryAttempts(ctx context.Context, what, q string, args ...any) ([]Attempt, error) {
+	rows, err := db.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, mapErr(err, what)
+	}
+	defer rows.Close()
+	var out []Attempt
+	for rows.Next() {
+		a, err := scanAttempt(rows)
+		if err != nil {
+			return nil, mapErr(err, what)
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapErr(err, what)
+	}
+	return out, nil
+}
+
+// Events returns an attempt's audit trail, oldest first. ENOTFOUND if there
+// is no such attempt (every attempt has at least its prepared event).
+func (db *DB) Events(ctx context.Context, id string) ([]Event, error) {
+	what := "read events of attempt " + id
+	rows, err := db.r.QueryContext(ctx, `SELECT e.id, e.attempt_id, e.at, e.from_state, e.to_state,
+			e.kind, e.actor, e.detail, e.raw_response
+		FROM attempt_events e JOIN attempts a ON a.id = e.attempt_id
+		WHERE a.uuid = ? ORDER BY e.id`, id)
+	if err != nil {
+		return nil, mapErr(err, what)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		var (
+			e                       Event
+			at                      sql.NullInt64
+			from, to, actor, detail sql.NullString
+			kind                    string
+			raw                     []byte
+		)
+		if err := rows.Scan(&e.ID, &e.AttemptID, &at, &from, &to, &kind, &actor, &detail, &raw); err != nil {
+			return nil, mapErr(err, what)
+		}
+		e.At, e.From, e.To, e.Kind = fromUnixMS(at), State(from.String), State(to.String), EventKind(kind)
+		e.Actor, e.Detail, e.RawResponse = actor.String, detail.String, raw
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapErr(err, what)
+	}
+	if len(out) == 0 {
+		return nil, Errorf(ENOTFOUND, "attempt %s not found", id)
+	}
+	return out, nil
+}

@@ -1,0 +1,265 @@
+package journal
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Child processes: the test binary re-executes itself with childRoleEnv set
+// to play a second Comptoir process (holding the lock, or dying mid-payment).
+const (
+	childRoleEnv = "COMPTOIR_JOURNAL_TEST_CHILD"
+	childDirEnv  = "COMPTOIR_JOURNAL_TEST_DIR"
+)
+
+func TestMain(m *testing.M) {
+	if role := os.Getenv(childRoleEnv); role != "" {
+		os.Exit(runChild(role, os.Getenv(childDirEnv)))
+	}
+	os.Exit(m.Run())
+}
+
+// runChild is the body of a child process. It talks to the parent by lines
+// on stdout; the first line is "ready ..." or "error ...".
+func runChild(role, dir string) int {
+	ctx := context.Background()
+	db, err := Open(ctx, dir)
+	if err != nil {
+		fmt.Printf("error %s %v\n", ErrorCode(err), err)
+		return 2
+	}
+	switch role {
+	case "hold":
+		// Hold the directory until the parent closes our stdin.
+		fmt.Printf("ready %d\n", os.Getpid())
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		if err := db.Close(); err != nil {
+			return 3
+		}
+		return 0
+	case "prepare-exit", "prepare-hang":
+		uuids, err := childPrepare(ctx, db)
+		if err != nil {
+			fmt.Printf("error %s %v\n", ErrorCode(err), err)
+			return 2
+		}
+		// PrepareAttempt and MarkSent have returned: the parent may now
+		// kill us; both rows must survive without a Close.
+		fmt.Printf("ready %s\n", strings.Join(uuids, " "))
+		if role == "prepare-exit" {
+			os.Exit(1)
+		}
+		time.Sleep(time.Hour) // until the parent's SIGKILL
+		return 4
+	}
+	fmt.Printf("error unknown role %q\n", role)
+	return 2
+}
+
+// childPrepare journals one prepared and one sent attempt.
+func childPrepare(ctx context.Context, db *DB) ([]string, error) {
+	var uuids []string
+	for i, sent := range []bool{false, true} {
+		order := fmt.Sprintf("child-order-%d", i)
+		if err := db.CreateOrder(ctx, Order{ID: order, Currency: "EUR", Total: 1250}); err != nil {
+			return nil, err
+		}
+		id := uuid.Must(uuid.NewV7()).String()
+		a := Attempt{UUID: id, OrderID: order, Kind: KindDebit, Amount: 1250, Policy: PolicyKiosk,
+			Terminal: fmt.Sprintf("child-terminal-%d", i), RequestBody: debitBody(id, order, 1250)}
+		if _, err := db.PrepareAttempt(ctx, a); err != nil {
+			return nil, err
+		}
+		if sent {
+			if _, err := db.MarkSent(ctx, id); err != nil {
+				return nil, err
+			}
+		}
+		uuids = append(uuids, id)
+	}
+	return uuids, nil
+}
+
+// child is a running child process.
+type child struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	first string // its first line, after "ready " or "error "
+	ok    bool
+	out   *bufio.Reader
+}
+
+// startChild runs the test binary as a child with role, and waits for its
+// first line. The wait is bounded so a broken child fails the test instead
+// of hanging it; it is not a timing assertion.
+func startChild(t *testing.T, role, dir string) *child {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childRoleEnv+"="+role, childDirEnv+"="+dir)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &child{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout)}
+	t.Cleanup(func() {
+		_ = c.cmd.Process.Kill()
+		_ = c.cmd.Wait()
+	})
+	lines := make(chan string, 1)
+	go func() {
+		line, _ := c.out.ReadString('\n')
+		lines <- strings.TrimSpace(line)
+	}()
+	select {
+	case line := <-lines:
+		switch {
+		case strings.HasPrefix(line, "ready"):
+			c.ok, c.first = true, strings.TrimSpace(strings.TrimPrefix(line, "ready"))
+		case strings.HasPrefix(line, "error"):
+			c.first = strings.TrimSpace(strings.TrimPrefix(line, "error"))
+		default:
+			t.Fatalf("child %s: unexpected first line %q", role, line)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("child %s: no answer", role)
+	}
+	return c
+}
+
+// debitBody is a Local API /payment body as the orchestrator would send it.
+// Its spacing is deliberately irregular: the journal must keep it byte for byte.
+func debitBody(id, order string, amount int64) []byte {
+	return []byte(fmt.Sprintf(`{"amount": %d,"currencyCode":"EUR", "idempotentUuid":"%s","cartId":"%s","enableGiftScreen":false,"reference":"caf\u00e9 \"crème\""}`,
+		amount, id, order))
+}
+
+func newUUID(t testing.TB) string {
+	t.Helper()
+	u, err := uuid.NewV7()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.String()
+}
+
+func openMemory(t testing.TB, opts ...Option) *DB {
+	t.Helper()
+	db, err := OpenMemory(context.Background(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func openDir(t testing.TB, dir string, opts ...Option) *DB {
+	t.Helper()
+	db, err := Open(context.Background(), dir, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// stepClock returns times one second apart, so ordering and ranges are
+// deterministic without sleeping.
+type stepClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newStepClock() *stepClock {
+	return &stepClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(time.Second)
+	return c.t
+}
+
+var orderSeq struct {
+	sync.Mutex
+	n int
+}
+
+// fixture creates a fresh order and returns a ready-to-prepare debit attempt
+// for it on a terminal of its own.
+func fixture(t testing.TB, db *DB) Attempt {
+	t.Helper()
+	orderSeq.Lock()
+	orderSeq.n++
+	n := orderSeq.n
+	orderSeq.Unlock()
+	order := fmt.Sprintf("order-%04d", n)
+	if err := db.CreateOrder(context.Background(), Order{ID: order, Currency: "EUR", Total: 1250,
+		Data: []byte(`[{"sku":"coffee","qty":1}]`)}); err != nil {
+		t.Fatal(err)
+	}
+	return newAttempt(t, order, fmt.Sprintf("terminal-%04d", n))
+}
+
+func newAttempt(t testing.TB, order, terminal string) Attempt {
+	id := newUUID(t)
+	return Attempt{UUID: id, OrderID: order, Kind: KindDebit, Amount: 1250, Policy: PolicyKiosk,
+		Terminal: terminal, RequestBody: debitBody(id, order, 1250)}
+}
+
+// attemptIn prepares an attempt and drives it to state s by allowed steps.
+func attemptIn(t testing.TB, db *DB, s State) Attempt {
+	t.Helper()
+	ctx := context.Background()
+	a, err := db.PrepareAttempt(ctx, fixture(t, db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s == StatePrepared {
+		return a
+	}
+	if a, err = db.MarkSent(ctx, a.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if s == StateSent {
+		return a
+	}
+	if a, err = db.Transition(ctx, a.UUID, StateSent, s, TransitionInfo{Note: "setup"}); err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func wantCode(t testing.TB, err error, code string) {
+	t.Helper()
+	if got := ErrorCode(err); got != code {
+		t.Fatalf("error code = %q, want %q (err: %v)", got, code, err)
+	}
+}
+
+func countEvents(t testing.TB, db *DB, id string) int {
+	t.Helper()
+	evs, err := db.Events(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(evs)
+}

@@ -1,0 +1,192 @@
+package journal
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Order is a cart being paid for. Its ID is the cart id, immutable, sent to
+// the terminal as cartId; it is never derived from an attempt's uuid.
+type Order struct {
+	ID        string
+	Currency  string // ISO 4217, e.g. "EUR"
+	Total     int64  // cents
+	Status    OrderStatus
+	Data      json.RawMessage // the lines; opaque to the journal
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// OrderEvent is one change of an order's status.
+type OrderEvent struct {
+	ID      int64
+	OrderID string
+	At      time.Time
+	From    OrderStatus
+	To      OrderStatus
+	Note    string
+}
+
+func validCurrency(c string) bool {
+	if len(c) != 3 {
+		return false
+	}
+	for i := 0; i < 3; i++ {
+		if c[i] < 'A' || c[i] > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// CreateOrder records a new order. Status defaults to open; CreatedAt to now.
+// ECONFLICT if an order with this id exists.
+func (db *DB) CreateOrder(ctx context.Context, o Order) error {
+	switch {
+	case o.ID == "":
+		return Errorf(EINVALID, "order id is empty")
+	case !validCurrency(o.Currency):
+		return Errorf(EINVALID, "order %s: currency %q is not an ISO 4217 code", o.ID, o.Currency)
+	case o.Total < 0:
+		return Errorf(EINVALID, "order %s: negative total %d", o.ID, o.Total)
+	case len(o.Data) > 0 && !json.Valid(o.Data):
+		return Errorf(EINVALID, "order %s: data is not valid JSON", o.ID)
+	}
+	if o.Status == "" {
+		o.Status = OrderOpen
+	}
+	if !o.Status.Valid() {
+		return Errorf(EINVALID, "order %s: unknown status %q", o.ID, o.Status)
+	}
+	now := db.now()
+	created := o.CreatedAt
+	if created.IsZero() {
+		created = now
+	}
+	var data any
+	if len(o.Data) > 0 {
+		data = string(o.Data)
+	}
+	return db.update(ctx, "create order "+o.ID, func(tx *sql.Tx) error {
+		var exists int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM orders WHERE id = ?`, o.ID).Scan(&exists)
+		if err == nil {
+			return Errorf(ECONFLICT, "order %s already exists", o.ID)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO orders (id, created_at, updated_at, currency, total, status, data)
+			 VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			o.ID, unixMS(created), unixMS(now), o.Currency, o.Total, string(o.Status), data); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx,
+			`INSERT INTO order_events (order_id, at, from_status, to_status, note) VALUES (?, ?, NULL, ?, 'created')`,
+			o.ID, unixMS(now), string(o.Status))
+		return err
+	})
+}
+
+// Order returns the order with id, ENOTFOUND if there is none.
+func (db *DB) Order(ctx context.Context, id string) (Order, error) {
+	o, err := scanOrder(db.r.QueryRowContext(ctx,
+		`SELECT id, currency, total, status, data, created_at, updated_at FROM orders WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Order{}, Errorf(ENOTFOUND, "order %s not found", id)
+	}
+	if err != nil {
+		return Order{}, mapErr(err, "read order "+id)
+	}
+	return o, nil
+}
+
+func scanOrder(row interface{ Scan(...any) error }) (Order, error) {
+	var (
+		o                  Order
+		status             string
+		data               sql.NullString
+		created, updatedAt sql.NullInt64
+	)
+	if err := row.Scan(&o.ID, &o.Currency, &o.Total, &status, &data, &created, &updatedAt); err != nil {
+		return Order{}, err
+	}
+	o.Status = OrderStatus(status)
+	if data.Valid {
+		o.Data = json.RawMessage(data.String)
+	}
+	o.CreatedAt, o.UpdatedAt = fromUnixMS(created), fromUnixMS(updatedAt)
+	return o, nil
+}
+
+// SetOrderStatus records the orchestrator's verdict on an order, with a note
+// for the audit trail. The journal does not judge order transitions: paid can
+// become needs_attention after a disputed refund, for instance.
+func (db *DB) SetOrderStatus(ctx context.Context, id string, status OrderStatus, note string) error {
+	if !status.Valid() {
+		return Errorf(EINVALID, "order %s: unknown status %q", id, status)
+	}
+	now := unixMS(db.now())
+	return db.update(ctx, "set status of order "+id, func(tx *sql.Tx) error {
+		var from string
+		err := tx.QueryRowContext(ctx, `SELECT status FROM orders WHERE id = ?`, id).Scan(&from)
+		if errors.Is(err, sql.ErrNoRows) {
+			return Errorf(ENOTFOUND, "order %s not found", id)
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx,
+			`UPDATE orders SET status = ?, updated_at = ? WHERE id = ?`, string(status), now, id); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx,
+			`INSERT INTO order_events (order_id, at, from_status, to_status, note) VALUES (?, ?, ?, ?, ?)`,
+			id, now, from, string(status), nullString(note))
+		return err
+	})
+}
+
+// OrderEvents returns an order's status history, oldest first.
+func (db *DB) OrderEvents(ctx context.Context, id string) ([]OrderEvent, error) {
+	rows, err := db.r.QueryContext(ctx,
+		`SELECT id, order_id, at, from_status, to_status, note FROM order_events WHERE order_id = ? ORDER BY id`, id)
+	if err != nil {
+		return nil, mapErr(err, "read events of order "+id)
+	}
+	defer rows.Close()
+	var evs []OrderEvent
+	for rows.Next() {
+		var (
+			e        OrderEvent
+			at       sql.NullInt64
+			from, nt sql.NullString
+			to       string
+		)
+		if err := rows.Scan(&e.ID, &e.OrderID, &at, &from, &to, &nt); err != nil {
+			return nil, mapErr(err, "read events of order "+id)
+		}
+		e.At, e.From, e.To, e.Note = fromUnixMS(at), OrderStatus(from.String), OrderStatus(to), nt.String
+		evs = append(evs, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, mapErr(err, "read events of order "+id)
+	}
+	if len(evs) == 0 {
+		// Every order has its creation event.
+		return nil, Errorf(ENOTFOUND, "order %s not found", id)
+	}
+	return evs, nil
+}
+
+// nullString stores "" as NULL.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
