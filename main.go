@@ -27,6 +27,14 @@ const usage = `Usage:
                                  the simulated terminal alone
   comptoir ping [--terminal URL] [--show-message]
                                  is the terminal reachable
+  comptoir pay --amount CENTS [--order ID] [--mode kiosk|counter] [--gift CENTS]
+               [--accepted lunch_vouchers_only|bank_cards_only] [--client-timeout D]
+                                 one payment through the journal; Ctrl-C cancels
+                                 (abort, then the true outcome); exit 0 approved,
+                                 1 not approved, 3 outcome unknown
+  comptoir recover               resolve every unfinished attempt now
+  comptoir attempts [--open] [--limit N]
+                                 the journal, newest first
   comptoir version               the version of this build
 
 Shared flags:
@@ -70,6 +78,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdSimulator(ctx, rest, stdout, stderr)
 	case "ping":
 		return cmdPing(ctx, rest, stdout, stderr)
+	case "pay":
+		return cmdPay(ctx, rest, stdout, stderr)
+	case "recover":
+		return cmdRecover(ctx, rest, stdout, stderr)
+	case "attempts":
+		return cmdAttempts(ctx, rest, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, versionString())
 		return 0

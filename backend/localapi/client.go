@@ -142,6 +142,20 @@ func (c *Client) Payment(ctx context.Context, req *PaymentRequest) (*Transaction
 	return c.transaction(ctx, http.MethodPost, "/payment", req)
 }
 
+// PaymentBody sends a /payment body exactly as given, byte for byte: a
+// resend must be the very request that was journaled. The body is checked
+// as Payment checks a request, so nothing invalid is sent.
+func (c *Client) PaymentBody(ctx context.Context, body []byte) (*Transaction, error) {
+	var req PaymentRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, &ValidationError{Field: "body", Reason: err.Error()}
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	return c.transaction(ctx, http.MethodPost, "/payment", json.RawMessage(body))
+}
+
 // SimplePayment is the earlier form GET /payment/{amount}: a debit with only
 // an amount, and no idempotentUuid, so it has no protection against a double
 // submission. Prefer Payment.
@@ -271,7 +285,9 @@ func (c *Client) call(ctx context.Context, method, path string, q url.Values, bo
 	u.RawQuery = q.Encode()
 
 	var payload []byte
-	if body != nil {
+	if raw, ok := body.(json.RawMessage); ok {
+		payload = raw
+	} else if body != nil {
 		var err error
 		if payload, err = json.Marshal(body); err != nil {
 			return fmt.Errorf("localapi %s: encode request: %w", endpoint, err)

@@ -625,3 +625,26 @@ func TestAbortEarlierFormSendsEmptyObject(t *testing.T) {
 		t.Errorf("abort: body=%q resp=%+v err=%v", body, resp, err)
 	}
 }
+
+func TestPaymentBodyIsSentByteForByte(t *testing.T) {
+	c, mux := setup(t)
+	var got []byte
+	mux.HandleFunc("POST /localapi/v4/payment", func(w http.ResponseWriter, r *http.Request) {
+		got, _ = io.ReadAll(r.Body)
+		reply(`{"status":"ok","idempotentUuid":"u-7"}`)(w, r)
+	})
+	// Key order and spacing differ from what json.Marshal would write.
+	body := []byte(`{"idempotentUuid":"u-7", "amount":700,"enableGiftScreen":false}`)
+	if _, err := c.PaymentBody(context.Background(), body); err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(body) {
+		t.Errorf("sent %s, want %s", got, body)
+	}
+	for _, bad := range []string{`{"amount":0}`, `not json`, `{"amount":"7"}`} {
+		var ve *ValidationError
+		if _, err := c.PaymentBody(context.Background(), []byte(bad)); !errors.As(err, &ve) {
+			t.Errorf("PaymentBody(%s): err = %v, want ValidationError", bad, err)
+		}
+	}
+}

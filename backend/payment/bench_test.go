@@ -1,0 +1,76 @@
+package payment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
+)
+
+// The orchestrator's own cost per payment: order row, attempt commit, send
+// commit, outcome commit, order status (four fsynced transactions), plus
+// the HTTP exchange with a simulated terminal that answers at once
+// (TimeScale 1e-9: its 1.5 s handover and customer delays become
+// nanoseconds). Method: go test -run '^$' -bench Pay ./backend/payment/,
+// journal in a temp dir on the machine's disk; ns/op is one whole payment.
+func BenchmarkPaySimulator(b *testing.B) {
+	// The windows stay far longer than the customer's delay, or the two
+	// nanosecond timers would race.
+	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 1e-9, NoTestAmounts: true,
+		Timings: terminalsim.Timings{Screens: 10000 * time.Hour, CardRead: 10000 * time.Hour}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		b.Fatal(err)
+	}
+	defer sim.Close()
+	client, _ := localapi.NewClient(sim.URL())
+	benchPay(b, client)
+}
+
+// The same without HTTP: a terminal that approves in-process, so what is
+// left is the journal and the state machine.
+func BenchmarkPayInstantTerminal(b *testing.B) {
+	benchPay(b, &fakeTerminal{payment: func(ctx context.Context, body []byte) (*localapi.Transaction, error) {
+		var req localapi.PaymentRequest
+		json.Unmarshal(body, &req)
+		return &localapi.Transaction{Status: localapi.StatusOK, TransactionID: "T", Amount: req.Amount,
+			IdempotentUUID: req.IdempotentUUID, Raw: body}, nil
+	}})
+}
+
+func benchPay(b *testing.B, term Terminal) {
+	ctx := context.Background()
+	db, err := journal.Open(ctx, b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	o, err := New(Config{Journal: db, Terminal: term, TerminalID: "bench", Limits: testLimits})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer o.Close()
+	if _, err := o.Recover(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		id := fmt.Sprintf("b%07d", i)
+		if err := db.CreateOrder(ctx, journal.Order{ID: id, Currency: "EUR", Total: 500}); err != nil {
+			b.Fatal(err)
+		}
+		v, err := o.Pay(ctx, Request{OrderID: id, Amount: 500, Policy: journal.PolicyKiosk})
+		if err != nil || v.State != journal.StateApproved {
+			b.Fatalf("%+v %v", v, err)
+		}
+	}
+}

@@ -1,0 +1,198 @@
+package payment
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
+)
+
+// testLimits are the specification's rules at test speed.
+var testLimits = Limits{
+	KioskTimeout:   2 * time.Second,
+	CounterTimeout: 2 * time.Second,
+	RefundTimeout:  2 * time.Second,
+	RequestOpen:    10 * time.Second,
+	Idempotency:    time.Hour,
+	ResendPause:    5 * time.Millisecond,
+	AbortGrace:     time.Second,
+}
+
+// env is an orchestrator on a journal in a temp dir, against a simulated
+// terminal over real HTTP.
+type env struct {
+	t      *testing.T
+	ctx    context.Context
+	sim    *terminalsim.Terminal
+	client *localapi.Client
+	dir    string
+	db     *journal.DB
+	o      *Orchestrator
+	events *recorder
+}
+
+func newEnv(t *testing.T, limits Limits) *env {
+	t.Helper()
+	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	client, err := localapi.NewClient(sim.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	e := &env{t: t, ctx: ctx, sim: sim, client: client, dir: t.TempDir()}
+	e.open(client, limits)
+	return e
+}
+
+// open (re)opens the journal and a new orchestrator on it, as a restart does.
+func (e *env) open(term Terminal, limits Limits) {
+	e.t.Helper()
+	db, err := journal.Open(e.ctx, e.dir)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.db = db
+	e.events = &recorder{}
+	o, err := New(Config{Journal: db, Terminal: term, TerminalID: "sim", Limits: limits, Emitter: e.events,
+		Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: "test"}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.o = o
+	e.t.Cleanup(e.close)
+}
+
+// close stops the orchestrator and the journal, like a process exit.
+func (e *env) close() {
+	if e.o != nil {
+		e.o.Close()
+		e.o = nil
+	}
+	if e.db != nil {
+		e.db.Close()
+		e.db = nil
+	}
+}
+
+func (e *env) recover() []View {
+	e.t.Helper()
+	views, err := e.o.Recover(e.ctx)
+	if err != nil {
+		e.t.Fatalf("recover: %v", err)
+	}
+	return views
+}
+
+func (e *env) order(id string, total int64) {
+	e.t.Helper()
+	if err := e.db.CreateOrder(e.ctx, journal.Order{ID: id, Currency: "EUR", Total: total}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) start(req Request) *Handle {
+	e.t.Helper()
+	h, err := e.o.Start(e.ctx, req)
+	if err != nil {
+		e.t.Fatalf("start: %v", err)
+	}
+	return h
+}
+
+func (e *env) wait(h *Handle) View {
+	e.t.Helper()
+	select {
+	case <-h.Done():
+	case <-e.ctx.Done():
+		e.t.Fatalf("attempt %s never finished: %+v", h.UUID(), h.View())
+	}
+	return h.View()
+}
+
+func (e *env) attempt(id string) journal.Attempt {
+	e.t.Helper()
+	a, err := e.db.Attempt(e.ctx, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return a
+}
+
+func (e *env) orderStatus(id string) journal.OrderStatus {
+	e.t.Helper()
+	o, err := e.db.Order(e.ctx, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return o.Status
+}
+
+// charges is the simulator's ledger of debits for one uuid.
+func (e *env) charges(id string) int { return len(e.sim.ChargesFor(id)) }
+
+func (e *env) eventsOf(id string) []journal.Event {
+	e.t.Helper()
+	evs, err := e.db.Events(e.ctx, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return evs
+}
+
+func bodyOf(t *testing.T, a journal.Attempt) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(a.RequestBody, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// recorder is an Emitter that keeps every view.
+type recorder struct {
+	mu    sync.Mutex
+	views []View
+}
+
+func (r *recorder) Emit(event string, data any) {
+	if event != EventAttempt {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.views = append(r.views, data.(View))
+}
+
+func (r *recorder) all() []View {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]View(nil), r.views...)
+}
+
+// fakeTerminal is a Terminal of function fields, for answers the simulator
+// would never give.
+type fakeTerminal struct {
+	payment func(ctx context.Context, body []byte) (*localapi.Transaction, error)
+	abort   func(ctx context.Context, req *localapi.AbortRequest) (*localapi.AbortResponse, error)
+}
+
+func (f *fakeTerminal) PaymentBody(ctx context.Context, body []byte) (*localapi.Transaction, error) {
+	return f.payment(ctx, body)
+}
+
+func (f *fakeTerminal) Abort(ctx context.Context, req *localapi.AbortRequest) (*localapi.AbortResponse, error) {
+	return f.abort(ctx, req)
+}

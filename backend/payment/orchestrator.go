@@ -1,0 +1,444 @@
+// Package payment turns "pay this order" into exactly one correct outcome,
+// whatever happens to the process, the network or the customer.
+//
+// Each attempt (one idempotentUuid, one exact request body) is committed to
+// the journal before its request leaves, and driven by one goroutine through
+// prepared → sent → (abort_requested) → approved | declined | failed |
+// cancelled | unknown. The rules are those of DESIGN.md ("The payment
+// attempt") and of the Local API specification:
+//
+//   - a client timeout resends the same body with the same uuid, which
+//     attaches to the payment in progress, until the request-open limit
+//     since the first send; only then is the attempt unknown;
+//   - ok is approval, ko without message a decline, ko with a message an
+//     application error; a transport-level error is never a failure once the
+//     request may have left: the same uuid is asked again;
+//   - a response naming another uuid is never applied;
+//   - Cancel sends /abort and the /payment answer decides: ok there means the
+//     customer was charged, whatever /abort said;
+//   - at start-up, Recover resumes every unfinished attempt before a new one
+//     may start.
+package payment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/google/uuid"
+)
+
+// Terminal is the part of the Local API client the orchestrator uses;
+// *localapi.Client satisfies it. A terminal found again at a new address
+// (discovery) keeps its identity, so attempts in flight keep their uuid.
+type Terminal interface {
+	PaymentBody(ctx context.Context, body []byte) (*localapi.Transaction, error)
+	Abort(ctx context.Context, req *localapi.AbortRequest) (*localapi.AbortResponse, error)
+}
+
+// Config wires an Orchestrator.
+type Config struct {
+	Journal  *journal.DB
+	Terminal Terminal
+	// TerminalID identifies the terminal in the journal (its mDNS instance
+	// name, or its address when configured by hand): one unresolved attempt
+	// per terminal.
+	TerminalID string
+	Limits     Limits
+	Emitter    Emitter          // nil: no events
+	Vendor     *localapi.Vendor // sent with every payment, for the provider's support
+	Logger     *slog.Logger     // nil: discard
+	Now        func() time.Time // nil: time.Now
+}
+
+// ErrNotReady is returned by Start until Recover has resolved every
+// unfinished attempt: no new order before the old ones are known.
+var ErrNotReady = errors.New("payment: unfinished attempts must be recovered before a new payment")
+
+// ErrTerminalUnreachable is returned by Recover when the terminal could not
+// be reached: the attempts it could not ask about stay open.
+var ErrTerminalUnreachable = errors.New("payment: the terminal is unreachable")
+
+// Orchestrator drives payment attempts. It is safe for concurrent use.
+type Orchestrator struct {
+	cfg    Config
+	log    *slog.Logger
+	ctx    context.Context // ends with Close: drivers stop, attempts stay open
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu    sync.Mutex
+	runs  map[string]*run
+	ready bool
+}
+
+// New returns an orchestrator. Call Recover before Start.
+func New(cfg Config) (*Orchestrator, error) {
+	if cfg.Journal == nil || cfg.Terminal == nil || cfg.TerminalID == "" {
+		return nil, errors.New("payment: a journal, a terminal and its id are required")
+	}
+	if cfg.Limits == (Limits{}) {
+		cfg.Limits = DefaultLimits
+	}
+	if err := cfg.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Orchestrator{cfg: cfg, log: log, ctx: ctx, cancel: cancel, runs: map[string]*run{}}, nil
+}
+
+// Close stops every driver without deciding anything: attempts in flight stay
+// open in the journal and the next Recover resumes them.
+func (o *Orchestrator) Close() {
+	o.cancel()
+	o.wg.Wait()
+}
+
+// Request is one card presentation for an order.
+type Request struct {
+	OrderID string
+	// Amount is what this attempt charges (or refunds), in cents, excluding
+	// GiftAmount. For a split tender it is the part of the order this card
+	// pays; the order is paid once its approved debits cover its total.
+	Amount     int64
+	GiftAmount int64
+	Policy     journal.Policy // kiosk, counter or refund
+	// AcceptedMedium restricts a debit: localapi.MediumTypeLunchVouchersOnly
+	// for the meal-voucher part of a split tender, for example.
+	AcceptedMedium string
+	Customer       *localapi.Customer
+	Reference      string
+	ReceiptTicket  *localapi.ReceiptTicket
+	// External ids: CheckoutExternalID must be distinct for every attempt
+	// (the terminal refuses one an ok transaction already used); when
+	// UseExternalIDs is set and it is empty, the attempt's uuid is used.
+	UseExternalIDs      bool
+	CheckoutExternalID  string
+	ExternalTableNumber string
+	ExternalOrderNumber string
+	ExternalOrderID     string
+}
+
+// Handle follows one attempt.
+type Handle struct {
+	o *Orchestrator
+	r *run
+}
+
+// UUID is the attempt's idempotentUuid.
+func (h *Handle) UUID() string { return h.r.uuid }
+
+// Done is closed when the driver stops: the attempt is final, or the
+// orchestrator closed.
+func (h *Handle) Done() <-chan struct{} { return h.r.done }
+
+// View is the attempt's latest snapshot.
+func (h *Handle) View() View { return h.r.snapshot() }
+
+// Cancel asks for the customer's cancel: /abort, then the /payment answer
+// decides. It returns at once; follow the outcome with Done and View.
+func (h *Handle) Cancel() { h.r.requestCancel() }
+
+// run is the in-memory side of one attempt being driven.
+type run struct {
+	uuid     string
+	body     []byte
+	policy   Policy
+	recovery bool
+
+	cancelOnce sync.Once
+	cancelCh   chan struct{}
+	done       chan struct{}
+
+	mu          sync.Mutex
+	view        View
+	unreachable bool // recovery could not reach the terminal: left open
+}
+
+func (r *run) requestCancel() { r.cancelOnce.Do(func() { close(r.cancelCh) }) }
+
+func (r *run) snapshot() View {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.view
+}
+
+// Start journals a new attempt and starts driving it. The attempt row, with
+// its uuid and exact body, is committed before Start returns, and before any
+// request leaves.
+func (o *Orchestrator) Start(ctx context.Context, req Request) (*Handle, error) {
+	o.mu.Lock()
+	ready := o.ready
+	o.mu.Unlock()
+	if !ready {
+		return nil, ErrNotReady
+	}
+	policy, err := o.cfg.Limits.Policy(req.Policy)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.checkAmount(ctx, req, policy); err != nil {
+		return nil, err
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, fmt.Errorf("payment: new uuid: %w", err)
+	}
+	body, err := o.requestBody(id.String(), req, policy)
+	if err != nil {
+		return nil, err
+	}
+	att, err := o.cfg.Journal.PrepareAttempt(ctx, journal.Attempt{
+		UUID: id.String(), OrderID: req.OrderID, Kind: policy.Kind, Amount: req.Amount,
+		GiftAmount: req.GiftAmount, Policy: policy.Name, Terminal: o.cfg.TerminalID, RequestBody: body,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("payment: %w", err)
+	}
+	r := o.newRun(att, policy, false)
+	o.launch(r, att)
+	return &Handle{o: o, r: r}, nil
+}
+
+// Pay runs one attempt to its outcome. If ctx ends first, it is the
+// customer's cancel: abort, then wait for the outcome, which is returned.
+func (o *Orchestrator) Pay(ctx context.Context, req Request) (View, error) {
+	h, err := o.Start(context.WithoutCancel(ctx), req)
+	if err != nil {
+		return View{}, err
+	}
+	select {
+	case <-h.Done():
+	case <-ctx.Done():
+		h.Cancel()
+		<-h.Done()
+	}
+	return h.View(), nil
+}
+
+// Cancel requests the cancel of the attempt being driven with this uuid.
+func (o *Orchestrator) Cancel(id string) error {
+	o.mu.Lock()
+	r := o.runs[id]
+	o.mu.Unlock()
+	if r == nil {
+		return fmt.Errorf("payment: no attempt %s in progress", id)
+	}
+	r.requestCancel()
+	return nil
+}
+
+// Active returns the handle of the attempt being driven with this uuid.
+func (o *Orchestrator) Active(id string) (*Handle, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	r, ok := o.runs[id]
+	if !ok {
+		return nil, false
+	}
+	return &Handle{o: o, r: r}, true
+}
+
+// checkAmount keeps a debit within what the order still owes and a refund
+// within what it was charged.
+func (o *Orchestrator) checkAmount(ctx context.Context, req Request, policy Policy) error {
+	if req.Amount <= 0 || req.GiftAmount < 0 {
+		return fmt.Errorf("payment: amount must be positive and giftAmount not negative")
+	}
+	sum, err := o.Summary(ctx, req.OrderID)
+	if err != nil {
+		return err
+	}
+	switch policy.Kind {
+	case journal.KindDebit:
+		if due := sum.Total - sum.Paid; req.Amount > due {
+			return fmt.Errorf("payment: order %s owes %d, not %d", req.OrderID, due, req.Amount)
+		}
+	case journal.KindRefund:
+		if max := sum.Paid + sum.Gifts - sum.Refunded; req.Amount+req.GiftAmount > max {
+			return fmt.Errorf("payment: order %s can be refunded %d at most, not %d", req.OrderID, max, req.Amount+req.GiftAmount)
+		}
+	}
+	return nil
+}
+
+// OrderSummary is what an order's attempts add up to.
+type OrderSummary struct {
+	Total    int64 // the order's total
+	Paid     int64 // approved debits, excluding gifts
+	Gifts    int64 // tips and donations of approved debits
+	Refunded int64 // approved refunds, gifts included
+}
+
+// Summary adds up an order's approved attempts: the split-tender ledger.
+func (o *Orchestrator) Summary(ctx context.Context, orderID string) (OrderSummary, error) {
+	ord, err := o.cfg.Journal.Order(ctx, orderID)
+	if err != nil {
+		return OrderSummary{}, fmt.Errorf("payment: %w", err)
+	}
+	atts, err := o.cfg.Journal.AttemptsForOrder(ctx, orderID)
+	if err != nil {
+		return OrderSummary{}, fmt.Errorf("payment: %w", err)
+	}
+	s := OrderSummary{Total: ord.Total}
+	for _, a := range atts {
+		if a.State != journal.StateApproved {
+			continue
+		}
+		if a.Kind == journal.KindRefund {
+			s.Refunded += a.Amount + a.GiftAmount
+			continue
+		}
+		s.Paid += a.Amount
+		s.Gifts += a.GiftAmount
+	}
+	return s, nil
+}
+
+// requestBody is the exact JSON the terminal receives, every time.
+func (o *Orchestrator) requestBody(id string, req Request, policy Policy) ([]byte, error) {
+	p := &localapi.PaymentRequest{
+		Amount: req.Amount, TransactionType: string(policy.Kind), IdempotentUUID: id, CartID: req.OrderID,
+		Customer: req.Customer, EnableGiftScreen: policy.GiftScreen, GiftAmount: req.GiftAmount,
+		ReceiptTicket: req.ReceiptTicket, Reference: req.Reference, Vendor: o.cfg.Vendor,
+	}
+	if req.AcceptedMedium != "" && policy.Kind == journal.KindDebit {
+		p.AcceptedPayment = &localapi.AcceptedPayment{AcceptedMediumType: req.AcceptedMedium}
+	}
+	if req.UseExternalIDs || req.CheckoutExternalID != "" {
+		p.CheckoutExternalID = req.CheckoutExternalID
+		if p.CheckoutExternalID == "" {
+			p.CheckoutExternalID = id
+		}
+		p.ExternalTableNumber, p.ExternalOrderNumber, p.ExternalOrderID = req.ExternalTableNumber, req.ExternalOrderNumber, req.ExternalOrderID
+	}
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("payment: %w", err)
+	}
+	return json.Marshal(p)
+}
+
+func (o *Orchestrator) newRun(att journal.Attempt, policy Policy, recovery bool) *run {
+	r := &run{
+		uuid: att.UUID, body: att.RequestBody, policy: policy, recovery: recovery,
+		cancelCh: make(chan struct{}), done: make(chan struct{}),
+	}
+	r.view = View{
+		UUID: att.UUID, OrderID: att.OrderID, Kind: att.Kind, Policy: att.Policy, State: att.State,
+		Amount: att.Amount, GiftAmount: att.GiftAmount, TransactionID: att.TransactionID, SendCount: att.SendCount,
+	}
+	return r
+}
+
+func (o *Orchestrator) launch(r *run, att journal.Attempt) {
+	o.mu.Lock()
+	o.runs[r.uuid] = r
+	o.mu.Unlock()
+	o.emit(r.snapshot())
+	o.wg.Add(1)
+	go func() {
+		defer o.wg.Done()
+		defer func() {
+			o.mu.Lock()
+			delete(o.runs, r.uuid)
+			o.mu.Unlock()
+			close(r.done)
+		}()
+		d := &driver{o: o, r: r, att: att}
+		d.run()
+	}()
+}
+
+func (o *Orchestrator) emit(v View) {
+	if o.cfg.Emitter != nil {
+		o.cfg.Emitter.Emit(EventAttempt, v)
+	}
+}
+
+// Recover resolves every unfinished attempt of the journal, oldest first,
+// and only then lets Start accept new ones. A prepared attempt was never sent
+// (its send is journaled first) and fails; one past the idempotency window
+// cannot be asked about without starting a new payment and becomes unknown,
+// for staff; every other one is resumed by resending its exact request with
+// its uuid, which returns the known transaction or attaches to the one in
+// progress. If the terminal cannot be reached, the rest stays open and
+// ErrTerminalUnreachable is returned: call Recover again later.
+func (o *Orchestrator) Recover(ctx context.Context) ([]View, error) {
+	open, err := o.cfg.Journal.OpenAttempts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("payment: recovery: %w", err)
+	}
+	var views []View
+	for _, att := range open {
+		if _, live := o.Active(att.UUID); live {
+			continue
+		}
+		v, err := o.recoverOne(ctx, att)
+		views = append(views, v)
+		if err != nil {
+			return views, err
+		}
+	}
+	o.mu.Lock()
+	o.ready = true
+	o.mu.Unlock()
+	return views, nil
+}
+
+func (o *Orchestrator) recoverOne(ctx context.Context, att journal.Attempt) (View, error) {
+	policy, err := o.cfg.Limits.Policy(att.Policy)
+	if err != nil {
+		return View{}, err
+	}
+	r := o.newRun(att, policy, true)
+	switch {
+	case att.State == journal.StatePrepared:
+		return o.closeUnsent(ctx, r, att, journal.StateFailed, "never sent: the process stopped before sending")
+	case o.cfg.Now().Sub(att.FirstSentAt) >= o.cfg.Limits.Idempotency:
+		return o.closeUnsent(ctx, r, att, journal.StateUnknown,
+			"first sent more than the idempotency window ago: asking again would start a new payment; call staff")
+	}
+	o.log.Info("recovery: resuming", "uuid", att.UUID, "state", att.State, "sends", att.SendCount)
+	o.launch(r, att)
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		r.requestCancel()
+		<-r.done
+	}
+	v := r.snapshot()
+	r.mu.Lock()
+	unreachable := r.unreachable
+	r.mu.Unlock()
+	switch {
+	case unreachable:
+		return v, ErrTerminalUnreachable
+	case !v.Final():
+		return v, fmt.Errorf("payment: recovery of %s stopped: %s", att.UUID, v.Message)
+	}
+	return v, nil
+}
+
+// closeUnsent finishes an attempt recovery must not send.
+func (o *Orchestrator) closeUnsent(ctx context.Context, r *run, att journal.Attempt, to journal.State, why string) (View, error) {
+	d := &driver{o: o, r: r, att: att}
+	d.finish(to, nil, why, nil)
+	if d.att.State != to {
+		return r.snapshot(), fmt.Errorf("payment: recovery of %s: %s", att.UUID, r.snapshot().Message)
+	}
+	return r.snapshot(), nil
+}

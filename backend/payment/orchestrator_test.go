@@ -1,0 +1,575 @@
+package payment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
+)
+
+func TestKioskPaymentApproved(t *testing.T) {
+	e := newEnv(t, testLimits)
+	e.recover()
+	e.order("A001", 1250)
+	h := e.start(Request{OrderID: "A001", Amount: 1250, Policy: journal.PolicyKiosk})
+	v := e.wait(h)
+	if v.State != journal.StateApproved || !v.OrderPaid || v.TransactionID == "" || v.Transaction == nil {
+		t.Fatalf("view = %+v", v)
+	}
+	att := e.attempt(h.UUID())
+	body := bodyOf(t, att)
+	if body["enableGiftScreen"] != false || body["cartId"] != "A001" || body["idempotentUuid"] != h.UUID() || body["transactionType"] != "debit" {
+		t.Errorf("kiosk body = %s", att.RequestBody)
+	}
+	if body["vendor"].(map[string]any)["softwareName"] != "Comptoir" {
+		t.Errorf("no vendor in %s", att.RequestBody)
+	}
+	if att.TransactionID != v.TransactionID || att.SendCount != 1 || len(att.Response) == 0 {
+		t.Errorf("journal attempt = %+v", att)
+	}
+	if e.orderStatus("A001") != journal.OrderPaid {
+		t.Errorf("order status = %s", e.orderStatus("A001"))
+	}
+	if e.charges(h.UUID()) != 1 {
+		t.Errorf("%d charges", e.charges(h.UUID()))
+	}
+	// The UI saw every step, ending with the outcome.
+	views := e.events.all()
+	if len(views) < 2 || views[len(views)-1].State != journal.StateApproved {
+		t.Errorf("emitted %+v", views)
+	}
+}
+
+func TestCounterLeavesTheTipScreenToTheTerminal(t *testing.T) {
+	e := newEnv(t, testLimits)
+	e.recover()
+	e.sim.SetTipsEnabled(true)
+	e.sim.Script(terminalsim.Approve().WithTip(200))
+	e.order("C1", 1000)
+	h := e.start(Request{OrderID: "C1", Amount: 1000, Policy: journal.PolicyCounter})
+	v := e.wait(h)
+	if _, present := bodyOf(t, e.attempt(h.UUID()))["enableGiftScreen"]; present {
+		t.Error("counter mode sent enableGiftScreen")
+	}
+	if v.State != journal.StateApproved || v.GiftAmount != 200 {
+		t.Fatalf("view = %+v", v)
+	}
+}
+
+// Invariant 1: the attempt row, with its uuid and exact body, is committed
+// before the request leaves.
+func TestAttemptIsCommittedBeforeTheRequestLeaves(t *testing.T) {
+	e := newEnv(t, testLimits)
+	var seen atomic.Bool
+	fake := &fakeTerminal{payment: func(ctx context.Context, body []byte) (*localapi.Transaction, error) {
+		var req localapi.PaymentRequest
+		json.Unmarshal(body, &req)
+		// Read back through a second handle, as another process would.
+		att, err := e.db.Attempt(ctx, req.IdempotentUUID)
+		if err != nil {
+			t.Errorf("attempt not in the journal when the request left: %v", err)
+		} else if string(att.RequestBody) != string(body) || att.State != journal.StateSent || att.SendCount != 1 {
+			t.Errorf("journal has %s (%s, %d sends), the request is %s", att.RequestBody, att.State, att.SendCount, body)
+		}
+		seen.Store(true)
+		return nil, &localapi.TransportError{Endpoint: "/payment", Err: errors.New("connect: connection refused")}
+	}}
+	e.close()
+	e.open(fake, testLimits)
+	e.recover()
+	e.order("B1", 500)
+	h := e.start(Request{OrderID: "B1", Amount: 500, Policy: journal.PolicyKiosk})
+	v := e.wait(h)
+	if !seen.Load() {
+		t.Fatal("the request never left")
+	}
+	// A send that certainly never left the machine fails the attempt, and
+	// the row says so.
+	if v.State != journal.StateFailed || !strings.Contains(v.Message, "unreachable") {
+		t.Errorf("view = %+v", v)
+	}
+	if a := e.attempt(h.UUID()); a.State != journal.StateFailed || a.Error == "" {
+		t.Errorf("journal = %+v", a)
+	}
+}
+
+// Invariant 3: a client timeout resends the same body with the same uuid,
+// which attaches to the payment in progress: one charge.
+func TestClientTimeoutResendsTheSameRequest(t *testing.T) {
+	lim := testLimits
+	lim.KioskTimeout = 40 * time.Millisecond
+	e := newEnv(t, lim)
+	e.recover()
+	e.sim.Script(terminalsim.Hold())
+	e.order("T1", 800)
+	h := e.start(Request{OrderID: "T1", Amount: 800, Policy: journal.PolicyKiosk})
+	// Let several client timeouts pass, then the customer pays.
+	deadline := time.Now().Add(5 * time.Second)
+	for e.attempt(h.UUID()).SendCount < 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("no resend after client timeouts")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := e.sim.PresentCard(); err != nil {
+		t.Fatal(err)
+	}
+	v := e.wait(h)
+	if v.State != journal.StateApproved {
+		t.Fatalf("view = %+v", v)
+	}
+	if n := e.charges(h.UUID()); n != 1 {
+		t.Fatalf("%d charges", n)
+	}
+	var resent int
+	for _, ev := range e.eventsOf(h.UUID()) {
+		if ev.Kind == journal.EventResent {
+			resent++
+		}
+	}
+	if resent < 2 {
+		t.Errorf("%d resent events", resent)
+	}
+}
+
+// Lost answers (connection closed, HTTP 500 after the charge) are asked
+// again with the same uuid: the known transaction comes back, one charge.
+func TestLostAnswerIsAskedAgain(t *testing.T) {
+	for _, b := range []terminalsim.Behaviour{terminalsim.AnswerLostAfterCharge(), terminalsim.HTTP500Charged()} {
+		t.Run(string(b.Answer), func(t *testing.T) {
+			e := newEnv(t, testLimits)
+			e.recover()
+			e.sim.Script(b)
+			e.order("L1", 990)
+			h := e.start(Request{OrderID: "L1", Amount: 990, Policy: journal.PolicyKiosk})
+			v := e.wait(h)
+			if v.State != journal.StateApproved || e.charges(h.UUID()) != 1 || e.attempt(h.UUID()).SendCount != 2 {
+				t.Fatalf("view = %+v, charges %d", v, e.charges(h.UUID()))
+			}
+		})
+	}
+}
+
+// A crash mid-payment: the attempt stays open; recovery resends its exact
+// request, attaches to the payment still in progress, and records the charge.
+func TestRecoveryAttachesToThePaymentInProgress(t *testing.T) {
+	e := newEnv(t, testLimits)
+	e.recover()
+	e.sim.Script(terminalsim.Hold())
+	e.order("R1", 1500)
+	h := e.start(Request{OrderID: "R1", Amount: 1500, Policy: journal.PolicyKiosk})
+	if err := e.sim.WaitPhase(e.ctx, h.UUID(), terminalsim.PhaseBanking); err != nil {
+		t.Fatal(err)
+	}
+	body := e.attempt(h.UUID()).RequestBody
+	e.close() // the process dies; the terminal goes on
+
+	e.open(e.client, testLimits)
+	if _, err := e.o.Start(e.ctx, Request{OrderID: "X", Amount: 1, Policy: journal.PolicyKiosk}); !errors.Is(err, ErrNotReady) {
+		t.Fatalf("a new payment before recovery: %v", err)
+	}
+	go func() {
+		// The customer pays once the resend is attached.
+		e.sim.WaitFor(e.ctx, func(s terminalsim.State) bool { return s.Current != nil && s.Current.Waiters > 0 })
+		e.sim.PresentCard()
+	}()
+	views := e.recover()
+	if len(views) != 1 || views[0].State != journal.StateApproved || views[0].UUID != h.UUID() {
+		t.Fatalf("recovered %+v", views)
+	}
+	a := e.attempt(h.UUID())
+	if string(a.RequestBody) != string(body) || a.SendCount != 2 || e.charges(h.UUID()) != 1 {
+		t.Errorf("attempt %+v, charges %d", a, e.charges(h.UUID()))
+	}
+	if e.orderStatus("R1") != journal.OrderPaid {
+		t.Errorf("order %s", e.orderStatus("R1"))
+	}
+}
+
+func TestRecoveryOfAttemptsThatMustNotBeSent(t *testing.T) {
+	e := newEnv(t, testLimits)
+	e.recover()
+	e.order("P1", 100)
+	e.order("P2", 200)
+	clock := time.Now()
+	prepare := func(order string) journal.Attempt {
+		body, _ := e.o.requestBody("0193b1c2-0000-7000-8000-00000000000"+order[1:], Request{OrderID: order, Amount: 100}, Policy{Kind: journal.KindDebit})
+		a, err := e.db.PrepareAttempt(e.ctx, journal.Attempt{UUID: "0193b1c2-0000-7000-8000-00000000000" + order[1:], OrderID: order,
+			Kind: journal.KindDebit, Amount: 100, Policy: journal.PolicyKiosk, Terminal: "sim-" + order, RequestBody: body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	never := prepare("P1") // crashed between the commit and the send
+	old := prepare("P2")
+	if _, err := e.db.MarkSent(e.ctx, old.UUID); err != nil {
+		t.Fatal(err)
+	}
+	e.close()
+	// Two days later: the idempotency window has passed for the sent one.
+	e.open(e.client, testLimits)
+	e.o.cfg.Now = func() time.Time { return clock.Add(48 * time.Hour) }
+	views := e.recover()
+	got := map[string]journal.State{}
+	for _, v := range views {
+		got[v.UUID] = v.State
+	}
+	if got[never.UUID] != journal.StateFailed || got[old.UUID] != journal.StateUnknown {
+		t.Fatalf("recovered %v", got)
+	}
+	if e.charges(never.UUID)+e.charges(old.UUID) != 0 || len(e.sim.Ledger()) != 0 {
+		t.Error("recovery sent something it must not")
+	}
+	if e.orderStatus("P2") != journal.OrderNeedsAttention {
+		t.Errorf("order P2 %s", e.orderStatus("P2"))
+	}
+}
+
+func TestRecoveryWithTheTerminalUnreachable(t *testing.T) {
+	e := newEnv(t, testLimits)
+	e.recover()
+	e.sim.Script(terminalsim.Hold())
+	e.order("U1", 300)
+	h := e.start(Request{OrderID: "U1", Amount: 300, Policy: journal.PolicyKiosk})
+	if err := e.sim.WaitPhase(e.ctx, h.UUID(), terminalsim.PhaseBanking); err != nil {
+		t.Fatal(err)
+	}
+	e.close()
+	dead, _ := localapi.NewClient("127.0.0.1:1")
+	e.open(dead, testLimits)
+	if _, err := e.o.Recover(e.ctx); !errors.Is(err, ErrTerminalUnreachable) {
+		t.Fatalf("recover: %v", err)
+	}
+	if a := e.attempt(h.UUID()); a.State != journal.StateSent {
+		t.Fatalf("attempt %s after an unreachable recovery", a.State)
+	}
+	if _, err := e.o.Start(e.ctx, Request{OrderID: "U1", Amount: 300, Policy: journal.PolicyKiosk}); !errors.Is(err, ErrNotReady) {
+		t.Errorf("start while recovery is incomplete: %v", err)
+	}
+	// The terminal is back: recovery completes.
+	e.close()
+	e.open(e.client, testLimits)
+	go func() {
+		e.sim.WaitFor(e.ctx, func(s terminalsim.State) bool { return s.Current != nil && s.Current.Waiters > 0 })
+		e.sim.PresentCard()
+	}()
+	if views := e.recover(); len(views) != 1 || views[0].State != journal.StateApproved {
+		t.Fatalf("recovered %+v", views)
+	}
+}
+
+// Invariant 5: a ko is final for its uuid; a retry is a new attempt.
+func TestDeclineThenRetryWithANewUUID(t *testing.T) {
+	e := newEnv(t, testLimits)
+	e.recover()
+	e.sim.Script(terminalsim.Decline())
+	e.order("D1", 700)
+	first := e.wait(e.start(Request{OrderID: "D1", Amount: 700, Policy: journal.PolicyKiosk}))
+	if first.State != journal.StateDeclined || first.OrderPaid {
+		t.Fatalf("first = %+v", first)
+	}
+	if e.orderStatus("D1") != journal.OrderOpen {
+		t.Errorf("order %s after a decline", e.orderStatus("D1"))
+	}
+	second := e.wait(e.start(Request{OrderID: "D1", Amount: 700, Policy: journal.PolicyKiosk}))
+	if second.State != journal.StateApproved || second.UUID == first.UUID || !second.OrderPaid {
+		t.Fatalf("second = %+v", second)
+	}
+	if len(e.sim.Ledger()) != 1 {
+		t.Errorf("ledger %+v", e.sim.Ledger())
+	}
+}
+
+// Invariant 2: one unresolved attempt per order and per terminal.
+func TestOneUnresolvedAttemptPerOrderAndTerminal(t *testing.T) {
+	e := newEnv(t, testLimits)
+	e.recover()
+	e.sim.Script(terminalsim.Hold())
+	e.order("O1", 500)
+	e.order("O2", 500)
+	h := e.start(Request{OrderID: "O1", Amount: 500, Policy: journal.PolicyKiosk})
+	for _, order := range []string{"O1", "O2"} {
+		if _, err := e.o.Start(e.ctx, Request{OrderID: order, Amount: 500, Policy: journal.PolicyKiosk}); journal.ErrorCode(err) != journal.ECONFLICT {
+			t.Errorf("second attempt on %s: %v", order, err)
+		}
+	}
+	if err := e.sim.WaitPhase(e.ctx, h.UUID(), terminalsim.PhaseBanking); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sim.PresentCard(); err != nil {
+		t.Fatal(err)
+	}
+	if v := e.wait(h); v.State != journal.StateApproved {
+		t.Fatalf("view %+v", v)
+	}
+	if _, err := e.o.Start(e.ctx, Request{OrderID: "O1", Amount: 500, Policy: journal.PolicyKiosk}); err == nil {
+		t.Error("a paid order accepted another debit")
+	}
+	if v := e.wait(e.start(Request{OrderID: "O2", Amount: 500, Policy: journal.PolicyKiosk})); v.State != journal.StateApproved {
+		t.Errorf("O2 = %+v", v)
+	}
+}
+
+// Invariant 6: cancel before the handover aborts; nothing is charged.
+func TestCancelBeforeHandover(t *testing.T) {
+	e := newEnv(t, testLimits)
+	e.recover()
+	e.sim.Script(terminalsim.HoldBeforeHandover())
+	e.order("K1", 650)
+	h := e.start(Request{OrderID: "K1", Amount: 650, Policy: journal.PolicyKiosk})
+	if err := e.sim.WaitPhase(e.ctx, h.UUID(), terminalsim.PhasePreparing); err != nil {
+		t.Fatal(err)
+	}
+	h.Cancel()
+	v := e.wait(h)
+	if v.State != journal.StateCancelled || v.Abort != AbortOK || v.ChargedDespiteCancel {
+		t.Fatalf("view = %+v", v)
+	}
+	if e.charges(h.UUID()) != 0 {
+		t.Error("charged after a successful abort")
+	}
+	var sawCancelling bool
+	for _, ev := range e.events.all() {
+		sawCancelling = sawCancelling || ev.Abort == AbortPending
+	}
+	if !sawCancelling {
+		t.Error("the UI was never told the cancel was pending")
+	}
+	var abortRequested bool
+	for _, ev := range e.eventsOf(h.UUID()) {
+		abortRequested = abortRequested || ev.To == journal.StateAbortRequested
+	}
+	if !abortRequested {
+		t.Error("no abort_requested transition in the audit trail")
+	}
+}
+
+// Invariant 6: after the handover the abort is refused once the payment
+// completes; the /payment answer decides: the customer was charged, the order
+// is paid, and the view says so.
+func TestCancelAfterHandoverWhenTheCustomerPays(t *testing.T) {
+	e := newEnv(t, testLimits)
+	e.recover()
+	e.sim.Script(terminalsim.Hold())
+	e.order("K2", 900)
+	h := e.start(Request{OrderID: "K2", Amount: 900, Policy: journal.PolicyKiosk})
+	if err := e.sim.WaitPhase(e.ctx, h.UUID(), terminalsim.PhaseBanking); err != nil {
+		t.Fatal(err)
+	}
+	h.Cancel()
+	// The abort is held by the terminal: the attempt is not final meanwhile.
+	if err := e.sim.WaitFor(e.ctx, func(s terminalsim.State) bool { return s.Current != nil && s.Current.AbortsHeld > 0 }); err != nil {
+		t.Fatal(err)
+	}
+	if v := h.View(); v.Final() || v.Abort != AbortPending {
+		t.Fatalf("before the payment ends: %+v", v)
+	}
+	if err := e.sim.PresentCard(); err != nil {
+		t.Fatal(err)
+	}
+	v := e.wait(h)
+	if v.State != journal.StateApproved || !v.ChargedDespiteCancel || !v.OrderPaid || e.charges(h.UUID()) != 1 {
+		t.Fatalf("view = %+v", v)
+	}
+	if e.orderStatus("K2") != journal.OrderPaid {
+		t.Errorf("order %s", e.orderStatus("K2"))
+	}
+}
+
+func TestCancelAfterHandoverWhenTheCardIsRefused(t *testing.T) {
+	e := newEnv(t, testLimits)
+	e.recover()
+	e.sim.Script(terminalsim.Hold())
+	e.order("K3", 900)
+	h := e.start(Request{OrderID: "K3", Amount: 900, Policy: journal.PolicyKiosk})
+	if err := e.sim.WaitPhase(e.ctx, h.UUID(), terminalsim.PhaseBanking); err != nil {
+		t.Fatal(err)
+	}
+	h.Cancel()
+	if err := e.sim.WaitFor(e.ctx, func(s terminalsim.State) bool { return s.Current != nil && s.Current.AbortsHeld > 0 }); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sim.Decline(); err != nil {
+		t.Fatal(err)
+	}
+	v := e.wait(h)
+	if v.State != journal.StateCancelled || v.OrderPaid || e.charges(h.UUID()) != 0 {
+		t.Fatalf("view = %+v", v)
+	}
+}
+
+// A busy terminal is reported, not retried blindly.
+func TestBusyTerminalIsReported(t *testing.T) {
+	e := newEnv(t, testLimits)
+	e.recover()
+	hold := terminalsim.Hold()
+	if _, err := e.sim.StartOnKeypad(400, &hold); err != nil {
+		t.Fatal(err)
+	}
+	e.order("Y1", 500)
+	h := e.start(Request{OrderID: "Y1", Amount: 500, Policy: journal.PolicyKiosk})
+	v := e.wait(h)
+	if v.State != journal.StateFailed || !strings.Contains(v.Message, "busy") {
+		t.Fatalf("view = %+v", v)
+	}
+	if a := e.attempt(h.UUID()); a.SendCount != 1 {
+		t.Errorf("%d sends to a busy terminal", a.SendCount)
+	}
+}
+
+// Invariant 4: a response for another uuid is never applied.
+func TestAnswerForAnotherUUIDIsIgnored(t *testing.T) {
+	e := newEnv(t, testLimits)
+	var calls atomic.Int32
+	fake := &fakeTerminal{payment: func(ctx context.Context, body []byte) (*localapi.Transaction, error) {
+		var req localapi.PaymentRequest
+		json.Unmarshal(body, &req)
+		if calls.Add(1) == 1 {
+			return &localapi.Transaction{Status: "ok", TransactionID: "FOREIGN", Amount: req.Amount,
+				IdempotentUUID: "0193b1c2-ffff-7000-8000-000000000000", Raw: []byte(`{"status":"ok"}`)}, nil
+		}
+		return &localapi.Transaction{Status: "ko", TransactionID: "MINE", Amount: req.Amount,
+			IdempotentUUID: req.IdempotentUUID, Raw: []byte(`{"status":"ko"}`)}, nil
+	}}
+	e.close()
+	e.open(fake, testLimits)
+	e.recover()
+	e.order("W1", 500)
+	h := e.start(Request{OrderID: "W1", Amount: 500, Policy: journal.PolicyKiosk})
+	v := e.wait(h)
+	if v.State != journal.StateDeclined || v.TransactionID != "MINE" {
+		t.Fatalf("view = %+v", v)
+	}
+	var ignored bool
+	for _, ev := range e.eventsOf(h.UUID()) {
+		ignored = ignored || strings.Contains(ev.Detail, "ignored")
+	}
+	if !ignored {
+		t.Error("the foreign answer is not in the audit trail")
+	}
+}
+
+// Invariant 3: after the request-open limit with no answer, unknown.
+func TestUnknownAfterTheRequestOpenLimit(t *testing.T) {
+	lim := testLimits
+	lim.KioskTimeout = 30 * time.Millisecond
+	lim.RequestOpen = 300 * time.Millisecond
+	e := newEnv(t, lim)
+	e.recover()
+	e.sim.Script(terminalsim.Hold())
+	e.order("N1", 1000)
+	h := e.start(Request{OrderID: "N1", Amount: 1000, Policy: journal.PolicyKiosk})
+	v := e.wait(h)
+	if v.State != journal.StateUnknown || v.SendCount < 2 || !strings.Contains(v.Message, "staff") {
+		t.Fatalf("view = %+v", v)
+	}
+	if e.orderStatus("N1") != journal.OrderNeedsAttention {
+		t.Errorf("order %s", e.orderStatus("N1"))
+	}
+}
+
+// Split tender: the terminal never splits, so a meal-voucher card pays the
+// eligible part and a bank card the rest, each its own attempt.
+func TestSplitTender(t *testing.T) {
+	e := newEnv(t, testLimits)
+	e.recover()
+	e.order("S1", 3000)
+	voucher := e.wait(e.start(Request{OrderID: "S1", Amount: 1900, Policy: journal.PolicyKiosk,
+		AcceptedMedium: localapi.MediumTypeLunchVouchersOnly, UseExternalIDs: true, ExternalOrderNumber: "S1"}))
+	if voucher.State != journal.StateApproved || voucher.OrderPaid {
+		t.Fatalf("voucher part = %+v", voucher)
+	}
+	if _, err := e.o.Start(e.ctx, Request{OrderID: "S1", Amount: 1200, Policy: journal.PolicyKiosk}); err == nil {
+		t.Error("a debit beyond what the order owes was accepted")
+	}
+	card := e.wait(e.start(Request{OrderID: "S1", Amount: 1100, Policy: journal.PolicyKiosk,
+		AcceptedMedium: localapi.MediumTypeBankCardsOnly, UseExternalIDs: true, ExternalOrderNumber: "S1"}))
+	if card.State != journal.StateApproved || !card.OrderPaid {
+		t.Fatalf("card part = %+v", card)
+	}
+	vb, cb := bodyOf(t, e.attempt(voucher.UUID)), bodyOf(t, e.attempt(card.UUID))
+	if vb["acceptedPayment"].(map[string]any)["acceptedMediumType"] != "lunch_vouchers_only" {
+		t.Errorf("voucher body %v", vb)
+	}
+	if vb["checkoutExternalId"] == cb["checkoutExternalId"] || vb["checkoutExternalId"] == nil {
+		t.Errorf("checkoutExternalId not distinct: %v / %v", vb["checkoutExternalId"], cb["checkoutExternalId"])
+	}
+	sum, err := e.o.Summary(e.ctx, "S1")
+	if err != nil || sum.Paid != 3000 {
+		t.Errorf("summary %+v %v", sum, err)
+	}
+}
+
+func TestRefund(t *testing.T) {
+	e := newEnv(t, testLimits)
+	e.recover()
+	e.order("F1", 1200)
+	if v := e.wait(e.start(Request{OrderID: "F1", Amount: 1200, Policy: journal.PolicyKiosk})); v.State != journal.StateApproved {
+		t.Fatalf("debit %+v", v)
+	}
+	if _, err := e.o.Start(e.ctx, Request{OrderID: "F1", Amount: 1300, Policy: journal.PolicyRefund}); err == nil {
+		t.Error("a refund beyond the charge was accepted")
+	}
+	h := e.start(Request{OrderID: "F1", Amount: 500, Policy: journal.PolicyRefund})
+	v := e.wait(h)
+	body := bodyOf(t, e.attempt(h.UUID()))
+	if v.State != journal.StateApproved || body["transactionType"] != "refund" || body["enableGiftScreen"] != nil {
+		t.Fatalf("refund %+v, body %v", v, body)
+	}
+}
+
+func TestPayCancelledByContextRunsAbortThenWait(t *testing.T) {
+	e := newEnv(t, testLimits)
+	e.recover()
+	e.sim.Script(terminalsim.HoldBeforeHandover())
+	e.order("Z1", 100)
+	ctx, cancel := context.WithCancel(e.ctx)
+	go func() {
+		e.sim.WaitFor(e.ctx, func(s terminalsim.State) bool { return s.Current != nil })
+		cancel() // Ctrl-C at the command line
+	}()
+	v, err := e.o.Pay(ctx, Request{OrderID: "Z1", Amount: 100, Policy: journal.PolicyKiosk})
+	if err != nil || v.State != journal.StateCancelled || v.Abort != AbortOK {
+		t.Fatalf("view %+v, err %v", v, err)
+	}
+}
+
+func TestLimitsValidate(t *testing.T) {
+	if err := DefaultLimits.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	bad := DefaultLimits
+	bad.RequestOpen = 25 * time.Hour
+	if bad.Validate() == nil {
+		t.Error("a request-open limit beyond the idempotency window was accepted")
+	}
+	bad = DefaultLimits
+	bad.KioskTimeout = 0
+	if bad.Validate() == nil {
+		t.Error("a zero client timeout was accepted")
+	}
+}
+
+// An HTTP 500 on every send may hide a charge (the simulator's
+// http500_charged does): never a failure, unknown once the limit passes.
+func TestPersistentHTTP500EndsUnknown(t *testing.T) {
+	lim := testLimits
+	lim.RequestOpen = 200 * time.Millisecond
+	e := newEnv(t, lim)
+	e.recover()
+	e.sim.SetDefault(terminalsim.HTTP500NotCharged())
+	e.order("H1", 1000)
+	h := e.start(Request{OrderID: "H1", Amount: 1000, Policy: journal.PolicyKiosk})
+	v := e.wait(h)
+	if v.State != journal.StateUnknown || v.SendCount < 2 || len(e.sim.Ledger()) != 0 {
+		t.Fatalf("view = %+v", v)
+	}
+}

@@ -1,0 +1,87 @@
+package payment
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+)
+
+// Policy is how an attempt talks to the terminal: kiosk, counter or refund.
+type Policy struct {
+	Name journal.Policy
+	Kind journal.Kind
+	// ClientTimeout bounds one /payment request. It never means failure: the
+	// same body is sent again and attaches to the payment in progress.
+	ClientTimeout time.Duration
+	// GiftScreen is the tri-state enableGiftScreen: kiosk false (no optional
+	// screens on a self-service kiosk), counter nil (the terminal's setting).
+	GiftScreen *bool
+}
+
+// Limits are the durations of the money-safety rules. Every one is a setting.
+type Limits struct {
+	KioskTimeout   time.Duration // 62 s: kiosk use, optional screens disabled
+	CounterTimeout time.Duration // 125 s: classic use, tip screen allowed
+	RefundTimeout  time.Duration // 62 s
+	// RequestOpen is how long after the first send the terminal may still be
+	// holding the request: resends continue until then, after which an
+	// attempt without an answer is unknown. 15 min by the specification
+	// (some public documents say 5: make it a setting, not a guess).
+	RequestOpen time.Duration
+	// Idempotency is how long the terminal remembers an idempotentUuid (24 h).
+	// Past it a resend would start a new payment, so it is never sent.
+	Idempotency time.Duration
+	// ResendPause separates resends after an error that came back at once
+	// (connection reset, HTTP 500): resending in a tight loop helps nobody.
+	ResendPause time.Duration
+	// AbortGrace is how long the /payment answer is awaited once /abort said
+	// ok, before the attempt is recorded as cancelled without it.
+	AbortGrace time.Duration
+}
+
+// DefaultLimits are the specification's values.
+var DefaultLimits = Limits{
+	KioskTimeout:   62 * time.Second,
+	CounterTimeout: 125 * time.Second,
+	RefundTimeout:  62 * time.Second,
+	RequestOpen:    15 * time.Minute,
+	Idempotency:    24 * time.Hour,
+	ResendPause:    time.Second,
+	AbortGrace:     10 * time.Second,
+}
+
+// Validate refuses limits that would break a rule: a zero client timeout
+// would resend forever, a request-open limit beyond the idempotency window
+// would resend a uuid the terminal has forgotten.
+func (l Limits) Validate() error {
+	for name, d := range map[string]time.Duration{
+		"kiosk timeout": l.KioskTimeout, "counter timeout": l.CounterTimeout, "refund timeout": l.RefundTimeout,
+		"request-open limit": l.RequestOpen, "idempotency window": l.Idempotency,
+	} {
+		if d <= 0 {
+			return fmt.Errorf("payment: %s must be positive", name)
+		}
+	}
+	if l.ResendPause < 0 || l.AbortGrace < 0 {
+		return fmt.Errorf("payment: pauses must not be negative")
+	}
+	if l.RequestOpen >= l.Idempotency {
+		return fmt.Errorf("payment: the request-open limit (%s) must be shorter than the idempotency window (%s)", l.RequestOpen, l.Idempotency)
+	}
+	return nil
+}
+
+// Policy returns the policy of the given name with these limits.
+func (l Limits) Policy(name journal.Policy) (Policy, error) {
+	off := false
+	switch name {
+	case journal.PolicyKiosk:
+		return Policy{Name: name, Kind: journal.KindDebit, ClientTimeout: l.KioskTimeout, GiftScreen: &off}, nil
+	case journal.PolicyCounter:
+		return Policy{Name: name, Kind: journal.KindDebit, ClientTimeout: l.CounterTimeout}, nil
+	case journal.PolicyRefund:
+		return Policy{Name: name, Kind: journal.KindRefund, ClientTimeout: l.RefundTimeout}, nil
+	}
+	return Policy{}, fmt.Errorf("payment: unknown policy %q", name)
+}

@@ -1,0 +1,55 @@
+package payment
+
+import (
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+)
+
+// Emitter receives a snapshot of an attempt at every change. The Wails
+// binding and the browser-mode server forward them to the UI; nothing here
+// knows about either.
+type Emitter interface {
+	Emit(event string, data any)
+}
+
+// EventAttempt is the name of the event carrying a View.
+const EventAttempt = "payment:attempt"
+
+// AbortAnswer is what /abort said about a cancel request.
+type AbortAnswer string
+
+const (
+	AbortNone        AbortAnswer = ""             // no cancel requested
+	AbortPending     AbortAnswer = "pending"      // sent, no answer yet: show "Cancelling..."
+	AbortOK          AbortAnswer = "ok"           // aborted before the handover
+	AbortNotPossible AbortAnswer = "not_possible" // too late: the /payment answer decides
+	AbortNothing     AbortAnswer = "nothing"      // nothing in progress on the terminal
+	AbortFailed      AbortAnswer = "failed"       // no usable answer: the /payment answer decides
+)
+
+// View is a snapshot of one attempt for the UI and the command line.
+type View struct {
+	UUID          string         `json:"idempotentUuid"`
+	OrderID       string         `json:"order"`
+	Kind          journal.Kind   `json:"kind"`
+	Policy        journal.Policy `json:"policy"`
+	State         journal.State  `json:"state"`
+	Amount        int64          `json:"amount"`
+	GiftAmount    int64          `json:"giftAmount"`
+	TransactionID string         `json:"transactionId,omitempty"`
+	// Message is the terminal's application error, or why the attempt
+	// failed or is unknown, in words for staff.
+	Message   string      `json:"message,omitempty"`
+	SendCount int         `json:"sendCount"`
+	Abort     AbortAnswer `json:"abort,omitempty"`
+	// ChargedDespiteCancel: the customer pressed Cancel too late and was
+	// charged; the order is paid and the kiosk must say so.
+	ChargedDespiteCancel bool `json:"chargedDespiteCancel,omitempty"`
+	// OrderPaid is true once the order's approved debits cover its total.
+	OrderPaid bool `json:"orderPaid,omitempty"`
+	// Transaction is the terminal's final answer (card tickets for receipts).
+	Transaction *localapi.Transaction `json:"-"`
+}
+
+// Final reports whether the attempt has an outcome.
+func (v View) Final() bool { return v.State.Final() }

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/payment"
+)
+
+// payments is an orchestrator on the data directory's journal.
+type payments struct {
+	db    *journal.DB
+	o     *payment.Orchestrator
+	close func()
+}
+
+// limitFlags are the money-safety durations, settable per command.
+type limitFlags struct {
+	clientTimeout time.Duration
+	requestOpen   time.Duration
+	resendPause   time.Duration
+}
+
+func (l *limitFlags) register(fs *flag.FlagSet) {
+	fs.DurationVar(&l.clientTimeout, "client-timeout", 0, "one /payment request's timeout (default: kiosk 62s, counter 125s)")
+	fs.DurationVar(&l.requestOpen, "request-open", payment.DefaultLimits.RequestOpen, "resend after a timeout until this long after the first send; then the outcome is unknown")
+	fs.DurationVar(&l.resendPause, "resend-pause", payment.DefaultLimits.ResendPause, "pause before asking again after an error")
+}
+
+func (l limitFlags) limits() payment.Limits {
+	lim := payment.DefaultLimits
+	if l.clientTimeout > 0 {
+		lim.KioskTimeout, lim.CounterTimeout, lim.RefundTimeout = l.clientTimeout, l.clientTimeout, l.clientTimeout
+	}
+	lim.RequestOpen, lim.ResendPause = l.requestOpen, l.resendPause
+	return lim
+}
+
+// openPayments opens the journal (locking the data directory) and an
+// orchestrator on the configured terminal. It does not recover.
+func openPayments(ctx context.Context, c commonFlags, lim payment.Limits, stderr io.Writer) (*payments, error) {
+	dir, err := c.resolveDataDir()
+	if err != nil {
+		return nil, err
+	}
+	addr, stopSim, err := terminalAddress(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	client, err := localapi.NewClient(addr, localapi.WithUserAgent(userAgent()))
+	if err != nil {
+		stopSim()
+		return nil, err
+	}
+	db, err := journal.Open(ctx, dir)
+	if err != nil {
+		stopSim()
+		return nil, err
+	}
+	terminalID := client.BaseURL()
+	if c.demo {
+		terminalID = "demo"
+	}
+	o, err := payment.New(payment.Config{
+		Journal: db, Terminal: client, TerminalID: terminalID, Limits: lim,
+		Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: version},
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		db.Close()
+		stopSim()
+		return nil, err
+	}
+	return &payments{db: db, o: o, close: func() { o.Close(); db.Close(); stopSim() }}, nil
+}
+
+// payResult is what `comptoir pay` prints.
+type payResult struct {
+	Order                string              `json:"order"`
+	Status               journal.State       `json:"status"`
+	IdempotentUUID       string              `json:"idempotentUuid"`
+	TransactionID        string              `json:"transactionId,omitempty"`
+	Amount               int64               `json:"amount"`
+	GiftAmount           int64               `json:"giftAmount"`
+	Message              string              `json:"message,omitempty"`
+	Abort                payment.AbortAnswer `json:"abort,omitempty"`
+	ChargedDespiteCancel bool                `json:"chargedDespiteCancel,omitempty"`
+	OrderPaid            bool                `json:"orderPaid"`
+}
+
+func cmdPay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var common commonFlags
+	var lf limitFlags
+	fs := newFlagSet("pay", stderr, &common)
+	lf.register(fs)
+	amount := fs.Int64("amount", 0, "amount in cents (required)")
+	gift := fs.Int64("gift", 0, "tip chosen on the POS side, in cents")
+	orderID := fs.String("order", "", "order id (sent as cartId); default: a new order of --amount")
+	mode := fs.String("mode", "kiosk", "kiosk (no optional terminal screens) or counter (terminal tip screen allowed)")
+	medium := fs.String("accepted", "", "restrict the medium: lunch_vouchers_only or bank_cards_only")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	policy := journal.Policy(*mode)
+	if *amount <= 0 || (policy != journal.PolicyKiosk && policy != journal.PolicyCounter) {
+		fmt.Fprintln(stderr, "comptoir pay: --amount must be positive and --mode kiosk or counter")
+		return 2
+	}
+	// The payment must outlive a Ctrl-C: that is the customer's cancel, and
+	// the abort-then-wait protocol still needs the process.
+	p, err := openPayments(context.WithoutCancel(ctx), common, lf.limits(), stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir pay:", err)
+		return 1
+	}
+	defer p.close()
+	if code := recoverFirst(ctx, p, stderr); code != 0 {
+		return code
+	}
+	if *orderID == "" {
+		*orderID = newOrderID()
+	}
+	if _, err := p.db.Order(ctx, *orderID); journal.ErrorCode(err) == journal.ENOTFOUND {
+		if err := p.db.CreateOrder(ctx, journal.Order{ID: *orderID, Currency: "EUR", Total: *amount}); err != nil {
+			fmt.Fprintln(stderr, "comptoir pay:", err)
+			return 1
+		}
+	} else if err != nil {
+		fmt.Fprintln(stderr, "comptoir pay:", err)
+		return 1
+	}
+	v, err := p.o.Pay(ctx, payment.Request{OrderID: *orderID, Amount: *amount, GiftAmount: *gift, Policy: policy, AcceptedMedium: *medium})
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir pay:", err)
+		return 1
+	}
+	printJSON(stdout, payResult{
+		Order: v.OrderID, Status: v.State, IdempotentUUID: v.UUID, TransactionID: v.TransactionID,
+		Amount: v.Amount, GiftAmount: v.GiftAmount, Message: v.Message, Abort: v.Abort,
+		ChargedDespiteCancel: v.ChargedDespiteCancel, OrderPaid: v.OrderPaid,
+	})
+	switch v.State {
+	case journal.StateApproved:
+		return 0
+	case journal.StateUnknown:
+		return 3
+	}
+	return 1
+}
+
+// recoverFirst resolves unfinished attempts before anything new starts.
+func recoverFirst(ctx context.Context, p *payments, stderr io.Writer) int {
+	views, err := p.o.Recover(ctx)
+	for _, v := range views {
+		fmt.Fprintf(stderr, "recovered attempt %s of order %s: %s %s\n", v.UUID, v.OrderID, v.State, v.Message)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir: recovery incomplete:", err)
+		return 1
+	}
+	return 0
+}
+
+func cmdRecover(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var common commonFlags
+	var lf limitFlags
+	fs := newFlagSet("recover", stderr, &common)
+	lf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	p, err := openPayments(context.WithoutCancel(ctx), common, lf.limits(), stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir recover:", err)
+		return 1
+	}
+	defer p.close()
+	views, err := p.o.Recover(ctx)
+	if views == nil {
+		views = []payment.View{}
+	}
+	printJSON(stdout, views)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir recover:", err)
+		return 1
+	}
+	return 0
+}
+
+// attemptRow is one attempt as `comptoir attempts` prints it.
+type attemptRow struct {
+	IdempotentUUID string         `json:"idempotentUuid"`
+	Order          string         `json:"order"`
+	Kind           journal.Kind   `json:"kind"`
+	Policy         journal.Policy `json:"policy"`
+	State          journal.State  `json:"state"`
+	Amount         int64          `json:"amount"`
+	GiftAmount     int64          `json:"giftAmount"`
+	TransactionID  string         `json:"transactionId,omitempty"`
+	Error          string         `json:"error,omitempty"`
+	SendCount      int            `json:"sendCount"`
+	Terminal       string         `json:"terminal"`
+	CreatedAt      time.Time      `json:"createdAt"`
+	FinalAt        *time.Time     `json:"finalAt,omitempty"`
+}
+
+func cmdAttempts(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var common commonFlags
+	fs := newFlagSet("attempts", stderr, &common)
+	open := fs.Bool("open", false, "only unresolved attempts")
+	limit := fs.Int("limit", 0, "at most this many (0: all)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	dir, err := common.resolveDataDir()
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir attempts:", err)
+		return 1
+	}
+	db, err := journal.Open(ctx, dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir attempts:", err)
+		return 1
+	}
+	defer db.Close()
+	atts, err := db.ListAttempts(ctx, journal.AttemptFilter{OnlyOpen: *open, Limit: *limit})
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir attempts:", err)
+		return 1
+	}
+	rows := make([]attemptRow, 0, len(atts))
+	for _, a := range atts {
+		r := attemptRow{IdempotentUUID: a.UUID, Order: a.OrderID, Kind: a.Kind, Policy: a.Policy, State: a.State,
+			Amount: a.Amount, GiftAmount: a.GiftAmount, TransactionID: a.TransactionID, Error: a.Error,
+			SendCount: a.SendCount, Terminal: a.Terminal, CreatedAt: a.CreatedAt.UTC()}
+		if !a.FinalAt.IsZero() {
+			at := a.FinalAt.UTC()
+			r.FinalAt = &at
+		}
+		rows = append(rows, r)
+	}
+	printJSON(stdout, rows)
+	return 0
+}
+
+func newOrderID() string {
+	var b [3]byte
+	rand.Read(b[:])
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
