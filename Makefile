@@ -1,6 +1,6 @@
 # Developer shortcuts. The two commands a new user needs are scripts/start and
 # scripts/test (see README); these targets wrap them and add the rest.
-.PHONY: run test build dev simulator vet gotest frontend-test smoke clean
+.PHONY: run test build dev simulator vet gotest frontend-test smoke crashtest fuzz bench clean
 
 run:
 	scripts/start
@@ -31,6 +31,24 @@ frontend-test:
 
 smoke: build
 	scripts/desktop-smoke.sh build/bin/comptoir build/bin/desktop-smoke.png
+
+# The kill -9 crash test at full length: 200 SIGKILLs of the real binary in
+# the middle of payments (scripts/test runs a short version).
+crashtest:
+	CRASHTEST_KILLS=200 go test -count=1 -timeout 30m -v -run KillNine ./tests/crash/
+
+# Each fuzz target for FUZZTIME (default 1m).
+FUZZTIME ?= 1m
+fuzz:
+	go test -run '^$$' -fuzz FuzzPaymentResponse -fuzztime $(FUZZTIME) ./backend/localapi/
+	go test -run '^$$' -fuzz FuzzClassify -fuzztime $(FUZZTIME) ./backend/localapi/
+	go test -run '^$$' -fuzz FuzzRequestBody -fuzztime $(FUZZTIME) ./backend/journal/
+	go test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./backend/escpos/
+
+# Benchmarks (method in docs/benchmarks.md): the journal's durable commit,
+# recovery's scan with a million attempts, a whole payment.
+bench:
+	go test -run '^$$' -bench . -benchtime 2s ./backend/journal/ ./backend/payment/
 
 clean:
 	rm -rf build/bin frontend/dist/assets frontend/dist/index.html
