@@ -6,10 +6,12 @@ import (
 	"errors"
 	"io/fs"
 	"log"
+	"os"
 	"sync"
 	"time"
 
-	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
 	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
@@ -32,29 +34,61 @@ type App struct {
 	ctx      context.Context
 	showOnce sync.Once
 	flags    commonFlags
-	stopSim  func()
-	terminal string // the terminal's base URL, "" when none is configured
+
+	mu       sync.Mutex
+	pay      *payments // nil until started, or when it could not start
+	terminal string    // the terminal's base URL, "" when none is configured
+	problem  string    // why payments cannot be taken, for the UI; "" when fine
+	ready    bool      // recovery finished: new payments may start
 }
 
-func newApp(flags commonFlags) *App { return &App{flags: flags, stopSim: func() {}} }
+func newApp(flags commonFlags) *App { return &App{flags: flags} }
 
 // startup runs once the window exists. Services start here, never before
 // wails.Run: `wails build` runs main to generate bindings.
 func (a *App) startup(ctx context.Context) {
 	a.ctx = ctx
-	addr, stop, err := terminalAddress(ctx, a.flags)
-	switch {
-	case err == nil:
-		a.stopSim = stop
-		if u, perr := localapi.ParseBaseURL(addr); perr == nil {
-			a.terminal = u.String()
-		}
-		log.Printf("comptoir: terminal %s (demo %v)", a.terminal, a.flags.demo)
-	case errors.Is(err, errNoTerminal):
-		log.Printf("comptoir: no terminal configured")
-	default:
-		log.Printf("comptoir: terminal: %v", err)
+	p, err := openPayments(ctx, a.flags, payment.DefaultLimits, os.Stderr)
+	if err != nil {
+		a.setProblem(startupProblem(err))
+		log.Printf("comptoir: payments unavailable: %v", err)
+		return
 	}
+	a.mu.Lock()
+	a.pay, a.terminal = p, p.terminalURL
+	a.mu.Unlock()
+	log.Printf("comptoir: terminal %s (demo %v)", p.terminalURL, a.flags.demo)
+	// Recovery before any new order; the terminal may take a while to answer.
+	go func() {
+		if _, err := p.o.Recover(ctx); err != nil {
+			a.setProblem("Unfinished payments could not be checked with the terminal yet: " + err.Error())
+			return
+		}
+		a.mu.Lock()
+		a.ready = true
+		a.mu.Unlock()
+	}()
+}
+
+func (a *App) setProblem(p string) {
+	a.mu.Lock()
+	a.problem = p
+	a.mu.Unlock()
+}
+
+// startupProblem says in a sentence why payments cannot start.
+func startupProblem(err error) string {
+	switch {
+	case errors.Is(err, errNoTerminal):
+		return "No payment terminal is configured."
+	case journal.ErrorCode(err) == journal.ELOCKED:
+		return "Comptoir is already running on this computer with the same data."
+	case journal.ErrorCode(err) == journal.EFULL:
+		return "The disk is full: Comptoir cannot record payments."
+	case journal.ErrorCode(err) == journal.EREADONLY:
+		return "Comptoir's data folder cannot be written."
+	}
+	return "Payments are unavailable: " + err.Error()
 }
 
 // domReady fires when the page has loaded, possibly before the first screen
@@ -65,7 +99,14 @@ func (a *App) domReady(context.Context) {
 	})
 }
 
-func (a *App) shutdown(context.Context) { a.stopSim() }
+func (a *App) shutdown(context.Context) {
+	a.mu.Lock()
+	p := a.pay
+	a.mu.Unlock()
+	if p != nil {
+		p.close()
+	}
+}
 
 // Ready is called by the frontend once its first screen is in the DOM. The
 // window starts hidden so the user never sees an empty white webview.
@@ -83,11 +124,15 @@ type AppInfo struct {
 	Version  string `json:"version"`
 	Demo     bool   `json:"demo"`     // the simulated terminal: no real payments
 	Terminal string `json:"terminal"` // base URL, "" when none is configured
+	Ready    bool   `json:"ready"`    // unfinished payments recovered: orders may start
+	Problem  string `json:"problem"`  // why payments cannot be taken, "" when fine
 }
 
 // Info describes this installation for the UI.
 func (a *App) Info() AppInfo {
-	return AppInfo{Version: version, Demo: a.flags.demo, Terminal: a.terminal}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return AppInfo{Version: version, Demo: a.flags.demo, Terminal: a.terminal, Ready: a.ready, Problem: a.problem}
 }
 
 func (a *App) show(reason string) {

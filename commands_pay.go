@@ -17,9 +17,10 @@ import (
 
 // payments is an orchestrator on the data directory's journal.
 type payments struct {
-	db    *journal.DB
-	o     *payment.Orchestrator
-	close func()
+	db          *journal.DB
+	o           *payment.Orchestrator
+	terminalURL string
+	close       func()
 }
 
 // limitFlags are the money-safety durations, settable per command.
@@ -79,7 +80,7 @@ func openPayments(ctx context.Context, c commonFlags, lim payment.Limits, stderr
 		stopSim()
 		return nil, err
 	}
-	return &payments{db: db, o: o, close: func() { o.Close(); db.Close(); stopSim() }}, nil
+	return &payments{db: db, o: o, terminalURL: client.BaseURL(), close: func() { o.Close(); db.Close(); stopSim() }}, nil
 }
 
 // payResult is what `comptoir pay` prints.

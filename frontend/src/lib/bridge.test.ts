@@ -25,13 +25,25 @@ describe("bridge", () => {
         main: {
           App: {
             Version: async () => "1.2.3",
-            Info: async () => ({ version: "1.2.3", demo: true, terminal: "http://127.0.0.1:16125/localapi/v4" }),
+            Info: async () => ({
+              version: "1.2.3",
+              demo: true,
+              terminal: "http://127.0.0.1:16125/localapi/v4",
+              ready: true,
+              problem: "",
+            }),
             Ready: async () => {},
           },
         },
       },
     };
-    expect(await info(host)).toEqual({ version: "1.2.3", demo: true, terminal: "http://127.0.0.1:16125/localapi/v4" });
-    expect(await info({})).toEqual({ version: "browser", demo: false, terminal: "" });
+    expect(await info(host)).toEqual({
+      version: "1.2.3",
+      demo: true,
+      terminal: "http://127.0.0.1:16125/localapi/v4",
+      ready: true,
+      problem: "",
+    });
+    expect(await info({})).toEqual({ version: "browser", demo: false, terminal: "", ready: false, problem: "" });
   });
 });

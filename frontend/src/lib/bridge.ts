@@ -9,6 +9,10 @@ export interface AppInfo {
   version: string;
   demo: boolean;
   terminal: string;
+  /** Unfinished payments are recovered: orders may start. */
+  ready: boolean;
+  /** Why payments cannot be taken, in a sentence; "" when fine. */
+  problem: string;
 }
 
 interface DesktopApp {
@@ -40,5 +44,5 @@ export async function ready(host?: WailsHost): Promise<void> {
 export async function info(host?: WailsHost): Promise<AppInfo> {
   const app = desktop(host);
   if (app?.Info) return app.Info();
-  return { version: app ? await app.Version() : "browser", demo: false, terminal: "" };
+  return { version: app ? await app.Version() : "browser", demo: false, terminal: "", ready: false, problem: "" };
 }
