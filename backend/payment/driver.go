@@ -17,10 +17,12 @@ type driver struct {
 	r   *run
 	att journal.Attempt // as the journal last returned it
 
-	deadline   time.Time // the request-open limit
+	deadline   time.Time // the request-open limit, or the last moment of the idempotency window
 	cancelSeen bool
 	abort      AbortAnswer
 	abortCh    chan abortResult
+	abortsSent int
+	abortRetry <-chan time.Time // "Nothing to abort" early on: ask again
 	graceC     <-chan time.Time
 }
 
@@ -62,7 +64,11 @@ func (d *driver) run() {
 			return
 		}
 		if d.att.SendCount > 0 && !d.now().Before(d.deadline) {
-			d.finish(journal.StateUnknown, nil, fmt.Sprintf("no answer within the request-open limit (%s since the first send): call staff", lim.RequestOpen), nil)
+			why := fmt.Sprintf("no answer within the request-open limit (%s since the first send): call staff", lim.RequestOpen)
+			if !d.deadline.Before(lim.lastSend(d.att.FirstSentAt)) {
+				why = "no answer before the end of the terminal's idempotency window: asking again would start a new payment; call staff"
+			}
+			d.finish(journal.StateUnknown, nil, why, nil)
 			return
 		}
 		next := d.send()
@@ -91,13 +97,18 @@ func (d *driver) cancelRequested() bool {
 
 // setDeadline fixes the request-open limit. A resumed attempt gets at least
 // one full client timeout: after a long stop the terminal has long answered,
-// and the same uuid asks it what it answered.
+// and the same uuid asks it what it answered. Never past the idempotency
+// window (less its margin): the terminal would no longer know the uuid.
 func (d *driver) setDeadline() {
-	d.deadline = d.att.FirstSentAt.Add(d.o.cfg.Limits.RequestOpen)
+	lim := d.o.cfg.Limits
+	d.deadline = d.att.FirstSentAt.Add(lim.RequestOpen)
 	if d.r.recovery {
 		if min := d.now().Add(d.r.policy.ClientTimeout); d.deadline.Before(min) {
 			d.deadline = min
 		}
+	}
+	if last := lim.lastSend(d.att.FirstSentAt); last.Before(d.deadline) {
+		d.deadline = last
 	}
 }
 
@@ -155,6 +166,9 @@ func (d *driver) wait(results <-chan sendResult, pause <-chan time.Time, cancelS
 		case ar := <-d.abortCh:
 			d.abortCh = nil
 			d.onAbortAnswer(ar)
+		case <-d.abortRetry:
+			d.abortRetry = nil
+			d.requestAbort()
 		case <-d.graceC:
 			cancelSend()
 			d.finish(journal.StateCancelled, nil, "abort answered ok; no /payment answer within the grace period", nil)
@@ -181,6 +195,7 @@ func (d *driver) requestAbort() {
 		}
 	}
 	d.abort = AbortPending
+	d.abortsSent++
 	d.update(func(v *View) { v.State, v.Abort = d.att.State, AbortPending })
 	d.abortCh = make(chan abortResult, 1)
 	ch := d.abortCh
@@ -208,6 +223,12 @@ func (d *driver) onAbortAnswer(ar abortResult) {
 			answer = AbortNotPossible
 		case localapi.CodeNothingToAbort:
 			answer = AbortNothing
+			// The /abort may have overtaken the /payment on its way (or a
+			// resend during recovery): the payment may start after it. Ask
+			// again a few times while no answer has come.
+			if d.abortsSent <= d.o.cfg.Limits.AbortRetries {
+				d.abortRetry = time.After(d.o.cfg.Limits.AbortRetryPause)
+			}
 		}
 	}
 	note := "abort: " + string(answer)
@@ -267,6 +288,11 @@ func (d *driver) handle(res sendResult) step {
 		// Our own payment is in progress: the next send attaches to it.
 		d.record(ae.Raw, "terminal busy with this very attempt: asking again")
 		return stepPause
+	case errors.As(err, &ae) && (d.att.SendCount > 1 || d.r.recovery):
+		// An earlier send of this uuid may have been processed: a refusal of
+		// this one proves nothing about that one. Ask again until the limit.
+		d.record(ae.Raw, "refused on a resend ("+ae.Message+"): asking again")
+		return stepPause
 	case errors.As(err, &ae) && ae.Code == localapi.CodeBusy:
 		// The terminal does not know our uuid (it would attach otherwise): it
 		// never started this payment. Reported, not retried blindly.
@@ -278,7 +304,8 @@ func (d *driver) handle(res sendResult) step {
 	case errors.As(err, &ve):
 		d.finish(journal.StateFailed, nil, "invalid request: "+ve.Error(), nil)
 		return stepDone
-	case errors.As(err, &te) && !te.Sent && !te.Timeout:
+	case errors.As(err, &te) && !te.Sent:
+		// Refused, no route, or a dial timeout: the request never left.
 		if d.att.SendCount == 1 && !d.r.recovery {
 			// The only send never left this machine: nothing can have happened.
 			d.finish(journal.StateFailed, nil, "the terminal is unreachable: "+te.Err.Error(), nil)
@@ -335,6 +362,8 @@ func (d *driver) finish(to journal.State, tx *localapi.Transaction, note string,
 	if to == journal.StateApproved || to == journal.StateDeclined {
 		msg = ""
 	}
+	d.o.money.Lock()
+	defer d.o.money.Unlock()
 	att, err := d.o.cfg.Journal.Transition(d.o.ctx, d.r.uuid, d.att.State, to, info)
 	if err != nil {
 		d.o.log.Error("journal the outcome", "uuid", d.r.uuid, "to", to, "err", err)

@@ -21,6 +21,10 @@ var testLimits = Limits{
 	Idempotency:    time.Hour,
 	ResendPause:    5 * time.Millisecond,
 	AbortGrace:     time.Second,
+
+	IdempotencyMargin: time.Minute,
+	AbortRetryPause:   20 * time.Millisecond,
+	AbortRetries:      4,
 }
 
 // env is an orchestrator on a journal in a temp dir, against a simulated

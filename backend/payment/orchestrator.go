@@ -74,10 +74,21 @@ type Orchestrator struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu    sync.Mutex
-	runs  map[string]*run
-	ready bool
+	mu     sync.Mutex
+	runs   map[string]*run
+	ready  bool
+	closed bool
+
+	// money serialises what an order owes: Start's check and commit of a new
+	// attempt, and the commit of an outcome. Without it a split-tender part
+	// approved between another Start's check and commit would overcharge.
+	money sync.Mutex
+	// recovering serialises Recover: two would drive the same attempt twice.
+	recovering sync.Mutex
 }
+
+// ErrClosed is returned by Start after Close.
+var ErrClosed = errors.New("payment: the orchestrator is closed")
 
 // New returns an orchestrator. Call Recover before Start.
 func New(cfg Config) (*Orchestrator, error) {
@@ -104,6 +115,9 @@ func New(cfg Config) (*Orchestrator, error) {
 // Close stops every driver without deciding anything: attempts in flight stay
 // open in the journal and the next Recover resumes them.
 func (o *Orchestrator) Close() {
+	o.mu.Lock()
+	o.closed = true
+	o.mu.Unlock()
 	o.cancel()
 	o.wg.Wait()
 }
@@ -182,15 +196,20 @@ func (r *run) snapshot() View {
 // request leaves.
 func (o *Orchestrator) Start(ctx context.Context, req Request) (*Handle, error) {
 	o.mu.Lock()
-	ready := o.ready
+	ready, closed := o.ready, o.closed
 	o.mu.Unlock()
-	if !ready {
+	switch {
+	case closed:
+		return nil, ErrClosed
+	case !ready:
 		return nil, ErrNotReady
 	}
 	policy, err := o.cfg.Limits.Policy(req.Policy)
 	if err != nil {
 		return nil, err
 	}
+	o.money.Lock()
+	defer o.money.Unlock()
 	if err := o.checkAmount(ctx, req, policy); err != nil {
 		return nil, err
 	}
@@ -210,7 +229,9 @@ func (o *Orchestrator) Start(ctx context.Context, req Request) (*Handle, error) 
 		return nil, fmt.Errorf("payment: %w", err)
 	}
 	r := o.newRun(att, policy, false)
-	o.launch(r, att)
+	if err := o.launch(r, att); err != nil {
+		return nil, err
+	}
 	return &Handle{o: o, r: r}, nil
 }
 
@@ -344,12 +365,18 @@ func (o *Orchestrator) newRun(att journal.Attempt, policy Policy, recovery bool)
 	return r
 }
 
-func (o *Orchestrator) launch(r *run, att journal.Attempt) {
+// launch starts the attempt's driver. After Close it starts nothing: the
+// attempt stays open in the journal for the next recovery.
+func (o *Orchestrator) launch(r *run, att journal.Attempt) error {
 	o.mu.Lock()
+	if o.closed {
+		o.mu.Unlock()
+		return ErrClosed
+	}
 	o.runs[r.uuid] = r
+	o.wg.Add(1)
 	o.mu.Unlock()
 	o.emit(r.snapshot())
-	o.wg.Add(1)
 	go func() {
 		defer o.wg.Done()
 		defer func() {
@@ -361,6 +388,7 @@ func (o *Orchestrator) launch(r *run, att journal.Attempt) {
 		d := &driver{o: o, r: r, att: att}
 		d.run()
 	}()
+	return nil
 }
 
 func (o *Orchestrator) emit(v View) {
@@ -378,6 +406,8 @@ func (o *Orchestrator) emit(v View) {
 // progress. If the terminal cannot be reached, the rest stays open and
 // ErrTerminalUnreachable is returned: call Recover again later.
 func (o *Orchestrator) Recover(ctx context.Context) ([]View, error) {
+	o.recovering.Lock()
+	defer o.recovering.Unlock()
 	open, err := o.cfg.Journal.OpenAttempts(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("payment: recovery: %w", err)
@@ -408,12 +438,20 @@ func (o *Orchestrator) recoverOne(ctx context.Context, att journal.Attempt) (Vie
 	switch {
 	case att.State == journal.StatePrepared:
 		return o.closeUnsent(ctx, r, att, journal.StateFailed, "never sent: the process stopped before sending")
-	case o.cfg.Now().Sub(att.FirstSentAt) >= o.cfg.Limits.Idempotency:
+	case att.Terminal != o.cfg.TerminalID:
+		// Only the terminal that received the uuid knows it: any other
+		// would start a new payment for the same order.
+		return o.closeUnsent(ctx, r, att, journal.StateUnknown, fmt.Sprintf(
+			"sent to terminal %s, and this kiosk now uses %s: asking another terminal would start a new payment; call staff",
+			att.Terminal, o.cfg.TerminalID))
+	case !o.cfg.Now().Before(o.cfg.Limits.lastSend(att.FirstSentAt)):
 		return o.closeUnsent(ctx, r, att, journal.StateUnknown,
-			"first sent more than the idempotency window ago: asking again would start a new payment; call staff")
+			"first sent too long ago: the terminal may have forgotten the uuid, and asking again would start a new payment; call staff")
 	}
 	o.log.Info("recovery: resuming", "uuid", att.UUID, "state", att.State, "sends", att.SendCount)
-	o.launch(r, att)
+	if err := o.launch(r, att); err != nil {
+		return r.snapshot(), err
+	}
 	select {
 	case <-r.done:
 	case <-ctx.Done():

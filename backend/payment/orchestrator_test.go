@@ -573,3 +573,59 @@ func TestPersistentHTTP500EndsUnknown(t *testing.T) {
 		t.Fatalf("view = %+v", v)
 	}
 }
+
+// A dial timeout is a timeout, but nothing left the machine: failed at once
+// rather than resent for the whole request-open limit.
+func TestDialTimeoutOnTheFirstSendFails(t *testing.T) {
+	e := newEnv(t, testLimits)
+	var calls atomic.Int32
+	fake := &fakeTerminal{payment: func(ctx context.Context, body []byte) (*localapi.Transaction, error) {
+		calls.Add(1)
+		return nil, &localapi.TransportError{Endpoint: "/payment", Timeout: true, Err: errors.New("dial tcp: i/o timeout")}
+	}}
+	e.close()
+	e.open(fake, testLimits)
+	e.recover()
+	e.order("DT1", 100)
+	v := e.wait(e.start(Request{OrderID: "DT1", Amount: 100, Policy: journal.PolicyKiosk}))
+	if v.State != journal.StateFailed || calls.Load() != 1 {
+		t.Fatalf("view %+v after %d calls", v, calls.Load())
+	}
+}
+
+// After a timed-out send, a refusal of a resend proves nothing about the
+// first send: keep asking; the same uuid eventually tells.
+func TestRefusalOfAResendIsNotAnOutcome(t *testing.T) {
+	e := newEnv(t, testLimits)
+	var calls atomic.Int32
+	fake := &fakeTerminal{payment: func(ctx context.Context, body []byte) (*localapi.Transaction, error) {
+		var req localapi.PaymentRequest
+		json.Unmarshal(body, &req)
+		switch calls.Add(1) {
+		case 1:
+			return nil, &localapi.TransportError{Endpoint: "/payment", Sent: true, Timeout: true, Err: context.DeadlineExceeded}
+		case 2:
+			return nil, &localapi.APIError{Endpoint: "/payment", Code: localapi.CodeBusy, Arg: "someone-else", Message: localapi.BusyMessage("someone-else")}
+		}
+		return &localapi.Transaction{Status: "ok", TransactionID: "T", Amount: req.Amount, IdempotentUUID: req.IdempotentUUID, Raw: []byte(`{}`)}, nil
+	}}
+	e.close()
+	e.open(fake, testLimits)
+	e.recover()
+	e.order("RR1", 100)
+	v := e.wait(e.start(Request{OrderID: "RR1", Amount: 100, Policy: journal.PolicyKiosk}))
+	if v.State != journal.StateApproved || calls.Load() != 3 {
+		t.Fatalf("view %+v after %d calls", v, calls.Load())
+	}
+}
+
+func TestStartAfterClose(t *testing.T) {
+	e := newEnv(t, testLimits)
+	e.recover()
+	e.order("SC1", 100)
+	o := e.o
+	o.Close()
+	if _, err := o.Start(e.ctx, Request{OrderID: "SC1", Amount: 100, Policy: journal.PolicyKiosk}); !errors.Is(err, ErrClosed) {
+		t.Errorf("start after close: %v", err)
+	}
+}

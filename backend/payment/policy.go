@@ -32,12 +32,22 @@ type Limits struct {
 	// Idempotency is how long the terminal remembers an idempotentUuid (24 h).
 	// Past it a resend would start a new payment, so it is never sent.
 	Idempotency time.Duration
+	// IdempotencyMargin is kept off the end of that window: the terminal
+	// counts the 24 h on its own clock, which may be ahead of ours. No
+	// resend leaves later than Idempotency - IdempotencyMargin after the
+	// first send.
+	IdempotencyMargin time.Duration
 	// ResendPause separates resends after an error that came back at once
 	// (connection reset, HTTP 500): resending in a tight loop helps nobody.
 	ResendPause time.Duration
 	// AbortGrace is how long the /payment answer is awaited once /abort said
 	// ok, before the attempt is recorded as cancelled without it.
 	AbortGrace time.Duration
+	// AbortRetryPause and AbortRetries: "Nothing to abort" while no answer
+	// has come may mean the /abort overtook the /payment on its way; the
+	// abort is sent again after the pause, this many times at most.
+	AbortRetryPause time.Duration
+	AbortRetries    int
 }
 
 // DefaultLimits are the specification's values.
@@ -49,6 +59,10 @@ var DefaultLimits = Limits{
 	Idempotency:    24 * time.Hour,
 	ResendPause:    time.Second,
 	AbortGrace:     10 * time.Second,
+
+	IdempotencyMargin: time.Hour,
+	AbortRetryPause:   500 * time.Millisecond,
+	AbortRetries:      4,
 }
 
 // Validate refuses limits that would break a rule: a zero client timeout
@@ -63,13 +77,21 @@ func (l Limits) Validate() error {
 			return fmt.Errorf("payment: %s must be positive", name)
 		}
 	}
-	if l.ResendPause < 0 || l.AbortGrace < 0 {
-		return fmt.Errorf("payment: pauses must not be negative")
+	if l.ResendPause < 0 || l.AbortGrace < 0 || l.AbortRetryPause < 0 || l.AbortRetries < 0 || l.IdempotencyMargin < 0 {
+		return fmt.Errorf("payment: pauses, margins and retries must not be negative")
 	}
-	if l.RequestOpen >= l.Idempotency {
-		return fmt.Errorf("payment: the request-open limit (%s) must be shorter than the idempotency window (%s)", l.RequestOpen, l.Idempotency)
+	longest := max(l.KioskTimeout, l.CounterTimeout, l.RefundTimeout)
+	if l.RequestOpen+longest+l.IdempotencyMargin >= l.Idempotency {
+		return fmt.Errorf("payment: the request-open limit (%s) plus a client timeout (%s) plus the margin (%s) must be shorter than the idempotency window (%s)",
+			l.RequestOpen, longest, l.IdempotencyMargin, l.Idempotency)
 	}
 	return nil
+}
+
+// lastSend is the latest moment a request first sent at first may be sent
+// again: after it the terminal may have forgotten the uuid.
+func (l Limits) lastSend(first time.Time) time.Time {
+	return first.Add(l.Idempotency - l.IdempotencyMargin)
 }
 
 // Policy returns the policy of the given name with these limits.

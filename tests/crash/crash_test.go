@@ -90,7 +90,9 @@ func TestKillNineDuringPayments(t *testing.T) {
 		amount = int64(100*(1+rng.IntN(30))) + cents[rng.IntN(len(cents))]
 	}
 	nextOrder()
-	var killed, interrupted, finished, rounds int
+	// midAttempt counts the kills that left an attempt open in the journal:
+	// the ones recovery has to resolve.
+	var killed, midAttempt, interrupted, finished, rounds int
 	deadline := time.Now().Add(20 * time.Minute)
 	for killed < kills {
 		if time.Now().After(deadline) {
@@ -118,6 +120,7 @@ func TestKillNineDuringPayments(t *testing.T) {
 				cmd.Process.Signal(syscall.SIGKILL)
 				<-done
 				killed++
+				midAttempt += openAttempts(t, data)
 			}
 		case r < 8: // the customer's cancel, then SIGKILL if it lingers
 			select {
@@ -132,6 +135,7 @@ func TestKillNineDuringPayments(t *testing.T) {
 					cmd.Process.Signal(syscall.SIGKILL)
 					<-done
 					killed++
+					midAttempt += openAttempts(t, data)
 				}
 			}
 		default: // left alone
@@ -158,8 +162,33 @@ func TestKillNineDuringPayments(t *testing.T) {
 			t.Fatalf("recover: %v\n%s", err, out)
 		}
 	}
-	t.Logf("%d rounds: %d killed, %d interrupted, %d finished, %d orders", rounds, killed, interrupted, finished, orderN)
+	t.Logf("%d rounds: %d killed (%d with an attempt open), %d interrupted, %d finished, %d orders",
+		rounds, killed, midAttempt, interrupted, finished, orderN)
+	if midAttempt == 0 {
+		t.Error("no kill landed while an attempt was open: recovery was never exercised")
+	}
 	compare(t, data, sim.Ledger())
+}
+
+// openAttempts is 1 when the journal has an unresolved attempt, else 0.
+func openAttempts(t *testing.T, dir string) int {
+	t.Helper()
+	db, err := journal.Open(context.Background(), dir)
+	if journal.ErrorCode(err) == journal.EINVALID || os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatalf("open the journal after a kill: %v", err)
+	}
+	defer db.Close()
+	open, err := db.OpenAttempts(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(open) > 0 {
+		return 1
+	}
+	return 0
 }
 
 // settled reports whether the order takes no more debits: paid, or waiting
