@@ -1,0 +1,400 @@
+package discovery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/grandcat/zeroconf"
+)
+
+// Defaults of Options.
+const (
+	DefaultServiceType = "_http._tcp"
+	DefaultDomain      = "local."
+	DefaultNameFilter  = "yavin"
+	DefaultPort        = localapi.DefaultPort // 16125
+	DefaultWindow      = 3 * time.Second
+	DefaultPingTimeout = 3 * time.Second
+)
+
+// ErrNotFound is returned by Resolve when the instance did not answer, or
+// did not answer a ping, within the window.
+var ErrNotFound = errors.New("discovery: terminal not found")
+
+// ErrNoInterface is returned when there is no interface to browse on.
+var ErrNoInterface = errors.New("discovery: no multicast IPv4 interface to browse on")
+
+// Pinger checks that baseURL is a terminal's Local API. The default sends
+// GET /ping with a *localapi.Client.
+type Pinger func(ctx context.Context, baseURL string) error
+
+// Options configure a browse window. The zero value browses _http._tcp in
+// local. for 3 s on every multicast IPv4 interface and keeps the instances
+// named "...yavin..." or on port 16125.
+type Options struct {
+	ServiceType string // default "_http._tcp"
+	Domain      string // default "local."
+	// NameFilter keeps instances whose unescaped name contains it, ignoring
+	// case. Default "yavin".
+	NameFilter string
+	// Port keeps instances on this port whatever their name. Default 16125;
+	// negative: no port rule (the name filter alone decides).
+	Port int
+	// Interfaces to browse on; nil is every interface that is up,
+	// multicast-capable, not loopback and has an IPv4 address. Tests pass
+	// the loopback interface, which has no MULTICAST flag but works.
+	Interfaces []net.Interface
+	// Window is how long one browse listens. Default 3 s.
+	Window time.Duration
+	// PingTimeout bounds the ping that confirms each candidate. Default 3 s.
+	PingTimeout time.Duration
+	// Pinger confirms a candidate; nil pings it with the Local API client.
+	Pinger Pinger
+}
+
+func (o Options) withDefaults() Options {
+	if o.ServiceType == "" {
+		o.ServiceType = DefaultServiceType
+	}
+	if o.Domain == "" {
+		o.Domain = DefaultDomain
+	}
+	if o.NameFilter == "" {
+		o.NameFilter = DefaultNameFilter
+	}
+	if o.Port == 0 {
+		o.Port = DefaultPort
+	}
+	if o.Window <= 0 {
+		o.Window = DefaultWindow
+	}
+	if o.PingTimeout <= 0 {
+		o.PingTimeout = DefaultPingTimeout
+	}
+	if o.Pinger == nil {
+		o.Pinger = pingLocalAPI
+	}
+	return o
+}
+
+// matches is the candidate rule: the name filter or the terminal port.
+func (o Options) matches(instance string, port int) bool {
+	return strings.Contains(strings.ToLower(instance), strings.ToLower(o.NameFilter)) ||
+		(o.Port > 0 && port == o.Port)
+}
+
+func pingLocalAPI(ctx context.Context, baseURL string) error {
+	c, err := localapi.NewClient(baseURL)
+	if err != nil {
+		return err
+	}
+	_, err = c.Ping(ctx, false)
+	return err
+}
+
+// Terminal is an instance found by mDNS.
+type Terminal struct {
+	Instance string   // unescaped: "Yavin SIM-7E57"
+	Host     string   // "sim-7e57.local"
+	Addrs    []string // IPv4 addresses, as advertised
+	Port     int
+	TXT      []string
+	// BaseURL is the Local API on the address that answered the ping (the
+	// first address when none did): http://ip:port plus the TXT path=, or
+	// /localapi/v4.
+	BaseURL string
+	// Confirmed is true when the ping succeeded: only confirmed terminals
+	// are candidates.
+	Confirmed bool
+	Ping      PingResult
+	// FoundAfter is the time from the start of the browse to the answer.
+	FoundAfter time.Duration
+}
+
+// PingResult is the outcome of the confirming ping.
+type PingResult struct {
+	OK      bool
+	Error   string
+	Elapsed time.Duration
+}
+
+// MarshalJSON writes durations in milliseconds, for `comptoir discover`.
+func (p PingResult) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		OK        bool    `json:"ok"`
+		Error     string  `json:"error,omitempty"`
+		ElapsedMS float64 `json:"elapsedMs"`
+	}{p.OK, p.Error, ms(p.Elapsed)})
+}
+
+// MarshalJSON writes the terminal as `comptoir discover` prints it.
+func (t Terminal) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Instance     string     `json:"instance"`
+		Host         string     `json:"host"`
+		Addrs        []string   `json:"addresses"`
+		Port         int        `json:"port"`
+		TXT          []string   `json:"txt"`
+		BaseURL      string     `json:"baseUrl"`
+		Confirmed    bool       `json:"confirmed"`
+		Ping         PingResult `json:"ping"`
+		FoundAfterMS float64    `json:"foundAfterMs"`
+	}{t.Instance, t.Host, nonNil(t.Addrs), t.Port, nonNil(t.TXT), t.BaseURL, t.Confirmed, t.Ping, ms(t.FoundAfter)})
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Confirmed returns the terminals that answered the ping.
+func Confirmed(ts []Terminal) []Terminal {
+	var out []Terminal
+	for _, t := range ts {
+		if t.Confirmed {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Browse listens for one window and returns every matching instance, each
+// pinged: confirmed ones first, then by name. It returns when the window has
+// ended and the pings have answered or timed out, or when ctx ends (with
+// what was found so far). The result is never nil, so it prints as [].
+func Browse(ctx context.Context, opts Options) ([]Terminal, error) {
+	return browse(ctx, opts, "")
+}
+
+// Resolve finds an instance again by its name (unescaped, compared without
+// case) and returns it once a ping confirms it, without waiting for the end
+// of the window. ErrNotFound: not heard, or heard but not answering, within
+// the window.
+func Resolve(ctx context.Context, instance string, opts Options) (Terminal, error) {
+	ts, err := browse(ctx, opts, instance)
+	for _, t := range ts {
+		if t.Confirmed && strings.EqualFold(t.Instance, instance) {
+			return t, nil
+		}
+	}
+	if err != nil {
+		return Terminal{}, err
+	}
+	for _, t := range ts {
+		if strings.EqualFold(t.Instance, instance) {
+			return Terminal{}, fmt.Errorf("%w: %q at %s: %s", ErrNotFound, instance, t.BaseURL, t.Ping.Error)
+		}
+	}
+	return Terminal{}, fmt.Errorf("%w: %q", ErrNotFound, instance)
+}
+
+// browse runs one window. With want set, it ends as soon as that instance is
+// confirmed; other instances are still reported (a Tracker lists them when
+// its own terminal is gone).
+func browse(ctx context.Context, opts Options, want string) ([]Terminal, error) {
+	opts = opts.withDefaults()
+	ifaces := opts.Interfaces
+	if ifaces == nil {
+		ifaces = DefaultInterfaces()
+	}
+	if len(ifaces) == 0 {
+		return []Terminal{}, ErrNoInterface
+	}
+	start := time.Now()
+	resolver, err := zeroconf.NewResolver(zeroconf.SelectIfaces(ifaces), zeroconf.SelectIPTraffic(zeroconf.IPv4))
+	if err != nil {
+		return []Terminal{}, fmt.Errorf("discovery: mDNS resolver: %w", err)
+	}
+	window, endWindow := context.WithTimeout(ctx, opts.Window)
+	defer endWindow()
+
+	entries := make(chan *zeroconf.ServiceEntry, 8)
+	if err := resolver.Browse(window, opts.ServiceType, opts.Domain, entries); err != nil {
+		// The library's loop started before the query failed; it closes
+		// entries once the window is cancelled.
+		endWindow()
+		for range entries {
+		}
+		return []Terminal{}, fmt.Errorf("discovery: mDNS browse: %w", err)
+	}
+
+	var (
+		mu    sync.Mutex
+		found []*Terminal
+		pings sync.WaitGroup
+	)
+	seen := map[string]bool{}
+	// The channel is drained until the library closes it (at the end of the
+	// window): leaving it would block the library's goroutine for good.
+	for e := range entries {
+		name := unescape(e.Instance)
+		if !opts.matches(name, e.Port) || seen[strings.ToLower(name)] {
+			continue
+		}
+		seen[strings.ToLower(name)] = true
+		t := &Terminal{
+			Instance:   name,
+			Host:       strings.TrimSuffix(e.HostName, "."),
+			Port:       e.Port,
+			TXT:        slices.Clone(e.Text),
+			FoundAfter: time.Since(start),
+		}
+		for _, ip := range e.AddrIPv4 {
+			t.Addrs = append(t.Addrs, ip.String())
+		}
+		mu.Lock()
+		found = append(found, t)
+		mu.Unlock()
+		pings.Add(1)
+		go func() {
+			defer pings.Done()
+			confirm(ctx, opts, t)
+			if want != "" && t.Confirmed && strings.EqualFold(t.Instance, want) {
+				endWindow()
+			}
+		}()
+	}
+	pings.Wait()
+
+	out := make([]Terminal, 0, len(found))
+	for _, t := range found {
+		out = append(out, *t)
+	}
+	slices.SortStableFunc(out, func(a, b Terminal) int {
+		if a.Confirmed != b.Confirmed {
+			if a.Confirmed {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(strings.ToLower(a.Instance), strings.ToLower(b.Instance))
+	})
+	return out, ctx.Err()
+}
+
+// confirm pings each address of t in turn and keeps the first that answers.
+func confirm(ctx context.Context, opts Options, t *Terminal) {
+	path := localapi.BasePath
+	for _, kv := range t.TXT {
+		if v, ok := strings.CutPrefix(kv, "path="); ok && v != "" {
+			path = "/" + strings.TrimLeft(v, "/")
+		}
+	}
+	if len(t.Addrs) == 0 {
+		t.Ping.Error = "no IPv4 address advertised"
+		return
+	}
+	start := time.Now()
+	var errs []string
+	for _, ip := range t.Addrs {
+		u := url.URL{Scheme: "http", Host: net.JoinHostPort(ip, strconv.Itoa(t.Port)), Path: path}
+		if t.BaseURL == "" {
+			t.BaseURL = u.String()
+		}
+		pctx, cancel := context.WithTimeout(ctx, opts.PingTimeout)
+		err := opts.Pinger(pctx, u.String())
+		cancel()
+		if err == nil {
+			t.BaseURL, t.Confirmed = u.String(), true
+			t.Ping = PingResult{OK: true, Elapsed: time.Since(start)}
+			return
+		}
+		errs = append(errs, err.Error())
+	}
+	t.Ping = PingResult{Error: strings.Join(errs, "; "), Elapsed: time.Since(start)}
+}
+
+// unescape undoes the DNS presentation escapes of an instance name: "\ "
+// and "\." stand for the character, "\DDD" for a byte in decimal.
+func unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			b = append(b, c)
+			continue
+		}
+		if i+3 < len(s) && isDigit(s[i+1]) && isDigit(s[i+2]) && isDigit(s[i+3]) {
+			if n := int(s[i+1]-'0')*100 + int(s[i+2]-'0')*10 + int(s[i+3]-'0'); n < 256 {
+				b = append(b, byte(n))
+				i += 3
+				continue
+			}
+		}
+		b = append(b, s[i+1])
+		i++
+	}
+	return string(b)
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// DefaultInterfaces lists the interfaces Browse uses by default: up,
+// multicast-capable, not loopback, with an IPv4 address.
+func DefaultInterfaces() []net.Interface {
+	all, err := net.Interfaces()
+	if err != nil {
+		return nil
+	}
+	var out []net.Interface
+	for _, ifi := range all {
+		if ifi.Flags&net.FlagUp == 0 || ifi.Flags&net.FlagMulticast == 0 || ifi.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		if hasIPv4(ifi) {
+			out = append(out, ifi)
+		}
+	}
+	return out
+}
+
+func hasIPv4(ifi net.Interface) bool {
+	addrs, err := ifi.Addrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// InterfacesByName returns the named interfaces (for `--iface lo,eth0`);
+// an unknown or down interface is an error. No names: nil, the default.
+func InterfacesByName(names []string) ([]net.Interface, error) {
+	var out []net.Interface
+	for _, n := range names {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			continue
+		}
+		ifi, err := net.InterfaceByName(n)
+		if err != nil {
+			return nil, fmt.Errorf("discovery: interface %q: %w", n, err)
+		}
+		if ifi.Flags&net.FlagUp == 0 {
+			return nil, fmt.Errorf("discovery: interface %q is down", n)
+		}
+		out = append(out, *ifi)
+	}
+	return out, nil
+}
