@@ -1,0 +1,429 @@
+// Package receipt lays out the customer receipt and the order ticket on the
+// terminal's printer (ESC/POS, built with backend/escpos) and as plain text
+// (for /print with format text, and /share-receipt), and computes the tax
+// breakdown the receiptTicket of /payment carries.
+//
+// Amounts are int64 cents, VAT included. VAT rates are int basis points
+// (2000 = 20 %, 550 = 5.5 %, 0 = zero rate): integers hold the fractional
+// rates (5.5 %, 2.1 %, 8.1 %, 2.6 %) exactly, so no tax computation ever
+// touches floating point.
+//
+// Everything printed that comes from outside (merchant settings, product
+// names, the terminal's answers) goes through escpos.Sanitize: it can never
+// inject a printer command. Of a card payment only what the terminal
+// returned is printed: scheme, masked PAN (refused if it shows more than
+// ten digits), transaction id and the terminal's clientCardTicket verbatim.
+package receipt
+
+import (
+	"fmt"
+	"image"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/comptoir-pos/comptoir/backend/escpos"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+)
+
+// Merchant is the shop, from the settings.
+type Merchant struct {
+	Name      string
+	Address   []string // one entry a printed line
+	VATNumber string
+	Logo      image.Image // optional; printed dithered, at most the paper's width
+	Footer    []string    // one entry a paragraph, word-wrapped
+	// QRURL is the digital receipt's address, printed as a QR code; empty
+	// for none. "{order}" is replaced by the order number, path-escaped.
+	QRURL string
+}
+
+// Line is one line of an order.
+type Line struct {
+	Qty       int    // may be negative for a return
+	Name      string // product name, printed word-wrapped
+	UnitPrice int64  // cents, VAT included
+	VATRate   int    // basis points: 2000 = 20 %, 550 = 5.5 %, 0 = zero rate
+}
+
+// Total is Qty × UnitPrice.
+func (l Line) Total() int64 { return int64(l.Qty) * l.UnitPrice }
+
+// Order is what was sold.
+type Order struct {
+	Number   string // the order number shown to the customer
+	Time     time.Time
+	Lines    []Line
+	Currency string // ISO 4217: EUR (default), CHF, GBP
+}
+
+// Total is the sum of the line totals, VAT included.
+func (o Order) Total() int64 {
+	var t int64
+	for _, l := range o.Lines {
+		t += l.Total()
+	}
+	return t
+}
+
+// Part kinds.
+const (
+	KindCard = "card"
+	KindCash = "cash"
+)
+
+// Part is one tender of a payment: several parts make a split payment.
+type Part struct {
+	Kind   string // KindCard, KindCash, or another word printed as is
+	Amount int64  // cents charged for the order, tip excluded
+	Tip    int64  // cents (the terminal's giftAmount)
+	// Card fields: only what the terminal returned.
+	Scheme           string
+	MaskedPAN        string
+	TransactionID    string
+	ClientCardTicket string // the terminal's customer ticket, printed verbatim
+}
+
+// CardPart is the part of an approved card transaction. It copies only what
+// a receipt may show: amount, tip, scheme, transaction id, clientCardTicket.
+// The Local API returns no masked PAN field: set MaskedPAN only from what
+// the terminal printed.
+func CardPart(t *localapi.Transaction) Part {
+	return Part{
+		Kind: KindCard, Amount: t.Amount, Tip: t.GiftAmount, Scheme: t.Scheme,
+		TransactionID: t.TransactionID, ClientCardTicket: t.ClientCardTicket,
+	}
+}
+
+// Receipt is everything a customer receipt shows. Payments is empty on
+// the receiptTicket sent with /payment (the card is not read yet).
+type Receipt struct {
+	Merchant Merchant
+	Order    Order
+	Payments []Part
+}
+
+// Options are the layout's settings.
+type Options struct {
+	Columns int    // 32 (58 mm) or 48 (80 mm); 0 means 48
+	Locale  string // fr, en, es; other values read as en
+}
+
+func (o Options) cols() int {
+	if o.Columns == 0 {
+		return escpos.Columns80mm
+	}
+	return o.Columns
+}
+
+// MaxShareLength is the longest text ShareText returns, in characters.
+const MaxShareLength = 2000
+
+// mode says what a layout is built for.
+type mode struct {
+	text       bool // plain text: no logo, QR as its URL, no cut
+	noCut      bool // the terminal prints it with its own ticket
+	cardTicket bool // include the terminal's clientCardTicket
+}
+
+// CustomerReceipt is the customer receipt as ESC/POS bytes, for /print
+// with format escpos.
+func CustomerReceipt(r Receipt, opt Options) ([]byte, error) {
+	return customer(r, opt, mode{cardTicket: true}).Bytes()
+}
+
+// CustomerReceiptText is the customer receipt as plain text on lines of
+// opt.Columns characters, for /print with format text.
+func CustomerReceiptText(r Receipt, opt Options) string {
+	return render(customer(r, opt, mode{text: true, cardTicket: true}), opt.cols())
+}
+
+// ShareText is the customer receipt as /share-receipt takes it: text, the
+// terminal's card ticket left out (the terminal links its own), at most
+// MaxShareLength characters (cut at a line, ending with "…").
+func ShareText(r Receipt, opt Options) string {
+	s := render(customer(r, opt, mode{text: true}), opt.cols())
+	if utf8.RuneCountInString(s) <= MaxShareLength {
+		return s
+	}
+	lines := strings.SplitAfter(s, "\n")
+	var sb strings.Builder
+	n := 0
+	for _, l := range lines {
+		ln := utf8.RuneCountInString(l)
+		if n+ln > MaxShareLength-2 {
+			break
+		}
+		sb.WriteString(l)
+		n += ln
+	}
+	sb.WriteString("…\n")
+	return sb.String()
+}
+
+// ShareReceiptTicket is the receiptTicket of /share-receipt: ShareText,
+// format text, with the tax breakdown.
+func ShareReceiptTicket(r Receipt, opt Options) *localapi.ReceiptTicket {
+	return &localapi.ReceiptTicket{Data: ShareText(r, opt), Format: localapi.FormatText, TaxBreakdown: TaxBreakdown(r.Order)}
+}
+
+// ReceiptTicket is the receiptTicket sent with /payment: the customer
+// receipt (without a cut: the terminal prints it with its card ticket) as
+// text or as ESC/POS hex, and the order's tax breakdown. format is
+// localapi.FormatText (or empty) or localapi.FormatESCPOS.
+func ReceiptTicket(r Receipt, format string, opt Options) (*localapi.ReceiptTicket, error) {
+	t := &localapi.ReceiptTicket{Format: format, TaxBreakdown: TaxBreakdown(r.Order)}
+	switch format {
+	case localapi.FormatText, "":
+		t.Format = localapi.FormatText
+		t.Data = render(customer(r, opt, mode{text: true, cardTicket: true}), opt.cols())
+	case localapi.FormatESCPOS:
+		h, err := customer(r, opt, mode{noCut: true, cardTicket: true}).Hex()
+		if err != nil {
+			return nil, err
+		}
+		t.Data = h
+	default:
+		return nil, fmt.Errorf("receipt: unknown receipt format %q", format)
+	}
+	return t, nil
+}
+
+// OrderTicket is the collection ticket as ESC/POS bytes: the order number
+// large, then the items.
+func OrderTicket(o Order, opt Options) ([]byte, error) {
+	return orderTicket(o, opt, mode{}).Bytes()
+}
+
+// OrderTicketText is the collection ticket as plain text.
+func OrderTicketText(o Order, opt Options) string {
+	return render(orderTicket(o, opt, mode{text: true}), opt.cols())
+}
+
+// render decodes a text-mode job back to plain text, alignment applied,
+// trailing blank lines dropped.
+func render(b *escpos.Builder, cols int) string {
+	out, err := b.Bytes()
+	if err != nil {
+		return ""
+	}
+	doc, _ := escpos.Decode(out)
+	return trimRender(doc.Render(cols))
+}
+
+// trimRender drops the spaces ending each line and the blank lines ending
+// the text.
+func trimRender(s string) string {
+	ls := strings.Split(s, "\n")
+	for i, l := range ls {
+		ls[i] = strings.TrimRight(l, " ")
+	}
+	return strings.TrimRight(strings.Join(ls, "\n"), "\n") + "\n"
+}
+
+func dateTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format("02/01/2006 15:04")
+}
+
+func customer(r Receipt, opt Options, m mode) *escpos.Builder {
+	w := words(opt.Locale)
+	f := Formatter{Locale: opt.Locale, Currency: r.Order.Currency}
+	mer, o := r.Merchant, r.Order
+	b := escpos.New(escpos.Options{Columns: opt.cols()}).Init()
+
+	// Header.
+	b.Align(escpos.AlignCenter)
+	if mer.Logo != nil && !m.text {
+		b.Image(mer.Logo)
+	}
+	if strings.TrimSpace(mer.Name) != "" {
+		b.Bold(true).Size(1, 2).Wrapped(mer.Name).Normal()
+	}
+	for _, a := range mer.Address {
+		b.Wrapped(a)
+	}
+	if mer.VATNumber != "" {
+		b.Wrapped(w.VATNo + " " + mer.VATNumber)
+	}
+	b.Align(escpos.AlignLeft).Rule('-')
+	b.TwoColumns(dateTime(o.Time), w.Order+" "+o.Number)
+	b.Rule('-')
+
+	// Lines.
+	for _, l := range o.Lines {
+		b.TwoColumns(l.Name, f.Format(l.Total()))
+		if l.Qty != 1 {
+			b.Line("  " + strconv.Itoa(l.Qty) + " x " + f.Format(l.UnitPrice))
+		}
+	}
+	b.Rule('-')
+	total := o.Total()
+	b.Bold(true).Size(1, 2).TwoColumns(w.Total, f.Format(total)).Normal()
+
+	// VAT per rate.
+	if s := VATSummary(o); len(s) > 0 {
+		cols := b.Cols()
+		cw := min(10, (cols-6)/3)
+		first := cols - 3*cw
+		row := func(a, n, t, g string) {
+			b.Line(padRight(a, first) + padLeft(n, cw) + padLeft(t, cw) + padLeft(g, cw))
+		}
+		row(w.Rate, w.Net, w.VAT, w.Gross)
+		for _, rt := range s {
+			row(f.Rate(rt.Rate), f.Number(rt.Net), f.Number(rt.Tax), f.Number(rt.Gross))
+		}
+	}
+
+	// Tip and what was paid.
+	var tips int64
+	for _, p := range r.Payments {
+		tips += p.Tip
+	}
+	if tips != 0 {
+		b.TwoColumns(w.Tip, f.Format(tips))
+		b.Bold(true).TwoColumns(w.Paid, f.Format(total+tips)).Bold(false)
+	}
+
+	// Payments.
+	if len(r.Payments) > 0 {
+		b.Rule('-')
+	}
+	for i, p := range r.Payments {
+		label := w.Payment
+		if len(r.Payments) > 1 {
+			label = fmt.Sprintf(w.Part, i+1, len(r.Payments))
+		}
+		label += " - " + kindLabel(w, p.Kind)
+		b.TwoColumns(label, f.Format(p.Amount+p.Tip))
+		if p.Tip != 0 {
+			b.TwoColumns("  "+w.Tip, f.Format(p.Tip))
+		}
+		card := strings.TrimSpace(strings.Join([]string{p.Scheme, maskedPAN(p.MaskedPAN)}, " "))
+		if card != "" {
+			b.Wrapped("  " + card)
+		}
+		if p.TransactionID != "" {
+			b.Wrapped("  " + w.Txn + " " + p.TransactionID)
+		}
+		if m.cardTicket && strings.TrimSpace(p.ClientCardTicket) != "" {
+			b.Feed(1)
+			for _, l := range verbatim(p.ClientCardTicket, b.Cols()) {
+				b.Line(l)
+			}
+			b.Feed(1)
+		}
+	}
+
+	// Digital receipt, footer.
+	b.Align(escpos.AlignCenter)
+	if u := qrURL(mer.QRURL, o.Number); u != "" {
+		b.Feed(1).Wrapped(w.Digital)
+		if m.text {
+			b.Line(u)
+		} else {
+			b.QR(u, escpos.QROptions{})
+		}
+	}
+	if len(mer.Footer) > 0 {
+		b.Feed(1)
+		for _, p := range mer.Footer {
+			b.Wrapped(p)
+		}
+	}
+	b.Align(escpos.AlignLeft)
+	if !m.text {
+		b.Feed(2)
+		if !m.noCut {
+			b.PartialCut()
+		}
+	}
+	return b
+}
+
+func orderTicket(o Order, opt Options, m mode) *escpos.Builder {
+	w := words(opt.Locale)
+	b := escpos.New(escpos.Options{Columns: opt.cols()}).Init()
+	b.Align(escpos.AlignCenter).Line(w.Order)
+	num := escpos.Sanitize(o.Number)
+	size := 4
+	for size > 1 && utf8.RuneCountInString(num)*size > b.Columns() {
+		size--
+	}
+	b.Bold(true).Size(size, size).Line(num).Normal()
+	if t := dateTime(o.Time); t != "" {
+		b.Line(t)
+	}
+	b.Line(w.Collect)
+	b.Align(escpos.AlignLeft).Rule('=')
+	b.Bold(true).Size(1, 2)
+	for _, l := range o.Lines {
+		b.Wrapped(strconv.Itoa(l.Qty) + " x " + l.Name)
+	}
+	b.Normal().Rule('=')
+	if !m.text {
+		b.Feed(2).PartialCut()
+	}
+	return b
+}
+
+func kindLabel(w labels, kind string) string {
+	switch kind {
+	case KindCard, "":
+		return w.Card
+	case KindCash:
+		return w.Cash
+	}
+	return kind
+}
+
+// maskedPAN returns a masked card number as given, or "" if it shows more
+// than the first six and last four digits PCI DSS allows.
+func maskedPAN(s string) string {
+	s = strings.TrimSpace(escpos.Sanitize(s))
+	digits := 0
+	for _, r := range s {
+		if r >= '0' && r <= '9' {
+			digits++
+		}
+	}
+	if digits > 10 {
+		return ""
+	}
+	return s
+}
+
+// verbatim splits the terminal's ticket into its lines, sanitised, each
+// cut (not word-wrapped, to keep its layout) at cols characters.
+func verbatim(ticket string, cols int) []string {
+	ticket = strings.TrimRight(strings.ReplaceAll(ticket, "\r\n", "\n"), "\n")
+	var out []string
+	for _, l := range strings.Split(ticket, "\n") {
+		r := []rune(strings.TrimRight(escpos.Sanitize(l), " "))
+		for len(r) > cols {
+			out = append(out, string(r[:cols]))
+			r = r[cols:]
+		}
+		out = append(out, string(r))
+	}
+	return out
+}
+
+func qrURL(tmpl, number string) string {
+	if tmpl == "" {
+		return ""
+	}
+	return strings.ReplaceAll(tmpl, "{order}", url.PathEscape(number))
+}
+
+func padLeft(s string, n int) string {
+	return strings.Repeat(" ", max(n-utf8.RuneCountInString(s), 1)) + s
+}
+
+func padRight(s string, n int) string {
+	return s + strings.Repeat(" ", max(n-utf8.RuneCountInString(s), 0))
+}

@@ -1,0 +1,450 @@
+package receipt
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"image"
+	"image/color"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/comptoir-pos/comptoir/backend/escpos"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+func golden(t *testing.T, name string, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it)\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func logo() image.Image {
+	img := image.NewGray(image.Rect(0, 0, 120, 40))
+	for i := range img.Pix {
+		img.Pix[i] = 255
+	}
+	for y := 10; y < 30; y++ {
+		for x := 10; x < 110; x++ {
+			img.SetGray(x, y, color.Gray{Y: uint8(x * 2)})
+		}
+	}
+	return img
+}
+
+func merchant() Merchant {
+	return Merchant{
+		Name:      "Café du Comptoir",
+		Address:   []string{"12 rue de la Paix", "75002 Paris"},
+		VATNumber: "FR12345678901",
+		Logo:      logo(),
+		Footer:    []string{"Merci de votre visite et à bientôt !"},
+		QRURL:     "https://receipts.example.test/r/{order}",
+	}
+}
+
+func order() Order {
+	return Order{
+		Number: "A42",
+		Time:   time.Date(2026, 3, 14, 12, 5, 0, 0, time.UTC),
+		Lines: []Line{
+			{Qty: 2, Name: "Croque monsieur", UnitPrice: 650, VATRate: 1000},
+			{Qty: 1, Name: "Salade de chèvre chaud aux noix et miel de lavande, vinaigrette balsamique", UnitPrice: 1190, VATRate: 1000},
+			{Qty: 3, Name: "Eau minérale 50 cl", UnitPrice: 199, VATRate: 550},
+			{Qty: 1, Name: "Bière pression", UnitPrice: 550, VATRate: 2000},
+		},
+		Currency: "EUR",
+	}
+}
+
+const cardTicket = "   CARTE BANCAIRE\r\nVISA\r\nA0000000031010\r\n14/03/26 12:06\r\nCOMPTOIR PARIS\r\n75002 PARIS\r\n************4242\r\nMONTANT = 20,00 EUR\r\nDEBIT\r\nTICKET CLIENT A CONSERVER\r\n"
+
+func splitPayment() []Part {
+	return []Part{
+		{Kind: KindCard, Amount: 1800, Tip: 200, Scheme: "VISA", MaskedPAN: "**** **** **** 4242",
+			TransactionID: "txn_8f2c1a", ClientCardTicket: cardTicket},
+		{Kind: KindCash, Amount: order().Total() - 1800},
+	}
+}
+
+func decode(t *testing.T, b []byte) *escpos.Document {
+	t.Helper()
+	doc, err := escpos.Decode(b)
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	if len(doc.Notes) > 0 {
+		t.Errorf("decoder notes: %v", doc.Notes)
+	}
+	return doc
+}
+
+func TestGoldenReceipts(t *testing.T) {
+	r := Receipt{Merchant: merchant(), Order: order(), Payments: splitPayment()}
+	for _, cols := range []int{32, 48} {
+		opt := Options{Columns: cols, Locale: "fr"}
+		b, err := CustomerReceipt(r, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := strconv.Itoa(cols)
+		golden(t, "customer_"+c+".txt", trimRender(decode(t, b).Render(cols)))
+		golden(t, "customer_text_"+c+".txt", CustomerReceiptText(r, opt))
+		golden(t, "share_"+c+".txt", ShareText(r, opt))
+		ob, err := OrderTicket(order(), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "order_ticket_"+c+".txt", trimRender(decode(t, ob).Render(cols)))
+		golden(t, "order_ticket_text_"+c+".txt", OrderTicketText(order(), opt))
+		for _, l := range strings.Split(CustomerReceiptText(r, opt), "\n") {
+			if n := utf8.RuneCountInString(l); n > cols && !strings.HasPrefix(l, "https://") {
+				t.Errorf("%d columns: line %q is %d wide", cols, l, n)
+			}
+		}
+	}
+	// The other languages and currencies, 48 columns.
+	for _, tc := range []struct{ locale, currency string }{{"en", "GBP"}, {"es", "EUR"}, {"en", "CHF"}} {
+		o := order()
+		o.Currency = tc.currency
+		r := Receipt{Merchant: merchant(), Order: o, Payments: []Part{CardPart(&localapi.Transaction{
+			Status: "ok", Amount: o.Total(), Scheme: "MASTERCARD", TransactionID: "txn_1", CardToken: "tok_secret"})}}
+		golden(t, "customer_text_"+tc.locale+"_"+tc.currency+".txt", CustomerReceiptText(r, Options{Columns: 48, Locale: tc.locale}))
+	}
+}
+
+func TestReceiptContent(t *testing.T) {
+	r := Receipt{Merchant: merchant(), Order: order(), Payments: splitPayment()}
+	b, err := CustomerReceipt(r, Options{Columns: 32, Locale: "fr"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := decode(t, b)
+	text := doc.Text()
+	for _, want := range []string{
+		"[IMAGE 120x40]",
+		"[QR https://receipts.example.test/r/A42]",
+		"Paiement 1/2 - Carte     20,00 €", // split tender: two parts
+		"Paiement 2/2 - Espèces   18,37 €",
+		"  Pourboire               2,00 €", // the card part's tip
+		"Pourboire                 2,00 €", // the tip line
+		"Total payé               38,37 €",
+		"  VISA **** **** **** 4242",
+		"  Transaction txn_8f2c1a",
+		"TICKET CLIENT A CONSERVER",
+		"   CARTE BANCAIRE",                // verbatim, leading spaces kept
+		"Salade de chèvre chaud   11,90 €", // wrapped long name
+		"aux noix et miel de",
+		"  3 x 1,99 €",
+		"[PARTIAL CUT]",
+	} {
+		if !strings.Contains(text, want+"\n") {
+			t.Errorf("receipt lacks %q:\n%s", want, text)
+		}
+	}
+	// The total line is bold and double height.
+	for _, l := range doc.Lines {
+		if strings.HasPrefix(l.Text, "TOTAL") && (!l.Bold || l.Height != 2 || l.Width != 1) {
+			t.Errorf("total line %+v", l)
+		}
+	}
+	// The card token never appears, whatever the transaction held.
+	p := CardPart(&localapi.Transaction{Status: "ok", Amount: 100, CardToken: "tok_secret", MerchantCardTicket: "MERCHANT COPY", Issuer: "BANK"})
+	text = CustomerReceiptText(Receipt{Order: order(), Payments: []Part{p}}, Options{})
+	for _, bad := range []string{"tok_secret", "MERCHANT COPY", "BANK"} {
+		if strings.Contains(text, bad) {
+			t.Errorf("receipt shows %q", bad)
+		}
+	}
+}
+
+func TestUnmaskedPANRefused(t *testing.T) {
+	for pan, shown := range map[string]bool{
+		"**** **** **** 4242": true,
+		"497010******4242":    true,
+		"4970101234564242":    false,
+		"4970 1012 3456 4242": false,
+	} {
+		r := Receipt{Order: order(), Payments: []Part{{Kind: KindCard, Amount: 100, Scheme: "VISA", MaskedPAN: pan}}}
+		got := strings.Contains(CustomerReceiptText(r, Options{}), pan)
+		if got != shown {
+			t.Errorf("PAN %q shown = %v, want %v", pan, got, shown)
+		}
+	}
+}
+
+func TestHostileText(t *testing.T) {
+	o := order()
+	o.Number = "7\x1b@"
+	o.Lines = []Line{{Qty: 1, Name: "Burger\x1b@\x1dV\x00\nEvil\x1d(k", UnitPrice: 900, VATRate: 1000}}
+	m := merchant()
+	m.Name = "Shop\x1bE\x01\r\n"
+	m.Address = []string{"\x1dVA\x00Street"}
+	m.Footer = []string{"bye\x10\x04\x01"}
+	pay := []Part{{Kind: KindCard, Amount: 900, Scheme: "VISA\x1bd\x09", TransactionID: "t\x1dV1",
+		ClientCardTicket: "LINE1\x1b@\nLINE2\x1dVA\x00\n"}}
+	r := Receipt{Merchant: m, Order: o, Payments: pay}
+	for _, cols := range []int{32, 48} {
+		b, err := CustomerReceipt(r, Options{Columns: cols, Locale: "en"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := decode(t, b)
+		cuts := 0
+		for _, l := range doc.Lines {
+			if l.Marker != nil && l.Marker.Kind == escpos.MarkerCut {
+				cuts++
+			}
+		}
+		if cuts != 1 {
+			t.Errorf("%d cuts, want 1 (the builder's own)", cuts)
+		}
+		text := doc.Text()
+		for _, want := range []string{"Burger@V Evil(k", "ShopE\n", "VAStreet", "bye", "LINE1@", "LINE2VA", "  VISAd\n", "Transaction tV1"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%d columns: %q missing from\n%s", cols, want, text)
+			}
+		}
+		if strings.ContainsAny(text, "\x00\x01\x04\x10\x1b\x1d\r\t") {
+			t.Errorf("control characters in %q", text)
+		}
+		ob, err := OrderTicket(o, Options{Columns: cols})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := decode(t, ob); d.Lines[1].Text != "7@" {
+			t.Errorf("order number line %q", d.Lines[1].Text)
+		}
+	}
+}
+
+func TestOrderTicketBigNumber(t *testing.T) {
+	for _, tc := range []struct {
+		number string
+		cols   int
+		size   int
+	}{{"42", 32, 4}, {"A-1234", 32, 4}, {"ORDER-123456", 32, 2}, {"ORDER-123456", 48, 4}, {strings.Repeat("9", 40), 32, 1}} {
+		o := order()
+		o.Number = tc.number
+		b, err := OrderTicket(o, Options{Columns: tc.cols, Locale: "en"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := decode(t, b)
+		l := doc.Lines[1]
+		if l.Text != tc.number || l.Width != tc.size || l.Height != tc.size || !l.Bold || l.Align != escpos.AlignCenter {
+			t.Errorf("%q on %d columns: %+v, want size %d", tc.number, tc.cols, l, tc.size)
+		}
+		if !strings.Contains(doc.Text(), "2 x Croque monsieur\n") {
+			t.Errorf("items missing:\n%s", doc.Text())
+		}
+	}
+}
+
+func lines(rates ...[3]int64) Order {
+	var o Order
+	for i, r := range rates {
+		o.Lines = append(o.Lines, Line{Qty: int(r[0]), Name: fmt.Sprint("item", i), UnitPrice: r[1], VATRate: int(r[2])})
+	}
+	return o
+}
+
+func TestTaxBreakdown(t *testing.T) {
+	tests := []struct {
+		name string
+		o    Order
+		want []localapi.Tax
+	}{
+		{"20 %", lines([3]int64{1, 1200, 2000}), []localapi.Tax{{TaxAmount: 200, TaxPercentage: 20}}},
+		{"10 %", lines([3]int64{1, 1100, 1000}), []localapi.Tax{{TaxAmount: 100, TaxPercentage: 10}}},
+		// 211 × 550 / 10550 = 10.9999 → 11; 5.5 % is sent as 6 (integer field).
+		{"5.5 %", lines([3]int64{1, 211, 550}), []localapi.Tax{{TaxAmount: 11, TaxPercentage: 6}}},
+		{"zero rate kept", lines([3]int64{1, 500, 0}), []localapi.Tax{{TaxAmount: 0, TaxPercentage: 0}}},
+		// 63 × 2000 / 12000 = 10.5 exactly: half-up gives 11 (banker's would give 10).
+		{"half up", lines([3]int64{1, 63, 2000}), []localapi.Tax{{TaxAmount: 11, TaxPercentage: 20}}},
+		{"half up negative", lines([3]int64{-1, 63, 2000}), []localapi.Tax{{TaxAmount: -11, TaxPercentage: 20}}},
+		{"2.1 %", lines([3]int64{1, 1000, 210}), []localapi.Tax{{TaxAmount: 21, TaxPercentage: 2}}},
+		{"several rates, ascending", lines(
+			[3]int64{2, 650, 1000}, [3]int64{1, 550, 2000}, [3]int64{3, 199, 550}, [3]int64{1, 300, 0}, [3]int64{1, 1190, 1000}),
+			[]localapi.Tax{{TaxAmount: 0, TaxPercentage: 0}, {TaxAmount: 31, TaxPercentage: 6}, {TaxAmount: 226, TaxPercentage: 10}, {TaxAmount: 92, TaxPercentage: 20}}},
+		{"no lines", Order{}, []localapi.Tax{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := TaxBreakdown(tt.o)
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+			var gross int64
+			for _, s := range VATSummary(tt.o) {
+				if s.Net+s.Tax != s.Gross {
+					t.Errorf("rate %d: net %d + tax %d != gross %d", s.Rate, s.Net, s.Tax, s.Gross)
+				}
+				gross += s.Gross
+			}
+			if gross != tt.o.Total() {
+				t.Errorf("rates add to %d, order total %d", gross, tt.o.Total())
+			}
+		})
+	}
+}
+
+// Seven lines of 1,99 € at 5.5 %: each line's VAT is 10.37 ¢ (10 ¢ rounded),
+// 70 ¢ in all; on the rate's total of 13,93 € it is 72.62 ¢, 73 ¢.
+func TestTaxPerRateNotPerLine(t *testing.T) {
+	var o Order
+	var perLine int64
+	for i := range 7 {
+		o.Lines = append(o.Lines, Line{Qty: 1, Name: fmt.Sprint("Eau ", i), UnitPrice: 199, VATRate: 550})
+		perLine += TaxIncluded(199, 550)
+	}
+	got := TaxBreakdown(o)
+	if len(got) != 1 || got[0].TaxAmount != 73 || perLine != 70 {
+		t.Errorf("per rate %v, per line %d; want 73 and 70", got, perLine)
+	}
+}
+
+// The VAT the receipt prints is the breakdown /payment carries.
+func TestPrintedTaxesMatchBreakdown(t *testing.T) {
+	o := order()
+	o.Lines = append(o.Lines, Line{Qty: 1, Name: "Journal", UnitPrice: 290, VATRate: 210}, Line{Qty: 1, Name: "Timbre", UnitPrice: 150, VATRate: 0})
+	for _, cols := range []int{32, 48} {
+		text := CustomerReceiptText(Receipt{Order: o}, Options{Columns: cols, Locale: "fr"})
+		var printed int64
+		rows := 0
+		for _, l := range strings.Split(text, "\n") {
+			f := strings.Fields(l)
+			if len(f) < 4 || !strings.HasSuffix(l, f[len(f)-1]) || !strings.Contains(l, "%") {
+				continue
+			}
+			// "5,5 %  1 234,50 ..." is not produced here: amounts are below 1 000.
+			tax, err := strconv.ParseInt(strings.ReplaceAll(f[len(f)-2], ",", ""), 10, 64)
+			if err != nil {
+				t.Fatalf("row %q: %v", l, err)
+			}
+			printed += tax
+			rows++
+		}
+		var sent int64
+		bd := TaxBreakdown(o)
+		for _, tx := range bd {
+			sent += tx.TaxAmount
+		}
+		if rows != len(bd) || printed != sent {
+			t.Errorf("%d columns: printed %d rows totalling %d, breakdown %d rows totalling %d\n%s", cols, rows, printed, len(bd), sent, text)
+		}
+	}
+}
+
+func TestReceiptTicket(t *testing.T) {
+	r := Receipt{Merchant: merchant(), Order: order()}
+	opt := Options{Columns: 32, Locale: "fr"}
+	rt, err := ReceiptTicket(r, localapi.FormatESCPOS, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := escpos.DecodeHex(rt.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range doc.Lines {
+		if l.Marker != nil && l.Marker.Kind == escpos.MarkerCut {
+			t.Error("the receiptTicket must not cut: the terminal prints its card ticket with it")
+		}
+	}
+	js, _ := json.Marshal(rt)
+	if !bytes.Contains(js, []byte(`"tax_breakdown":[{"tax_amount":31,"tax_percentage":6},{"tax_amount":226,"tax_percentage":10},{"tax_amount":92,"tax_percentage":20}]`)) ||
+		!bytes.Contains(js, []byte(`"format":"escpos"`)) {
+		t.Errorf("JSON %s", js)
+	}
+	rt, err = ReceiptTicket(r, "", opt)
+	if err != nil || rt.Format != localapi.FormatText || rt.Data != CustomerReceiptText(r, opt) || len(rt.TaxBreakdown) != 3 {
+		t.Errorf("text ticket %+v, %v", rt, err)
+	}
+	if _, err := ReceiptTicket(r, "pdf", opt); err == nil {
+		t.Error("unknown format accepted")
+	}
+	// A QR URL too long for a QR code is the builder's sticky error.
+	r.Merchant.QRURL = "https://x.test/" + strings.Repeat("a", 3000)
+	if _, err := CustomerReceipt(r, opt); err == nil {
+		t.Error("QR too long accepted")
+	}
+}
+
+func TestShareText(t *testing.T) {
+	r := Receipt{Merchant: merchant(), Order: order(), Payments: splitPayment()}
+	sh := ShareReceiptTicket(r, Options{Columns: 32, Locale: "fr"})
+	if sh.Format != localapi.FormatText || strings.Contains(sh.Data, "TICKET CLIENT") || !strings.Contains(sh.Data, "https://receipts.example.test/r/A42") {
+		t.Errorf("share ticket:\n%s", sh.Data)
+	}
+	o := order()
+	for i := range 200 {
+		o.Lines = append(o.Lines, Line{Qty: 1, Name: fmt.Sprint("Article ", i), UnitPrice: 100, VATRate: 2000})
+	}
+	s := ShareText(Receipt{Order: o}, Options{Columns: 32})
+	if n := utf8.RuneCountInString(s); n > MaxShareLength || !strings.HasSuffix(s, "…\n") {
+		t.Errorf("long share: %d characters, ends %q", n, s[len(s)-10:])
+	}
+}
+
+func TestFormatter(t *testing.T) {
+	tests := []struct {
+		locale, cur string
+		cents       int64
+		want        string
+	}{
+		{"fr", "EUR", 1250, "12,50 €"},
+		{"fr", "EUR", 123456789, "1 234 567,89 €"},
+		{"fr", "EUR", -5, "-0,05 €"},
+		{"fr", "CHF", 1250, "12,50 CHF"},
+		{"fr", "GBP", 1250, "12,50 £"},
+		{"en", "EUR", 123450, "€1,234.50"},
+		{"en", "GBP", -1250, "-£12.50"},
+		{"en", "CHF", 1250, "CHF 12.50"},
+		{"es", "EUR", 123450, "1.234,50 €"},
+		{"de", "", 100, "€1.00"},
+	}
+	for _, tt := range tests {
+		if got := (Formatter{tt.locale, tt.cur}).Format(tt.cents); got != tt.want {
+			t.Errorf("%s %s %d = %q, want %q", tt.locale, tt.cur, tt.cents, got, tt.want)
+		}
+	}
+	for bp, want := range map[int]string{2000: "20 %", 550: "5,5 %", 210: "2,1 %", 0: "0 %", 255: "2,55 %", 810: "8,1 %"} {
+		if got := (Formatter{Locale: "fr"}).Rate(bp); got != want {
+			t.Errorf("Rate(%d) = %q, want %q", bp, got, want)
+		}
+	}
+	if got := (Formatter{Locale: "en"}).Rate(550); got != "5.5%" {
+		t.Errorf("en Rate = %q", got)
+	}
+	// € and £ survive the printer's code page.
+	b := escpos.New(escpos.Options{Columns: 32}).Init().Line(Formatter{"fr", "EUR"}.Format(1250) + " " + Formatter{"en", "GBP"}.Format(1))
+	out, _ := b.Bytes()
+	doc := decode(t, out)
+	if doc.Lines[0].Text != "12,50 € £0.01" {
+		t.Errorf("got %q", doc.Lines[0].Text)
+	}
+}
