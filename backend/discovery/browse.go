@@ -60,6 +60,11 @@ type Options struct {
 	PingTimeout time.Duration
 	// Pinger confirms a candidate; nil pings it with the Local API client.
 	Pinger Pinger
+	// AcceptSimulated keeps simulated terminals (TXT "sim=1", as
+	// `comptoir simulator --mdns` advertises). Off by default: a demo
+	// simulator on the shop's network must never be taken for the real
+	// terminal by another kiosk.
+	AcceptSimulated bool
 }
 
 func (o Options) withDefaults() Options {
@@ -101,6 +106,12 @@ func pingLocalAPI(ctx context.Context, baseURL string) error {
 	_, err = c.Ping(ctx, false)
 	return err
 }
+
+// simulated reports the TXT record of a simulated terminal.
+func simulated(txt []string) bool { return slices.Contains(txt, SimulatedTXT) }
+
+// SimulatedTXT marks a simulated terminal's advertisement.
+const SimulatedTXT = "sim=1"
 
 // Terminal is an instance found by mDNS.
 type Terminal struct {
@@ -242,7 +253,7 @@ func browse(ctx context.Context, opts Options, want string) ([]Terminal, error) 
 	// window): leaving it would block the library's goroutine for good.
 	for e := range entries {
 		name := unescape(e.Instance)
-		if !opts.matches(name, e.Port) || seen[strings.ToLower(name)] {
+		if !opts.matches(name, e.Port) || seen[strings.ToLower(name)] || (simulated(e.Text) && !opts.AcceptSimulated) {
 			continue
 		}
 		seen[strings.ToLower(name)] = true

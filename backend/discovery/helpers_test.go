@@ -51,6 +51,8 @@ func loOptions(t *testing.T, filter string) Options {
 		Port:        -1,
 		Window:      1500 * time.Millisecond,
 		PingTimeout: time.Second,
+		// The tests' terminals are simulators.
+		AcceptSimulated: true,
 	}
 }
 
@@ -80,7 +82,7 @@ func needMulticast(t *testing.T) {
 		}
 		defer srv.Shutdown()
 		opts := Options{Interfaces: []net.Interface{lo}, NameFilter: name, Port: -1, Window: 3 * time.Second,
-			Pinger: func(context.Context, string) error { return nil }}
+			Pinger: func(context.Context, string) error { return nil }, AcceptSimulated: true}
 		_, multicastErr = Resolve(context.Background(), name, opts)
 	})
 	if multicastErr != nil {
