@@ -48,6 +48,14 @@ func newApp(flags commonFlags) *App { return &App{flags: flags} }
 // wails.Run: `wails build` runs main to generate bindings.
 func (a *App) startup(ctx context.Context) {
 	a.ctx = ctx
+	// Finding the terminal may take seconds: never hold the window for it.
+	if !a.flags.demo && a.flags.terminal == "" {
+		a.setProblem("Looking for the payment terminal…")
+	}
+	go a.startPayments(ctx)
+}
+
+func (a *App) startPayments(ctx context.Context) {
 	p, err := openPayments(ctx, a.flags, payment.DefaultLimits, os.Stderr)
 	if err != nil {
 		a.setProblem(startupProblem(err))
@@ -55,19 +63,17 @@ func (a *App) startup(ctx context.Context) {
 		return
 	}
 	a.mu.Lock()
-	a.pay, a.terminal = p, p.terminalURL
+	a.pay, a.terminal, a.problem = p, p.terminalURL, ""
 	a.mu.Unlock()
 	log.Printf("comptoir: terminal %s (demo %v)", p.terminalURL, a.flags.demo)
 	// Recovery before any new order; the terminal may take a while to answer.
-	go func() {
-		if _, err := p.o.Recover(ctx); err != nil {
-			a.setProblem("Unfinished payments could not be checked with the terminal yet: " + err.Error())
-			return
-		}
-		a.mu.Lock()
-		a.ready = true
-		a.mu.Unlock()
-	}()
+	if _, err := p.o.Recover(ctx); err != nil {
+		a.setProblem("Unfinished payments could not be checked with the terminal yet: " + err.Error())
+		return
+	}
+	a.mu.Lock()
+	a.ready = true
+	a.mu.Unlock()
 }
 
 func (a *App) setProblem(p string) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"strings"
 	"time"
 
@@ -117,7 +118,7 @@ func cmdSimulator(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	defer sim.Close()
 	if *mdns {
-		stop, err := sim.Advertise(ctx, terminalsim.AdvertiseOptions{})
+		stop, err := sim.Advertise(ctx, advertiseOptions(sim))
 		if err != nil {
 			fmt.Fprintln(stderr, "comptoir simulator: mDNS:", err)
 			return 1
@@ -128,6 +129,23 @@ func cmdSimulator(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		sim.URL(), strings.TrimSuffix(sim.URL(), localapi.BasePath)+"/sim/", strings.TrimSuffix(sim.URL(), localapi.BasePath)+"/sim/")
 	<-ctx.Done()
 	return 0
+}
+
+// advertiseOptions advertises a simulator listening on loopback on the
+// loopback interface only, with 127.0.0.1: what is only reachable from this
+// machine is only announced to it.
+func advertiseOptions(sim *terminalsim.Terminal) terminalsim.AdvertiseOptions {
+	addr, ok := sim.Addr().(*net.TCPAddr)
+	if !ok || !addr.IP.IsLoopback() {
+		return terminalsim.AdvertiseOptions{}
+	}
+	ifaces, _ := net.Interfaces()
+	for _, ifi := range ifaces {
+		if ifi.Flags&net.FlagLoopback != 0 {
+			return terminalsim.AdvertiseOptions{Loopback: true, Interfaces: []net.Interface{ifi}}
+		}
+	}
+	return terminalsim.AdvertiseOptions{Loopback: true}
 }
 
 // terminalAddress returns the terminal to talk to: the built-in simulator

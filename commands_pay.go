@@ -46,41 +46,60 @@ func (l limitFlags) limits() payment.Limits {
 }
 
 // openPayments opens the journal (locking the data directory) and an
-// orchestrator on the configured terminal. It does not recover.
+// orchestrator on the terminal: the one given (--terminal, --demo), else the
+// one discovery finds or remembers. It does not recover.
 func openPayments(ctx context.Context, c commonFlags, lim payment.Limits, stderr io.Writer) (*payments, error) {
 	dir, err := c.resolveDataDir()
 	if err != nil {
 		return nil, err
 	}
-	addr, stopSim, err := terminalAddress(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	client, err := localapi.NewClient(addr, localapi.WithUserAgent(userAgent()))
-	if err != nil {
-		stopSim()
-		return nil, err
-	}
 	db, err := journal.Open(ctx, dir)
 	if err != nil {
-		stopSim()
 		return nil, err
 	}
-	terminalID := client.BaseURL()
-	if c.demo {
-		terminalID = "demo"
+	var (
+		term       payment.Terminal
+		terminalID string
+		baseURL    string
+		stop       = func() {}
+	)
+	if c.demo || c.terminal != "" {
+		addr, stopSim, err := terminalAddress(ctx, c)
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		client, err := localapi.NewClient(addr, localapi.WithUserAgent(userAgent()))
+		if err != nil {
+			stopSim()
+			db.Close()
+			return nil, err
+		}
+		term, baseURL, terminalID, stop = client, client.BaseURL(), client.BaseURL(), stopSim
+		if c.demo {
+			terminalID = "demo"
+		}
+	} else {
+		tr, instance, err := discoverTerminal(ctx, db, c.discoverWait)
+		if err != nil {
+			db.Close()
+			return nil, err
+		}
+		// The instance name, not the address: DHCP may move the terminal,
+		// and recovery must still know it is the same one.
+		term, baseURL, terminalID, stop = tr, tr.BaseURL(), "mdns:"+instance, func() { tr.Close() }
 	}
 	o, err := payment.New(payment.Config{
-		Journal: db, Terminal: client, TerminalID: terminalID, Limits: lim,
+		Journal: db, Terminal: term, TerminalID: terminalID, Limits: lim,
 		Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: version},
 		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 	if err != nil {
+		stop()
 		db.Close()
-		stopSim()
 		return nil, err
 	}
-	return &payments{db: db, o: o, terminalURL: client.BaseURL(), close: func() { o.Close(); db.Close(); stopSim() }}, nil
+	return &payments{db: db, o: o, terminalURL: baseURL, close: func() { o.Close(); stop(); db.Close() }}, nil
 }
 
 // payResult is what `comptoir pay` prints.

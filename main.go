@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 )
 
 const usage = `Usage:
@@ -32,6 +33,8 @@ const usage = `Usage:
                                  one payment through the journal; Ctrl-C cancels
                                  (abort, then the true outcome); exit 0 approved,
                                  1 not approved, 3 outcome unknown
+  comptoir discover [--timeout D] [--iface NAMES] [--simulators]
+                                 terminals found by mDNS, each pinged
   comptoir recover               resolve every unfinished attempt now
   comptoir attempts [--open] [--limit N]
                                  the journal, newest first
@@ -41,7 +44,9 @@ Shared flags:
   --data-dir DIR   where Comptoir keeps its data (env COMPTOIR_DATA_DIR;
                    default: the OS config dir + comptoir)
   --terminal URL   the terminal's address: a base URL ending in /localapi/v4,
-                   or host[:port] (env COMPTOIR_TERMINAL)
+                   or host[:port] (env COMPTOIR_TERMINAL); without it the
+                   terminal is found by mDNS and remembered by name
+  --discover-wait D  how long to look for it (default 10s)
   --demo           use the built-in simulated terminal: no real payments
 `
 
@@ -84,6 +89,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdRecover(ctx, rest, stdout, stderr)
 	case "attempts":
 		return cmdAttempts(ctx, rest, stdout, stderr)
+	case "discover":
+		return cmdDiscover(ctx, rest, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, versionString())
 		return 0
@@ -97,9 +104,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // commonFlags are the flags every mode shares.
 type commonFlags struct {
-	dataDir  string
-	terminal string
-	demo     bool
+	dataDir      string
+	terminal     string
+	demo         bool
+	discoverWait time.Duration
 }
 
 func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {
@@ -109,6 +117,7 @@ func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {
 	fs.StringVar(&c.dataDir, "data-dir", os.Getenv("COMPTOIR_DATA_DIR"), "data directory")
 	fs.StringVar(&c.terminal, "terminal", os.Getenv("COMPTOIR_TERMINAL"), "terminal address")
 	fs.BoolVar(&c.demo, "demo", false, "use the built-in simulated terminal")
+	fs.DurationVar(&c.discoverWait, "discover-wait", 10*time.Second, "without --terminal, how long to look for the terminal by mDNS")
 	return fs
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
 func TestPingDemo(t *testing.T) {
@@ -90,4 +92,83 @@ func TestSimulatorRejectsBadTimescale(t *testing.T) {
 	if code := cmdSimulator(context.Background(), []string{"--timescale", "0"}, io.Discard, &errOut); code != 2 {
 		t.Errorf("exit %d", code)
 	}
+}
+
+func startSim(t *testing.T) *terminalsim.Terminal {
+	t.Helper()
+	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	return sim
+}
+
+func TestPayThenAttempts(t *testing.T) {
+	sim := startSim(t)
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	if code := run([]string{"pay", "--terminal", sim.URL(), "--data-dir", dir, "--amount", "1250", "--order", "A1"}, &out, &errOut); code != 0 {
+		t.Fatalf("pay: exit %d %s %s", code, out.String(), errOut.String())
+	}
+	var res payResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Status != "approved" || res.Order != "A1" || res.IdempotentUUID == "" || !res.OrderPaid {
+		t.Fatalf("pay printed %s (%v)", out.String(), err)
+	}
+	if len(sim.ChargesFor(res.IdempotentUUID)) != 1 {
+		t.Errorf("the terminal has no charge for %s", res.IdempotentUUID)
+	}
+	// A declined amount (cents 51) exits 1 and says declined.
+	out.Reset()
+	if code := run([]string{"pay", "--terminal", sim.URL(), "--data-dir", dir, "--amount", "951"}, &out, &errOut); code != 1 || !strings.Contains(out.String(), `"declined"`) {
+		t.Fatalf("declined pay: exit %d %s", code, out.String())
+	}
+	out.Reset()
+	if code := run([]string{"attempts", "--data-dir", dir}, &out, &errOut); code != 0 {
+		t.Fatalf("attempts: exit %d %s", code, errOut.String())
+	}
+	var rows []attemptRow
+	if err := json.Unmarshal(out.Bytes(), &rows); err != nil || len(rows) != 2 || rows[1].IdempotentUUID != res.IdempotentUUID || rows[1].State != "approved" {
+		t.Fatalf("attempts printed %s (%v)", out.String(), err)
+	}
+	out.Reset()
+	if code := run([]string{"recover", "--terminal", sim.URL(), "--data-dir", dir}, &out, &errOut); code != 0 || strings.TrimSpace(out.String()) != "[]" {
+		t.Fatalf("recover with nothing open: exit %d %q", code, out.String())
+	}
+}
+
+func TestDiscoverFindsALoopbackSimulator(t *testing.T) {
+	sim := startSim(t)
+	opts := advertiseOptions(sim)
+	if !opts.Loopback || len(opts.Interfaces) != 1 {
+		t.Fatalf("a simulator on 127.0.0.1 is advertised with %+v", opts)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop, err := sim.Advertise(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	var out, errOut bytes.Buffer
+	if code := run([]string{"discover", "--iface", opts.Interfaces[0].Name, "--simulators", "--timeout", "2s"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d %s", code, errOut.String())
+	}
+	var found []struct {
+		Instance  string `json:"instance"`
+		BaseURL   string `json:"baseUrl"`
+		Confirmed bool   `json:"confirmed"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &found); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
+	}
+	for _, f := range found {
+		if f.Instance == sim.Config().InstanceName && f.Confirmed && f.BaseURL == sim.URL() {
+			return
+		}
+	}
+	t.Errorf("%s not found: %s", sim.Config().InstanceName, out.String())
 }
