@@ -1,0 +1,222 @@
+// Package kiosk is the application service the UI talks to: catalog, cart,
+// checkout, receipts, terminal status and settings. The backend is the
+// source of truth: the UI renders the snapshots published here and calls
+// intent methods; no payment logic lives in the UI.
+//
+// This file is the contract with the UI. frontend/src/lib/contract.ts
+// mirrors it field for field; change both together.
+package kiosk
+
+import "time"
+
+// Events the Service publishes through its Emitter, each carrying the full
+// snapshot (never a diff), so a UI that missed one is right at the next.
+const (
+	EventCheckout = "kiosk:checkout" // CheckoutView
+	EventTerminal = "kiosk:terminal" // TerminalView
+)
+
+// Phase is where the checkout stands. Navigation inside the ordering phase
+// (menu, category, product detail, cart, payment choice) belongs to the UI;
+// everything from Pay on is decided here.
+type Phase string
+
+const (
+	PhaseWelcome   Phase = "welcome"   // attract screen; no cart
+	PhaseOrdering  Phase = "ordering"  // building the cart
+	PhasePaying    Phase = "paying"    // an attempt is out: follow the terminal; Cancel
+	PhaseCanceling Phase = "canceling" // Cancel pressed: waiting for the terminal's answer
+	PhaseApproved  Phase = "approved"  // paid: order number, receipt choice
+	PhaseDeclined  Phase = "declined"  // not charged: try again, other card, cancel order
+	PhaseUnknown   Phase = "unknown"   // outcome unknown: call staff, with the order number
+	PhaseFailed    Phase = "failed"    // the terminal refused or could not be reached: not charged
+	// PhaseUnavailable: no terminal, recovery incomplete, journal unwritable:
+	// the kiosk takes no orders and asks for staff.
+	PhaseUnavailable Phase = "unavailable"
+)
+
+// PaymentMethod is the customer's choice of tender.
+type PaymentMethod string
+
+const (
+	MethodCard PaymentMethod = "card"
+	// MethodVoucherThenCard: a meal-voucher card for the eligible part (up
+	// to the cap), then a bank card for the rest. The terminal never splits
+	// a payment, so these are two attempts.
+	MethodVoucherThenCard PaymentMethod = "voucher_then_card"
+)
+
+// Step is which part of a split tender an attempt pays.
+type Step string
+
+const (
+	StepCard    Step = "card"
+	StepVoucher Step = "voucher"
+)
+
+// ReceiptChoice is what the customer wants after paying.
+type ReceiptChoice string
+
+const (
+	ReceiptPrint ReceiptChoice = "print"
+	ReceiptEmail ReceiptChoice = "email" // the terminal asks for the address
+	ReceiptSMS   ReceiptChoice = "sms"   // the terminal asks for the number
+	ReceiptNone  ReceiptChoice = "none"
+)
+
+// Text is a name in every offered language: {"fr": "...", "en": "...", "es": "..."}.
+type Text map[string]string
+
+// CatalogView is the menu, as the UI shows it.
+type CatalogView struct {
+	Currency   string         `json:"currency"` // EUR, CHF or GBP
+	Categories []CategoryView `json:"categories"`
+}
+
+// CategoryView is one category of products.
+type CategoryView struct {
+	ID       string        `json:"id"`
+	Name     Text          `json:"name"`
+	Products []ProductView `json:"products"`
+}
+
+// ProductView is one product.
+type ProductView struct {
+	ID          string   `json:"id"`
+	Name        Text     `json:"name"`
+	Description Text     `json:"description,omitempty"`
+	Price       int64    `json:"price"`   // cents, VAT included
+	VATRate     int      `json:"vatRate"` // basis points: 550 = 5.5 %
+	MealVoucher bool     `json:"mealVoucher"`
+	Image       string   `json:"image,omitempty"` // URL path the UI can load, "" when none
+	Allergens   []string `json:"allergens,omitempty"`
+}
+
+// LineView is one cart line.
+type LineView struct {
+	ID        string `json:"id"`
+	ProductID string `json:"productId"`
+	Name      Text   `json:"name"`
+	Qty       int    `json:"qty"`
+	UnitPrice int64  `json:"unitPrice"`
+	Total     int64  `json:"total"`
+	VATRate   int    `json:"vatRate"`
+}
+
+// TaxView is the VAT of one rate, included in the total.
+type TaxView struct {
+	Rate   int   `json:"rate"`   // basis points
+	Amount int64 `json:"amount"` // cents
+}
+
+// PaymentView is the payment in progress or just ended.
+type PaymentView struct {
+	Method PaymentMethod `json:"method"`
+	Step   Step          `json:"step"`
+	// Amount is what this attempt asks of the card, cents.
+	Amount int64 `json:"amount"`
+	// Paid and Due are the order's: approved so far, and still owed.
+	Paid int64 `json:"paid"`
+	Due  int64 `json:"due"`
+	// AttemptUUID is the attempt's idempotentUuid (for staff).
+	AttemptUUID string `json:"attemptUuid,omitempty"`
+	// Deadline is when the terminal gives up waiting for a card: the UI's
+	// countdown. Zero when not applicable.
+	Deadline time.Time `json:"deadline,omitzero"`
+	// ChargedDespiteCancel: Cancel came too late; the customer was charged
+	// and the order is paid. The approved screen must say so.
+	ChargedDespiteCancel bool `json:"chargedDespiteCancel,omitempty"`
+	// Message is a sentence for staff (a terminal error, why unknown); the
+	// customer screens use their own words.
+	Message string `json:"message,omitempty"`
+}
+
+// ReceiptView is the receipt after payment.
+type ReceiptView struct {
+	Choice ReceiptChoice `json:"choice,omitempty"`
+	// Status: "" (not chosen), "working", "done", "error".
+	Status  string `json:"status,omitempty"`
+	Message string `json:"message,omitempty"`
+}
+
+// CheckoutView is the whole checkout, pushed at every change.
+type CheckoutView struct {
+	Phase    Phase  `json:"phase"`
+	Language string `json:"language"` // fr, en or es
+	Currency string `json:"currency"`
+	// OrderNumber is the short number the customer collects with ("42");
+	// OrderID is the order's id in the journal, sent as cartId.
+	OrderNumber string     `json:"orderNumber,omitempty"`
+	OrderID     string     `json:"orderId,omitempty"`
+	Lines       []LineView `json:"lines"`
+	Total       int64      `json:"total"`
+	Taxes       []TaxView  `json:"taxes"`
+	// VoucherEligible is the part of the total meal vouchers may pay
+	// (eligible products, capped by the setting); 0 hides the option.
+	VoucherEligible int64        `json:"voucherEligible"`
+	Payment         *PaymentView `json:"payment,omitempty"`
+	Receipt         *ReceiptView `json:"receipt,omitempty"`
+	// Error is the last refused intent, as a message key the UI translates
+	// (e.g. "error.cart_empty"), "" when none.
+	Error string `json:"error,omitempty"`
+}
+
+// TerminalState is the status indicator's state.
+type TerminalState string
+
+const (
+	TerminalSearching   TerminalState = "searching"
+	TerminalConnected   TerminalState = "connected"
+	TerminalUnreachable TerminalState = "unreachable"
+	TerminalChoose      TerminalState = "choose" // several found: staff must pick
+	TerminalNone        TerminalState = "none"   // none configured or found
+)
+
+// TerminalView is the terminal's status, pushed at every change.
+type TerminalView struct {
+	State   TerminalState `json:"state"`
+	Name    string        `json:"name,omitempty"`    // mDNS instance name, or the address
+	Address string        `json:"address,omitempty"` // base URL
+	Since   time.Time     `json:"since,omitzero"`    // unreachable since
+	Demo    bool          `json:"demo"`              // the simulated terminal: no real payments
+	// Ready is true once unfinished payments are recovered: orders may start.
+	Ready bool `json:"ready"`
+	// Problem is why the kiosk cannot take orders, a sentence for staff.
+	Problem string `json:"problem,omitempty"`
+}
+
+// InfoView is what the UI needs once at start.
+type InfoView struct {
+	Version         string   `json:"version"`
+	Demo            bool     `json:"demo"`
+	Languages       []string `json:"languages"` // offered, in order
+	DefaultLanguage string   `json:"defaultLanguage"`
+	Currency        string   `json:"currency"`
+	// IdleSeconds: without a touch for this long the UI calls Abandon.
+	IdleSeconds int `json:"idleSeconds"`
+	// Mode is kiosk (self-service) or counter (staff).
+	Mode string `json:"mode"`
+}
+
+// Intents, as the UI calls them (Wails binding methods of the same names;
+// in browser mode POST /api/<Name> with a JSON array of the arguments):
+//
+//	Info() InfoView
+//	Catalog() CatalogView
+//	Checkout() CheckoutView
+//	Terminal() TerminalView
+//	Start(language string) CheckoutView             welcome → ordering, new cart
+//	SetLanguage(language string) CheckoutView
+//	AddItem(productID string, qty int) CheckoutView
+//	SetQuantity(lineID string, qty int) CheckoutView  0 removes the line
+//	Pay(method PaymentMethod) CheckoutView          ordering → paying
+//	Cancel() CheckoutView                           paying → canceling
+//	Retry() CheckoutView                            declined/failed → paying, a new attempt
+//	PayRestByCard() CheckoutView                    voucher part declined → card for all that is due
+//	CancelOrder() CheckoutView                      declined/failed → welcome
+//	ChooseReceipt(choice ReceiptChoice) CheckoutView  approved: print, email, sms or none
+//	Finish() CheckoutView                           approved/unknown → welcome
+//	Abandon() CheckoutView                          idle timeout: → welcome, unless a payment is out
+//
+// An intent refused in the current phase returns the unchanged view with
+// Error set; errors returned as Go errors are for failures (journal, I/O).
