@@ -46,9 +46,9 @@ fuzz:
 	go test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./backend/escpos/
 
 # Benchmarks (method in docs/benchmarks.md): the journal's durable commit,
-# recovery's scan with a million attempts, a whole payment.
+# recovery's scan with a million attempts, a whole payment, discovery.
 bench:
-	go test -run '^$$' -bench . -benchtime 2s ./backend/journal/ ./backend/payment/
+	go test -run '^$$' -bench . -benchtime 2s ./backend/journal/ ./backend/payment/ ./backend/discovery/
 
 clean:
 	rm -rf build/bin frontend/dist/assets frontend/dist/index.html

@@ -18,7 +18,7 @@ import (
 // loopback returns the loopback interface ("lo" on Linux, "lo0" on macOS).
 // It has no MULTICAST flag, so it is never browsed by default, but
 // multicast on it works and nothing leaves the machine.
-func loopback(t *testing.T) net.Interface {
+func loopback(t testing.TB) net.Interface {
 	t.Helper()
 	ifaces, err := net.Interfaces()
 	if err != nil {
@@ -91,7 +91,7 @@ func needMulticast(t *testing.T) {
 }
 
 // newSim starts a simulated terminal on 127.0.0.1 at test speed.
-func newSim(t *testing.T, instance string) *terminalsim.Terminal {
+func newSim(t testing.TB, instance string) *terminalsim.Terminal {
 	t.Helper()
 	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, InstanceName: instance, Serial: "SIM-" + tag()})
 	if err != nil {
@@ -105,7 +105,7 @@ func newSim(t *testing.T, instance string) *terminalsim.Terminal {
 }
 
 // advertiseSim advertises sim on the loopback interface at 127.0.0.1.
-func advertiseSim(t *testing.T, sim *terminalsim.Terminal) {
+func advertiseSim(t testing.TB, sim *terminalsim.Terminal) {
 	t.Helper()
 	stop, err := sim.Advertise(t.Context(), terminalsim.AdvertiseOptions{Interfaces: []net.Interface{loopback(t)}, Loopback: true})
 	if err != nil {
