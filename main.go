@@ -139,6 +139,4 @@ func printJSON(w io.Writer, v any) {
 	enc.Encode(v)
 }
 
-func versionString() string { return "comptoir " + version }
-
 var errNoTerminal = errors.New("no terminal configured: pass --terminal URL, set COMPTOIR_TERMINAL, or use --demo")

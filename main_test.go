@@ -172,3 +172,13 @@ func TestDiscoverFindsALoopbackSimulator(t *testing.T) {
 	}
 	t.Errorf("%s not found: %s", sim.Config().InstanceName, out.String())
 }
+
+func TestVersionShowsTheStamp(t *testing.T) {
+	old := [3]string{version, commit, buildTime}
+	defer func() { version, commit, buildTime = old[0], old[1], old[2] }()
+	version, commit, buildTime = "v1.2.3", "abc1234", "2026-11-22T10:00:00Z"
+	var out bytes.Buffer
+	if code := run([]string{"--version"}, &out, io.Discard); code != 0 || strings.TrimSpace(out.String()) != "comptoir v1.2.3 (abc1234, built 2026-11-22T10:00:00Z)" {
+		t.Errorf("exit %d, %q", code, out.String())
+	}
+}

@@ -1,4 +1,22 @@
 package main
 
-// version is stamped at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// Stamped at build time with -ldflags "-X main.version=... -X main.commit=...
+// -X main.buildTime=..." (scripts/lib.sh, scripts/dist).
+var (
+	version   = "dev"
+	commit    = ""
+	buildTime = ""
+)
+
+// versionString is what `comptoir --version` prints and the staff screen shows.
+func versionString() string {
+	s := "comptoir " + version
+	if commit != "" {
+		s += " (" + commit
+		if buildTime != "" {
+			s += ", built " + buildTime
+		}
+		s += ")"
+	}
+	return s
+}

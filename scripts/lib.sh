@@ -68,12 +68,21 @@ ensure_npm_packages() {
   (cd "$ROOT/frontend" && npm ci --no-audit --no-fund)
 }
 
+# stamp_ldflags prints the -ldflags that stamp version, commit and build time.
+stamp_ldflags() {
+  local ver commit when
+  ver=$(git -C "$ROOT" describe --tags --always --dirty 2>/dev/null || echo dev)
+  commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  when=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+  echo "-X main.version=$ver -X main.commit=$commit -X main.buildTime=$when"
+}
+
 # build_desktop builds build/bin/comptoir with the version stamped in.
 build_desktop() {
-  local ver
-  ver=$(git -C "$ROOT" describe --tags --always --dirty 2>/dev/null || echo dev)
-  say "building the desktop app ($ver)"
+  local flags
+  flags=$(stamp_ldflags)
+  say "building the desktop app ($flags)"
   local tags=""
   [ "$(uname -s)" = Linux ] && tags="-tags webkit2_41"
-  (cd "$ROOT" && wails build -m $tags -ldflags "-X main.version=$ver" >&2)
+  (cd "$ROOT" && wails build -m $tags -ldflags "$flags" >&2)
 }
