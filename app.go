@@ -6,12 +6,13 @@ import (
 	"errors"
 	"io/fs"
 	"log"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
 	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
@@ -29,17 +30,16 @@ var assets embed.FS
 const readyFallback = 5 * time.Second
 
 // App is the Wails binding. Its exported methods are callable from the
-// frontend as window.go.main.App.<Method>; keep them thin.
+// frontend as window.go.main.App.<Method>; each is one call to the kiosk
+// service (backend/kiosk), whose contract.go lists them.
 type App struct {
 	ctx      context.Context
 	showOnce sync.Once
 	flags    commonFlags
 
-	mu       sync.Mutex
-	pay      *payments // nil until started, or when it could not start
-	terminal string    // the terminal's base URL, "" when none is configured
-	problem  string    // why payments cannot be taken, for the UI; "" when fine
-	ready    bool      // recovery finished: new payments may start
+	mu      sync.Mutex
+	stack   *kioskStack // nil until started, or when it could not start
+	problem string      // why the kiosk cannot start, for the UI
 }
 
 func newApp(flags commonFlags) *App { return &App{flags: flags} }
@@ -52,28 +52,29 @@ func (a *App) startup(ctx context.Context) {
 	if !a.flags.demo && a.flags.terminal == "" {
 		a.setProblem("Looking for the payment terminal…")
 	}
-	go a.startPayments(ctx)
+	go a.startKiosk(ctx)
 }
 
-func (a *App) startPayments(ctx context.Context) {
-	p, err := openPayments(ctx, a.flags, payment.DefaultLimits, os.Stderr)
+// wailsEmitter forwards the kiosk's snapshots to the page.
+type wailsEmitter struct{ ctx context.Context }
+
+func (w wailsEmitter) Emit(event string, data any) { runtime.EventsEmit(w.ctx, event, data) }
+
+func (a *App) startKiosk(ctx context.Context) {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	stack, err := startKiosk(ctx, a.flags, wailsEmitter{ctx}, logger)
 	if err != nil {
 		a.setProblem(startupProblem(err))
-		log.Printf("comptoir: payments unavailable: %v", err)
+		log.Printf("comptoir: the kiosk cannot start: %v", err)
+		runtime.EventsEmit(ctx, kiosk.EventTerminal, a.Terminal())
 		return
 	}
 	a.mu.Lock()
-	a.pay, a.terminal, a.problem = p, p.terminalURL, ""
+	a.stack, a.problem = stack, ""
 	a.mu.Unlock()
-	log.Printf("comptoir: terminal %s (demo %v)", p.terminalURL, a.flags.demo)
-	// Recovery before any new order; the terminal may take a while to answer.
-	if _, err := p.o.Recover(ctx); err != nil {
-		a.setProblem("Unfinished payments could not be checked with the terminal yet: " + err.Error())
-		return
-	}
-	a.mu.Lock()
-	a.ready = true
-	a.mu.Unlock()
+	log.Printf("comptoir: terminal %s (demo %v)", stack.url, a.flags.demo)
+	runtime.EventsEmit(ctx, kiosk.EventTerminal, stack.svc.Terminal())
+	runtime.EventsEmit(ctx, kiosk.EventCheckout, stack.svc.Checkout())
 }
 
 func (a *App) setProblem(p string) {
@@ -82,11 +83,21 @@ func (a *App) setProblem(p string) {
 	a.mu.Unlock()
 }
 
-// startupProblem says in a sentence why payments cannot start.
+// svc is the kiosk service, or nil while it is not running.
+func (a *App) svc() *kiosk.Service {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.stack == nil {
+		return nil
+	}
+	return a.stack.svc
+}
+
+// startupProblem says in a sentence why the kiosk cannot start.
 func startupProblem(err error) string {
 	switch {
 	case errors.Is(err, errNoTerminal):
-		return "No payment terminal is configured."
+		return "No payment terminal is configured or found."
 	case journal.ErrorCode(err) == journal.ELOCKED:
 		return "Comptoir is already running on this computer with the same data."
 	case journal.ErrorCode(err) == journal.EFULL:
@@ -94,7 +105,7 @@ func startupProblem(err error) string {
 	case journal.ErrorCode(err) == journal.EREADONLY:
 		return "Comptoir's data folder cannot be written."
 	}
-	return "Payments are unavailable: " + err.Error()
+	return "The kiosk cannot start: " + err.Error()
 }
 
 // domReady fires when the page has loaded, possibly before the first screen
@@ -107,10 +118,11 @@ func (a *App) domReady(context.Context) {
 
 func (a *App) shutdown(context.Context) {
 	a.mu.Lock()
-	p := a.pay
+	stack := a.stack
+	a.stack = nil
 	a.mu.Unlock()
-	if p != nil {
-		p.close()
+	if stack != nil {
+		stack.close()
 	}
 }
 
@@ -125,21 +137,92 @@ func (a *App) Version() string {
 	return version
 }
 
-// AppInfo is what the UI shows about this installation.
-type AppInfo struct {
-	Version  string `json:"version"`
-	Demo     bool   `json:"demo"`     // the simulated terminal: no real payments
-	Terminal string `json:"terminal"` // base URL, "" when none is configured
-	Ready    bool   `json:"ready"`    // unfinished payments recovered: orders may start
-	Problem  string `json:"problem"`  // why payments cannot be taken, "" when fine
+// errNotStarted answers an intent while the kiosk is not running.
+var errNotStarted = errors.New("the kiosk is not running")
+
+// Info is what the UI needs once at start.
+func (a *App) Info() kiosk.InfoView {
+	if svc := a.svc(); svc != nil {
+		return svc.Info()
+	}
+	return kiosk.InfoView{Version: version, Demo: a.flags.demo, Languages: []string{"fr", "en", "es"},
+		DefaultLanguage: "fr", Currency: "EUR", IdleSeconds: 60, Mode: "kiosk"}
 }
 
-// Info describes this installation for the UI.
-func (a *App) Info() AppInfo {
+// Catalog is the menu.
+func (a *App) Catalog() kiosk.CatalogView {
+	if svc := a.svc(); svc != nil {
+		return svc.Catalog()
+	}
+	return kiosk.CatalogView{Currency: "EUR", Categories: []kiosk.CategoryView{}}
+}
+
+// Checkout is the checkout's snapshot.
+func (a *App) Checkout() kiosk.CheckoutView {
+	if svc := a.svc(); svc != nil {
+		return svc.Checkout()
+	}
+	return kiosk.CheckoutView{Phase: kiosk.PhaseUnavailable, Language: "fr", Currency: "EUR", Lines: []kiosk.LineView{}, Taxes: []kiosk.TaxView{}}
+}
+
+// Terminal is the terminal's status; before the kiosk runs, why it does not.
+func (a *App) Terminal() kiosk.TerminalView {
+	if svc := a.svc(); svc != nil {
+		return svc.Terminal()
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return AppInfo{Version: version, Demo: a.flags.demo, Terminal: a.terminal, Ready: a.ready, Problem: a.problem}
+	return kiosk.TerminalView{State: kiosk.TerminalSearching, Demo: a.flags.demo, Problem: a.problem}
 }
+
+// intent runs one intent of the kiosk service.
+func (a *App) intent(f func(*kiosk.Service) (kiosk.CheckoutView, error)) (kiosk.CheckoutView, error) {
+	svc := a.svc()
+	if svc == nil {
+		return a.Checkout(), errNotStarted
+	}
+	return f(svc)
+}
+
+func (a *App) Start(language string) (kiosk.CheckoutView, error) {
+	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.Start(language) })
+}
+
+func (a *App) SetLanguage(language string) (kiosk.CheckoutView, error) {
+	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.SetLanguage(language) })
+}
+
+func (a *App) AddItem(productID string, qty int) (kiosk.CheckoutView, error) {
+	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.AddItem(productID, qty) })
+}
+
+func (a *App) SetQuantity(lineID string, qty int) (kiosk.CheckoutView, error) {
+	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.SetQuantity(lineID, qty) })
+}
+
+func (a *App) Pay(method kiosk.PaymentMethod) (kiosk.CheckoutView, error) {
+	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.Pay(method) })
+}
+
+func (a *App) Cancel() (kiosk.CheckoutView, error) { return a.intent((*kiosk.Service).Cancel) }
+
+func (a *App) Retry() (kiosk.CheckoutView, error) { return a.intent((*kiosk.Service).Retry) }
+
+func (a *App) PayRestByCard() (kiosk.CheckoutView, error) {
+	return a.intent((*kiosk.Service).PayRestByCard)
+}
+
+func (a *App) CancelOrder() (kiosk.CheckoutView, error) {
+	return a.intent((*kiosk.Service).CancelOrder)
+}
+
+func (a *App) ChooseReceipt(choice kiosk.ReceiptChoice) (kiosk.CheckoutView, error) {
+	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.ChooseReceipt(choice) })
+}
+
+func (a *App) Finish() (kiosk.CheckoutView, error) { return a.intent((*kiosk.Service).Finish) }
+
+func (a *App) Abandon() (kiosk.CheckoutView, error) { return a.intent((*kiosk.Service).Abandon) }
 
 func (a *App) show(reason string) {
 	a.showOnce.Do(func() {

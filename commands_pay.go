@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 )
 
@@ -46,8 +45,7 @@ func (l limitFlags) limits() payment.Limits {
 }
 
 // openPayments opens the journal (locking the data directory) and an
-// orchestrator on the terminal: the one given (--terminal, --demo), else the
-// one discovery finds or remembers. It does not recover.
+// orchestrator on the terminal (see openTerminal). It does not recover.
 func openPayments(ctx context.Context, c commonFlags, lim payment.Limits, stderr io.Writer) (*payments, error) {
 	dir, err := c.resolveDataDir()
 	if err != nil {
@@ -57,49 +55,18 @@ func openPayments(ctx context.Context, c commonFlags, lim payment.Limits, stderr
 	if err != nil {
 		return nil, err
 	}
-	var (
-		term       payment.Terminal
-		terminalID string
-		baseURL    string
-		stop       = func() {}
-	)
-	if c.demo || c.terminal != "" {
-		addr, stopSim, err := terminalAddress(ctx, c)
-		if err != nil {
-			db.Close()
-			return nil, err
-		}
-		client, err := localapi.NewClient(addr, localapi.WithUserAgent(userAgent()))
-		if err != nil {
-			stopSim()
-			db.Close()
-			return nil, err
-		}
-		term, baseURL, terminalID, stop = client, client.BaseURL(), client.BaseURL(), stopSim
-		if c.demo {
-			terminalID = "demo"
-		}
-	} else {
-		tr, instance, err := discoverTerminal(ctx, db, c.discoverWait)
-		if err != nil {
-			db.Close()
-			return nil, err
-		}
-		// The instance name, not the address: DHCP may move the terminal,
-		// and recovery must still know it is the same one.
-		term, baseURL, terminalID, stop = tr, tr.BaseURL(), "mdns:"+instance, func() { tr.Close() }
-	}
-	o, err := payment.New(payment.Config{
-		Journal: db, Terminal: term, TerminalID: terminalID, Limits: lim,
-		Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: version},
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	link, err := openTerminal(ctx, c, db, false)
 	if err != nil {
-		stop()
 		db.Close()
 		return nil, err
 	}
-	return &payments{db: db, o: o, terminalURL: baseURL, close: func() { o.Close(); stop(); db.Close() }}, nil
+	o, err := newOrchestrator(db, link, lim, nil, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		link.stop()
+		db.Close()
+		return nil, err
+	}
+	return &payments{db: db, o: o, terminalURL: link.url, close: func() { o.Close(); link.stop(); db.Close() }}, nil
 }
 
 // payResult is what `comptoir pay` prints.

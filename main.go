@@ -24,6 +24,7 @@ import (
 const usage = `Usage:
   comptoir [--demo] [--terminal URL] [--data-dir DIR]
                                  the desktop kiosk
+  comptoir serve [--addr A]      the same UI served to a browser (browser mode)
   comptoir simulator [--addr A] [--timescale F] [--mdns] [--currency C] [--tip-screen]
                                  the simulated terminal alone
   comptoir ping [--terminal URL] [--show-message]
@@ -91,6 +92,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdAttempts(ctx, rest, stdout, stderr)
 	case "discover":
 		return cmdDiscover(ctx, rest, stdout, stderr)
+	case "serve":
+		return cmdServe(ctx, rest, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, versionString())
 		return 0

@@ -1,0 +1,296 @@
+// Package httpui is browser mode: the kiosk Service over HTTP. The intents
+// are POST /api/<Name> with a JSON array of arguments; the snapshots are
+// server-sent events on GET /api/events; everything else is the built
+// frontend.
+//
+// It is meant to listen on 127.0.0.1. Even there, any web page the kiosk's
+// browser opens could send requests to it, so: a request with an Origin
+// header from another origin is refused, a POST must be application/json
+// (which a plain HTML form cannot send, and a cross-origin fetch cannot send
+// without a preflight this server never grants), and the Host must be an IP
+// address, localhost or an allowed name (a DNS-rebound name is refused).
+package httpui
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/kiosk"
+)
+
+// DefaultHeartbeat is the interval of the SSE comments that keep proxies
+// and the browser from closing an idle stream.
+const DefaultHeartbeat = 15 * time.Second
+
+// maxBody bounds an intent's arguments.
+const maxBody = 64 << 10
+
+// Options configures the handler.
+type Options struct {
+	Service *kiosk.Service
+	// Events is the Broadcaster the Service emits to (its Config.Emitter).
+	// Nil: the event stream sends the current snapshots, then heartbeats only.
+	Events *Broadcaster
+	// Assets is the built frontend (index.html at its root, hashed files
+	// under assets/). Nil: only the API is served.
+	Assets fs.FS
+	// AllowedHosts are host names accepted besides IP addresses and
+	// localhost (for example the machine's name on a LAN).
+	AllowedHosts []string
+	Heartbeat    time.Duration // default DefaultHeartbeat
+	Logger       *slog.Logger  // nil: discard
+}
+
+type server struct {
+	opt Options
+	log *slog.Logger
+}
+
+// New returns the browser-mode handler.
+func New(opt Options) http.Handler {
+	if opt.Heartbeat <= 0 {
+		opt.Heartbeat = DefaultHeartbeat
+	}
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &server{opt: opt, log: log}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/events", s.events)
+	mux.HandleFunc("POST /api/{name}", s.intent)
+	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "no such API endpoint: "+r.Method+" "+r.URL.Path)
+	})
+	mux.HandleFunc("/", s.assets)
+	return s.guard(mux)
+}
+
+// guard applies the rules every request must pass.
+func (s *server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		if !s.hostAllowed(r.Host) {
+			writeError(w, http.StatusForbidden, "host not allowed")
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r) {
+			s.log.Warn("cross-origin request refused", "origin", o, "path", r.URL.Path)
+			writeError(w, http.StatusForbidden, "cross-origin requests are not allowed")
+			return
+		}
+		if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+			writeError(w, http.StatusForbidden, "cross-site requests are not allowed")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *server) hostAllowed(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	switch {
+	case host == "" || strings.EqualFold(host, "localhost"):
+		return true
+	case net.ParseIP(host) != nil:
+		return true
+	}
+	return slices.ContainsFunc(s.opt.AllowedHosts, func(a string) bool { return strings.EqualFold(a, host) })
+}
+
+func sameOrigin(origin string, r *http.Request) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return u.Scheme == scheme && strings.EqualFold(u.Host, r.Host)
+}
+
+// intent calls the intent named in the path with the body's arguments.
+func (s *server) intent(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	call, ok := intents[name]
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("unknown intent %q", name))
+		return
+	}
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		writeError(w, http.StatusUnsupportedMediaType, "the body must be application/json")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "the body could not be read: "+err.Error())
+		return
+	}
+	args := []json.RawMessage{}
+	if len(strings.TrimSpace(string(body))) > 0 {
+		if err := json.Unmarshal(body, &args); err != nil {
+			writeError(w, http.StatusBadRequest, "the body must be a JSON array of the arguments")
+			return
+		}
+	}
+	if s.opt.Service == nil {
+		writeError(w, http.StatusServiceUnavailable, "the kiosk service is not running")
+		return
+	}
+	result, err := call(s.opt.Service, args)
+	var ae *argError
+	switch {
+	case errors.As(err, &ae):
+		writeError(w, http.StatusBadRequest, ae.Error())
+		return
+	case err != nil:
+		s.log.Error("intent failed", "intent", name, "err", err)
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, result)
+}
+
+// events streams the snapshots: the current ones first, then every event,
+// with heartbeats, until the client leaves or falls behind.
+func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+
+	var (
+		latest []Event
+		ch     <-chan Event
+		cancel = func() {}
+	)
+	if s.opt.Events != nil {
+		latest, ch, cancel = s.opt.Events.Subscribe()
+	}
+	defer cancel()
+	// The latest events are the current state; a name not emitted yet is
+	// read from the Service.
+	have := map[string]bool{}
+	for _, e := range latest {
+		have[e.Name] = true
+	}
+	if s.opt.Service != nil {
+		if !have[kiosk.EventCheckout] {
+			latest = append([]Event{mustEvent(kiosk.EventCheckout, s.opt.Service.Checkout())}, latest...)
+		}
+		if !have[kiosk.EventTerminal] {
+			latest = append([]Event{mustEvent(kiosk.EventTerminal, s.opt.Service.Terminal())}, latest...)
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+	write := func(f func() error) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		if err := f(); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	if !write(func() error { _, err := io.WriteString(w, "retry: 1000\n\n"); return err }) {
+		return
+	}
+	for _, e := range latest {
+		if !write(func() error { return writeEvent(w, e) }) {
+			return
+		}
+	}
+	beat := time.NewTicker(s.opt.Heartbeat)
+	defer beat.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case e, ok := <-ch:
+			if !ok {
+				return // dropped for lagging: the browser reconnects
+			}
+			if !write(func() error { return writeEvent(w, e) }) {
+				return
+			}
+		case <-beat.C:
+			if !write(func() error { _, err := io.WriteString(w, ": heartbeat\n\n"); return err }) {
+				return
+			}
+		}
+	}
+}
+
+func mustEvent(name string, v any) Event {
+	raw, _ := json.Marshal(v)
+	return Event{Name: name, Data: raw}
+}
+
+func writeEvent(w io.Writer, e Event) error {
+	// json.Marshal never writes a newline: the data is one line.
+	_, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.Name, e.Data)
+	return err
+}
+
+// assets serves the frontend; a path that is no file is the app's own
+// route: index.html.
+func (s *server) assets(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		writeError(w, http.StatusMethodNotAllowed, "method not allowed")
+		return
+	}
+	if s.opt.Assets == nil {
+		http.Error(w, "the frontend is not built", http.StatusNotFound)
+		return
+	}
+	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
+	if name == "" {
+		name = "index.html"
+	}
+	if st, err := fs.Stat(s.opt.Assets, name); err != nil || st.IsDir() {
+		if strings.HasPrefix(name, "assets/") {
+			// A hashed file that does not exist: not a route.
+			http.NotFound(w, r)
+			return
+		}
+		name = "index.html"
+	}
+	if strings.HasPrefix(name, "assets/") {
+		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+	} else {
+		w.Header().Set("Cache-Control", "no-cache")
+	}
+	http.ServeFileFS(w, r, s.opt.Assets, name)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, map[string]string{"error": msg})
+}

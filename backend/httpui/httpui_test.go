@@ -1,0 +1,395 @@
+package httpui
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
+)
+
+// contractIntents are the intents of kiosk/contract.go.
+var contractIntents = []string{
+	"Info", "Catalog", "Checkout", "Terminal", "Start", "SetLanguage", "AddItem", "SetQuantity",
+	"Pay", "Cancel", "Retry", "PayRestByCard", "CancelOrder", "ChooseReceipt", "Finish", "Abandon",
+}
+
+type env struct {
+	t   *testing.T
+	s   *kiosk.Service
+	sim *terminalsim.Terminal
+	b   *Broadcaster
+	srv *httptest.Server
+}
+
+// newEnv wires the whole browser mode as `comptoir serve` does: journal,
+// terminal, orchestrator (with a Relay), Broadcaster, Service, handler.
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	client, err := localapi.NewClient(sim.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	db, err := journal.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	relay := kiosk.NewRelay(nil)
+	lim := payment.DefaultLimits
+	lim.KioskTimeout, lim.CounterTimeout, lim.RefundTimeout, lim.ResendPause = 2*time.Second, 2*time.Second, 2*time.Second, 5*time.Millisecond
+	o, err := payment.New(payment.Config{Journal: db, Terminal: client, TerminalID: "sim", Limits: lim, Emitter: relay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewBroadcaster()
+	s, err := kiosk.New(kiosk.Config{
+		Journal: db, Payments: o, Printer: client, Emitter: b, Relay: relay, Version: "test",
+		Terminal:     kiosk.FixedTerminal("sim", sim.URL()),
+		PollInterval: 10 * time.Millisecond, TerminalInterval: 10 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); s.Run(ctx) }()
+	assets := fstest.MapFS{
+		"index.html":            {Data: []byte("<!doctype html><title>Comptoir</title>")},
+		"assets/index-abc12.js": {Data: []byte("console.log(1)")},
+		"favicon.svg":           {Data: []byte("<svg/>")},
+	}
+	srv := httptest.NewServer(New(Options{Service: s, Events: b, Assets: assets, Heartbeat: 50 * time.Millisecond}))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		cancel()
+		<-done
+		sim.Close()
+		s.Close()
+		o.Close()
+		db.Close()
+	})
+	deadline := time.Now().Add(10 * time.Second)
+	for !s.Terminal().Ready {
+		if time.Now().After(deadline) {
+			t.Fatal("never ready")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return &env{t: t, s: s, sim: sim, b: b, srv: srv}
+}
+
+func (e *env) post(name, body string, hdr ...string) (*http.Response, []byte) {
+	e.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/api/"+name, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, b
+}
+
+func (e *env) checkout(name, body string) kiosk.CheckoutView {
+	e.t.Helper()
+	resp, b := e.post(name, body)
+	if resp.StatusCode != http.StatusOK {
+		e.t.Fatalf("%s: %d %s", name, resp.StatusCode, b)
+	}
+	var v kiosk.CheckoutView
+	if err := json.Unmarshal(b, &v); err != nil {
+		e.t.Fatalf("%s: %v: %s", name, err, b)
+	}
+	return v
+}
+
+func TestEveryIntentIsServed(t *testing.T) {
+	got := Intents()
+	slices.Sort(got)
+	want := slices.Clone(contractIntents)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("intents served %v, contract %v", got, want)
+	}
+	e := newEnv(t)
+	e.sim.Script(terminalsim.Decline())
+	// A walk through every intent, over HTTP.
+	for _, c := range []struct{ name, args, phase, errKey string }{
+		{"Info", ``, "", ""},
+		{"Catalog", `[]`, "", ""},
+		{"Terminal", `[]`, "", ""},
+		{"Checkout", `[]`, "welcome", ""},
+		{"Start", `["en"]`, "ordering", ""},
+		{"SetLanguage", `["es"]`, "ordering", ""},
+		{"AddItem", `["croissant", 2]`, "ordering", ""},
+		{"SetQuantity", `["croissant", 1]`, "ordering", ""},
+		{"Pay", `["card"]`, "paying", ""},
+		{"Cancel", `[]`, "", ""},
+	} {
+		resp, b := e.post(c.name, c.args)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d %s", c.name, resp.StatusCode, b)
+		}
+		var v kiosk.CheckoutView
+		_ = json.Unmarshal(b, &v)
+		if c.phase != "" && string(v.Phase) != c.phase || v.Error != c.errKey {
+			t.Fatalf("%s: %s", c.name, b)
+		}
+	}
+	waitPhase(t, e.s, kiosk.PhaseDeclined)
+	e.sim.Script(terminalsim.Decline())
+	e.checkout("Retry", `[]`)
+	waitPhase(t, e.s, kiosk.PhaseDeclined)
+	e.checkout("PayRestByCard", `[]`)
+	waitPhase(t, e.s, kiosk.PhaseApproved)
+	if v := e.checkout("ChooseReceipt", `["none"]`); v.Receipt == nil || v.Receipt.Status != "done" {
+		t.Fatalf("ChooseReceipt: %+v", v.Receipt)
+	}
+	if v := e.checkout("Finish", `[]`); v.Phase != kiosk.PhaseWelcome {
+		t.Fatalf("Finish: %s", v.Phase)
+	}
+	e.checkout("Start", `["fr"]`)
+	if v := e.checkout("Abandon", `[]`); v.Phase != kiosk.PhaseWelcome {
+		t.Fatalf("Abandon: %s", v.Phase)
+	}
+	// CancelOrder refused outside declined/failed: still 200, with the key.
+	if v := e.checkout("CancelOrder", `[]`); v.Error != kiosk.ErrWrongPhase {
+		t.Fatalf("CancelOrder: %+v", v)
+	}
+	var info kiosk.InfoView
+	_, b := e.post("Info", `[]`)
+	if err := json.Unmarshal(b, &info); err != nil || info.Version != "test" || len(info.Languages) != 3 {
+		t.Fatalf("Info: %s", b)
+	}
+}
+
+func waitPhase(t *testing.T, s *kiosk.Service, p kiosk.Phase) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Checkout().Phase != p {
+		if time.Now().After(deadline) {
+			t.Fatalf("phase %s, want %s", s.Checkout().Phase, p)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestRefusedRequests(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct {
+		name, path, body string
+		hdr              []string
+		code             int
+	}{
+		{"unknown intent", "Explode", `[]`, nil, http.StatusNotFound},
+		{"bad JSON", "Start", `["fr"`, nil, http.StatusBadRequest},
+		{"not an array", "Start", `{"language":"fr"}`, nil, http.StatusBadRequest},
+		{"missing argument", "AddItem", `["croissant"]`, nil, http.StatusBadRequest},
+		{"wrong type", "AddItem", `["croissant", "two"]`, nil, http.StatusBadRequest},
+		{"too many arguments", "Cancel", `[1]`, nil, http.StatusBadRequest},
+		{"cross-origin", "Start", `["fr"]`, []string{"Origin", "http://evil.example"}, http.StatusForbidden},
+		{"cross-site fetch", "Start", `["fr"]`, []string{"Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
+		{"form post", "Start", `["fr"]`, []string{"Content-Type", "application/x-www-form-urlencoded"}, http.StatusUnsupportedMediaType},
+		{"text post", "Start", `["fr"]`, []string{"Content-Type", "text/plain"}, http.StatusUnsupportedMediaType},
+		{"rebound host", "Start", `["fr"]`, []string{"Host", "evil.example"}, http.StatusForbidden},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/api/"+c.path, strings.NewReader(c.body))
+			req.Header.Set("Content-Type", "application/json")
+			for i := 0; i+1 < len(c.hdr); i += 2 {
+				if c.hdr[i] == "Host" {
+					req.Host = c.hdr[i+1]
+					continue
+				}
+				req.Header.Set(c.hdr[i], c.hdr[i+1])
+			}
+			resp, err := e.srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body map[string]string
+			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body["error"] == "" {
+				t.Fatalf("error body: %v %v", body, err)
+			}
+			if resp.StatusCode != c.code {
+				t.Fatalf("status %d, want %d (%s)", resp.StatusCode, c.code, body["error"])
+			}
+		})
+	}
+	if v := e.s.Checkout(); v.Phase != kiosk.PhaseWelcome {
+		t.Fatalf("a refused request changed the checkout: %s", v.Phase)
+	}
+	// Same origin is fine.
+	resp, b := e.post("Start", `["fr"]`, "Origin", e.srv.URL)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("same-origin: %d %s", resp.StatusCode, b)
+	}
+}
+
+// sseReader reads server-sent events.
+type sseReader struct {
+	t  *testing.T
+	sc *bufio.Scanner
+}
+
+func (r *sseReader) next() (name string, data []byte) {
+	r.t.Helper()
+	for r.sc.Scan() {
+		line := r.sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			data = []byte(strings.TrimPrefix(line, "data: "))
+		case line == "" && name != "":
+			return name, data
+		}
+	}
+	r.t.Fatalf("stream ended: %v", r.sc.Err())
+	return "", nil
+}
+
+func TestEventsInOrder(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.srv.URL+"/api/events", nil)
+	resp, err := e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	r := &sseReader{t: t, sc: bufio.NewScanner(resp.Body)}
+	got := map[string]bool{}
+	for range 2 {
+		name, data := r.next()
+		got[name] = true
+		if name == kiosk.EventCheckout {
+			var v kiosk.CheckoutView
+			if err := json.Unmarshal(data, &v); err != nil || v.Phase != kiosk.PhaseWelcome {
+				t.Fatalf("first checkout %s", data)
+			}
+		}
+	}
+	if !got[kiosk.EventCheckout] || !got[kiosk.EventTerminal] {
+		t.Fatalf("first events %v", got)
+	}
+	e.checkout("Start", `["en"]`)
+	e.checkout("AddItem", `["croissant", 1]`)
+	e.checkout("AddItem", `["espresso", 2]`)
+	want := []int{0, 1, 2} // lines after each intent
+	for _, n := range want {
+		var v kiosk.CheckoutView
+		for {
+			name, data := r.next()
+			if name != kiosk.EventCheckout {
+				continue
+			}
+			if err := json.Unmarshal(data, &v); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+		if v.Phase != kiosk.PhaseOrdering || len(v.Lines) != n || v.Language != "en" {
+			t.Fatalf("event %d: phase %s, %d lines", n, v.Phase, len(v.Lines))
+		}
+	}
+	// Heartbeats keep the stream alive.
+	deadline := time.Now().Add(5 * time.Second)
+	for r.sc.Scan() {
+		if r.sc.Text() == ": heartbeat" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no heartbeat")
+		}
+	}
+	// The client leaves: the subscription ends.
+	cancel()
+	deadline = time.Now().Add(5 * time.Second)
+	for e.b.Subscribers() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("subscriber not released after disconnect")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestSlowSubscriberIsDropped(t *testing.T) {
+	b := NewBroadcaster()
+	_, slow, cancelSlow := b.Subscribe()
+	defer cancelSlow()
+	_, fast, cancelFast := b.Subscribe()
+	defer cancelFast()
+	go func() {
+		for range fast {
+		}
+	}()
+	for i := range DefaultSubscriberBuffer + 10 {
+		b.Emit("kiosk:checkout", map[string]int{"n": i}) // never blocks
+	}
+	n := 0
+	for range slow {
+		n++
+	}
+	if n != DefaultSubscriberBuffer {
+		t.Fatalf("the slow subscriber got %d events before being dropped", n)
+	}
+	latest, _, cancel := b.Subscribe()
+	defer cancel()
+	if len(latest) != 1 || string(latest[0].Data) != `{"n":73}` {
+		t.Fatalf("latest %v", latest)
+	}
+}
+
+func TestAssets(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct {
+		path, want, cache string
+		code              int
+	}{
+		{"/", "<!doctype html>", "no-cache", 200},
+		{"/menu/viennoiseries", "<!doctype html>", "no-cache", 200},
+		{"/assets/index-abc12.js", "console.log", "immutable", 200},
+		{"/favicon.svg", "<svg/>", "no-cache", 200},
+		{"/assets/missing-123.js", "", "", 404},
+		{"/api/nothing", `"error"`, "", 404},
+	} {
+		resp, err := e.srv.Client().Get(e.srv.URL + c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != c.code || !strings.Contains(string(b), c.want) || !strings.Contains(resp.Header.Get("Cache-Control"), c.cache) {
+			t.Fatalf("%s: %d %q cache %q", c.path, resp.StatusCode, b, resp.Header.Get("Cache-Control"))
+		}
+	}
+}

@@ -1,0 +1,395 @@
+package kiosk
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// CatalogFile is the catalog's file name in the data directory. Without
+// one, the embedded demo menu (a café-bakery) is served.
+const CatalogFile = "catalog.json"
+
+// Limits of a catalog: a price beyond MaxPrice or a quantity beyond MaxQty is
+// a typing error, not a sale.
+const (
+	MaxPrice   = 100_000 // cents: 1 000.00 a product
+	MaxVATRate = 10_000  // basis points: 100 %
+	MaxQty     = 99      // of one product in a cart
+)
+
+//go:embed menu/demo.json
+var demoMenu []byte
+
+// DemoMenu returns the embedded demo menu's JSON.
+func DemoMenu() []byte { return bytes.Clone(demoMenu) }
+
+// CatalogError is a catalog file refused: where, which field, and why.
+type CatalogError struct {
+	File   string // file name, "" for the embedded menu
+	Line   int    // 1-based; 0 when unknown
+	Column int    // 1-based; 0 when unknown
+	Field  string // path of the field: categories[0].products[2].price
+	Reason string
+}
+
+func (e *CatalogError) Error() string {
+	var sb strings.Builder
+	sb.WriteString("catalog")
+	if e.File != "" {
+		sb.WriteString(" " + e.File)
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&sb, " line %d", e.Line)
+		if e.Column > 0 {
+			fmt.Fprintf(&sb, " column %d", e.Column)
+		}
+	}
+	if e.Field != "" {
+		sb.WriteString(", field " + e.Field)
+	}
+	return sb.String() + ": " + e.Reason
+}
+
+// catalogJSON is the file's schema.
+type catalogJSON struct {
+	Currency   string         `json:"currency"`
+	Categories []categoryJSON `json:"categories"`
+}
+
+type categoryJSON struct {
+	ID       string        `json:"id"`
+	Name     Text          `json:"name"`
+	Products []productJSON `json:"products"`
+}
+
+type productJSON struct {
+	ID          string   `json:"id"`
+	Name        Text     `json:"name"`
+	Description Text     `json:"description"`
+	Price       int64    `json:"price"`
+	VATRate     int      `json:"vatRate"`
+	MealVoucher bool     `json:"mealVoucher"`
+	Image       string   `json:"image"`
+	Allergens   []string `json:"allergens"`
+}
+
+// The keys each object may have: a misspelt key ("prcie") would otherwise
+// be silently ignored and the product sold at 0.
+var (
+	rootKeys     = []string{"currency", "categories"}
+	categoryKeys = []string{"id", "name", "products"}
+	productKeys  = []string{"id", "name", "description", "price", "vatRate", "mealVoucher", "image", "allergens"}
+)
+
+// Catalog is a validated menu, indexed by product id.
+type Catalog struct {
+	view     CatalogView
+	products map[string]ProductView
+}
+
+// View is the menu as the UI shows it.
+func (c *Catalog) View() CatalogView { return c.view }
+
+// Product returns the product with this id.
+func (c *Catalog) Product(id string) (ProductView, bool) {
+	p, ok := c.products[id]
+	return p, ok
+}
+
+// ParseCatalog validates a catalog file's content. name is used in errors.
+func ParseCatalog(name string, data []byte) (*Catalog, error) {
+	pos, err := scanPositions(data)
+	if err != nil {
+		return nil, syntaxError(name, data, err)
+	}
+	var raw catalogJSON
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return nil, syntaxError(name, data, err)
+	}
+	fail := func(path, field, reason string) error {
+		full := path
+		if field != "" {
+			if full != "" {
+				full += "."
+			}
+			full += field
+		}
+		off, ok := pos.keys[full]
+		if !ok {
+			off = pos.objects[path]
+		}
+		line, col := lineCol(data, off)
+		return &CatalogError{File: name, Line: line, Column: col, Field: full, Reason: reason}
+	}
+	// Unknown keys first: they explain the errors that follow from them.
+	for _, obj := range pos.order {
+		var allowed []string
+		switch obj.kind {
+		case "root":
+			allowed = rootKeys
+		case "category":
+			allowed = categoryKeys
+		case "product":
+			allowed = productKeys
+		default:
+			continue
+		}
+		for _, k := range obj.keys {
+			if !slices.Contains(allowed, k) {
+				return nil, fail(obj.path, k, fmt.Sprintf("unknown field %q (expected one of %s)", k, strings.Join(allowed, ", ")))
+			}
+		}
+	}
+	if raw.Currency != "" && !isCurrency(raw.Currency) {
+		return nil, fail("", "currency", "must be an ISO 4217 code such as EUR")
+	}
+	if len(raw.Categories) == 0 {
+		return nil, fail("", "categories", "at least one category is required")
+	}
+	c := &Catalog{view: CatalogView{Currency: raw.Currency, Categories: []CategoryView{}}, products: map[string]ProductView{}}
+	categories := map[string]bool{}
+	for i, cat := range raw.Categories {
+		cp := fmt.Sprintf("categories[%d]", i)
+		switch {
+		case strings.TrimSpace(cat.ID) == "":
+			return nil, fail(cp, "id", "is required")
+		case categories[cat.ID]:
+			return nil, fail(cp, "id", fmt.Sprintf("duplicate category id %q", cat.ID))
+		}
+		categories[cat.ID] = true
+		if reason := checkText(cat.Name, true); reason != "" {
+			return nil, fail(cp, "name", reason)
+		}
+		cv := CategoryView{ID: cat.ID, Name: cat.Name, Products: []ProductView{}}
+		for j, p := range cat.Products {
+			pp := fmt.Sprintf("%s.products[%d]", cp, j)
+			switch {
+			case strings.TrimSpace(p.ID) == "":
+				return nil, fail(pp, "id", "is required")
+			case c.products[p.ID].ID != "":
+				return nil, fail(pp, "id", fmt.Sprintf("duplicate product id %q", p.ID))
+			}
+			if reason := checkText(p.Name, true); reason != "" {
+				return nil, fail(pp, "name", reason)
+			}
+			if reason := checkText(p.Description, false); reason != "" {
+				return nil, fail(pp, "description", reason)
+			}
+			if _, ok := pos.keys[pp+".price"]; !ok {
+				return nil, fail(pp, "price", "is required (cents, VAT included)")
+			}
+			if p.Price <= 0 || p.Price > MaxPrice {
+				return nil, fail(pp, "price", fmt.Sprintf("must be a positive number of cents up to %d, not %d", MaxPrice, p.Price))
+			}
+			if _, ok := pos.keys[pp+".vatRate"]; !ok {
+				return nil, fail(pp, "vatRate", "is required (basis points: 550 is 5.5 %, 0 for none)")
+			}
+			if p.VATRate < 0 || p.VATRate > MaxVATRate {
+				return nil, fail(pp, "vatRate", fmt.Sprintf("must be in basis points between 0 and %d, not %d", MaxVATRate, p.VATRate))
+			}
+			for k, a := range p.Allergens {
+				if strings.TrimSpace(a) == "" {
+					return nil, fail(pp, fmt.Sprintf("allergens[%d]", k), "is empty")
+				}
+			}
+			pv := ProductView{
+				ID: p.ID, Name: p.Name, Description: p.Description, Price: p.Price, VATRate: p.VATRate,
+				MealVoucher: p.MealVoucher, Image: p.Image, Allergens: p.Allergens,
+			}
+			if len(pv.Description) == 0 {
+				pv.Description = nil
+			}
+			c.products[p.ID] = pv
+			cv.Products = append(cv.Products, pv)
+		}
+		c.view.Categories = append(c.view.Categories, cv)
+	}
+	return c, nil
+}
+
+// LoadCatalog reads dir/catalog.json, or returns the embedded demo menu when
+// the file does not exist (or dir is "").
+func LoadCatalog(dir string) (*Catalog, error) {
+	if dir != "" {
+		p := filepath.Join(dir, CatalogFile)
+		data, err := os.ReadFile(p)
+		switch {
+		case err == nil:
+			return ParseCatalog(p, data)
+		case !errors.Is(err, os.ErrNotExist):
+			return nil, fmt.Errorf("catalog: %w", err)
+		}
+	}
+	return ParseCatalog("", demoMenu)
+}
+
+func checkText(t Text, required bool) string {
+	if required && len(t) == 0 {
+		return `is required, in every language: {"fr": "...", "en": "...", "es": "..."}`
+	}
+	for lang, s := range t {
+		if strings.TrimSpace(s) == "" {
+			return fmt.Sprintf("the %q text is empty", lang)
+		}
+	}
+	return ""
+}
+
+func isCurrency(c string) bool {
+	if len(c) != 3 {
+		return false
+	}
+	for _, r := range c {
+		if r < 'A' || r > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// objectPos is one JSON object of the file and its keys, in order.
+type objectPos struct {
+	path string
+	kind string // root, category, product, other
+	keys []string
+}
+
+// positions maps paths ("categories[0].products[2]" for an object,
+// "categories[0].products[2].price" for a key) to byte offsets, so that a
+// semantic error can name its line.
+type positions struct {
+	objects map[string]int64
+	keys    map[string]int64
+	order   []*objectPos
+}
+
+// scanPositions walks the tokens of data, recording where every object and
+// key is. It returns the decoder's syntax error, if any.
+func scanPositions(data []byte) (*positions, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	pos := &positions{objects: map[string]int64{}, keys: map[string]int64{}}
+	var value func(path, kind string) error
+	value = func(path, kind string) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		d, ok := tok.(json.Delim)
+		if !ok {
+			return nil
+		}
+		switch d {
+		case '{':
+			// The offset just after '{': its line is the object's line.
+			obj := &objectPos{path: path, kind: kind}
+			pos.objects[path] = dec.InputOffset() - 1
+			pos.order = append(pos.order, obj)
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				key, _ := kt.(string)
+				kp := key
+				if path != "" {
+					kp = path + "." + key
+				}
+				pos.keys[kp] = dec.InputOffset() - 1
+				obj.keys = append(obj.keys, key)
+				child := "other"
+				switch {
+				case kind == "root" && key == "categories":
+					child = "categories"
+				case kind == "category" && key == "products":
+					child = "products"
+				}
+				if err := value(kp, child); err != nil {
+					return err
+				}
+			}
+		case '[':
+			elem := "other"
+			switch kind {
+			case "categories":
+				elem = "category"
+			case "products":
+				elem = "product"
+			}
+			for i := 0; dec.More(); i++ {
+				if err := value(path+"["+strconv.Itoa(i)+"]", elem); err != nil {
+					return err
+				}
+			}
+		}
+		_, err = dec.Token() // the closing delimiter
+		return err
+	}
+	if err := value("", "root"); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errTrailing
+	}
+	return pos, nil
+}
+
+var errTrailing = errors.New("content after the catalog")
+
+// syntaxError turns a decoding error into a CatalogError with its line.
+func syntaxError(name string, data []byte, err error) error {
+	var (
+		se *json.SyntaxError
+		te *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.Is(err, errTrailing):
+		return &CatalogError{File: name, Reason: "invalid JSON: content after the catalog's closing brace"}
+	case errors.As(err, &se):
+		line, col := lineCol(data, max(se.Offset-1, 0))
+		return &CatalogError{File: name, Line: line, Column: col, Reason: "invalid JSON: " + strings.TrimPrefix(se.Error(), "json: ")}
+	case errors.As(err, &te):
+		line, col := lineCol(data, max(te.Offset-1, 0))
+		return &CatalogError{File: name, Line: line, Column: col, Field: te.Field,
+			Reason: fmt.Sprintf("expected %s, found %s", typeName(te.Type.Kind().String()), te.Value)}
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		line, col := lineCol(data, int64(len(data)))
+		return &CatalogError{File: name, Line: line, Column: col, Reason: "invalid JSON: unexpected end of file"}
+	}
+	return &CatalogError{File: name, Reason: err.Error()}
+}
+
+func typeName(kind string) string {
+	switch kind {
+	case "int", "int64":
+		return "a whole number"
+	case "map":
+		return `an object {"fr": ..., "en": ..., "es": ...}`
+	case "slice":
+		return "a list"
+	case "bool":
+		return "true or false"
+	}
+	return "a " + kind
+}
+
+// lineCol converts a byte offset to a 1-based line and column (in runes).
+func lineCol(data []byte, off int64) (line, col int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	before := data[:off]
+	line = bytes.Count(before, []byte("\n")) + 1
+	start := bytes.LastIndexByte(before, '\n') + 1
+	col = len([]rune(string(before[start:]))) + 1
+	return line, col
+}

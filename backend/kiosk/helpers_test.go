@@ -1,0 +1,251 @@
+package kiosk
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
+)
+
+// testLimits are the money-safety rules at test speed.
+var testLimits = payment.Limits{
+	KioskTimeout:      2 * time.Second,
+	CounterTimeout:    2 * time.Second,
+	RefundTimeout:     2 * time.Second,
+	RequestOpen:       10 * time.Second,
+	Idempotency:       time.Hour,
+	IdempotencyMargin: time.Minute,
+	ResendPause:       5 * time.Millisecond,
+	AbortGrace:        time.Second,
+	AbortRetryPause:   20 * time.Millisecond,
+	AbortRetries:      4,
+}
+
+// recorder is an Emitter keeping every event.
+type recorder struct {
+	mu     sync.Mutex
+	events []event
+}
+
+type event struct {
+	name string
+	data any
+}
+
+func (r *recorder) Emit(name string, data any) {
+	r.mu.Lock()
+	r.events = append(r.events, event{name, data})
+	r.mu.Unlock()
+}
+
+func (r *recorder) checkouts() []CheckoutView {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []CheckoutView
+	for _, e := range r.events {
+		if v, ok := e.data.(CheckoutView); ok && e.name == EventCheckout {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// fakePrinter delegates to the terminal unless a function is set.
+type fakePrinter struct {
+	Printer
+	share func(ctx context.Context, req *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error)
+}
+
+func (p *fakePrinter) ShareReceipt(ctx context.Context, req *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error) {
+	if p.share != nil {
+		return p.share(ctx, req)
+	}
+	return p.Printer.ShareReceipt(ctx, req)
+}
+
+// env is a Service on a real journal and orchestrator, against the
+// simulated terminal over real HTTP.
+type env struct {
+	t       *testing.T
+	ctx     context.Context
+	sim     *terminalsim.Terminal
+	db      *journal.DB
+	o       *payment.Orchestrator
+	s       *Service
+	events  *recorder
+	printer *fakePrinter
+	dir     string
+	state   atomic.Value // TerminalState of the source
+}
+
+type envOption func(*envConfig)
+
+type envConfig struct {
+	limits  payment.Limits
+	catalog string
+	before  func(dir string, db *journal.DB)
+}
+
+func withLimits(l payment.Limits) envOption { return func(c *envConfig) { c.limits = l } }
+func withCatalog(json string) envOption     { return func(c *envConfig) { c.catalog = json } }
+func withSetup(f func(dir string, db *journal.DB)) envOption {
+	return func(c *envConfig) { c.before = f }
+}
+
+func newEnv(t *testing.T, opts ...envOption) *env {
+	t.Helper()
+	cfg := envConfig{limits: testLimits}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	client, err := localapi.NewClient(sim.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	e := &env{t: t, ctx: ctx, sim: sim, dir: t.TempDir(), events: &recorder{}}
+	e.state.Store(TerminalConnected)
+	if cfg.catalog != "" {
+		if err := os.WriteFile(filepath.Join(e.dir, CatalogFile), []byte(cfg.catalog), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := journal.Open(ctx, e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.db = db
+	if cfg.before != nil {
+		cfg.before(e.dir, db)
+	}
+	// The orchestrator exists before the Service: the Relay binds them.
+	relay := NewRelay(nil)
+	o, err := payment.New(payment.Config{Journal: db, Terminal: client, TerminalID: "sim", Limits: cfg.limits, Emitter: relay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.o = o
+	e.printer = &fakePrinter{Printer: client}
+	s, err := New(Config{
+		Journal: db, Payments: o, Printer: e.printer, Emitter: e.events, Relay: relay, DataDir: e.dir,
+		Version: "test", Logger: testLogger(t),
+		Terminal: TerminalFunc(func() TerminalStatus {
+			return TerminalStatus{State: e.state.Load().(TerminalState), Name: "sim", Address: sim.URL()}
+		}),
+		PollInterval: 20 * time.Millisecond, TerminalInterval: 20 * time.Millisecond, RecoverRetry: 20 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.s = s
+	runCtx, stop := context.WithCancel(ctx)
+	runDone := make(chan struct{})
+	go func() { defer close(runDone); s.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		<-runDone
+		sim.Close() // first: held requests end
+		s.Close()
+		o.Close()
+		db.Close()
+		cancel()
+	})
+	e.waitFor("ready", func(CheckoutView) bool { return s.Terminal().Ready })
+	return e
+}
+
+// waitFor polls the checkout until cond holds.
+func (e *env) waitFor(what string, cond func(CheckoutView) bool) CheckoutView {
+	e.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		v := e.s.Checkout()
+		if cond(v) {
+			return v
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting for %s; checkout: %+v payment: %+v", what, v, v.Payment)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (e *env) waitPhase(p Phase) CheckoutView {
+	e.t.Helper()
+	return e.waitFor("phase "+string(p), func(v CheckoutView) bool { return v.Phase == p })
+}
+
+// must fails the test on an error or a refused intent.
+func (e *env) must(v CheckoutView, err error) CheckoutView {
+	e.t.Helper()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if v.Error != "" {
+		e.t.Fatalf("intent refused: %s (phase %s)", v.Error, v.Phase)
+	}
+	return v
+}
+
+// cart starts an order and adds product/qty pairs.
+func (e *env) cart(items ...any) CheckoutView {
+	e.t.Helper()
+	v := e.must(e.s.Start("fr"))
+	for i := 0; i < len(items); i += 2 {
+		v = e.must(e.s.AddItem(items[i].(string), items[i+1].(int)))
+	}
+	return v
+}
+
+func (e *env) debits() []terminalsim.LedgerEntry {
+	var out []terminalsim.LedgerEntry
+	for _, l := range e.sim.Ledger() {
+		if l.Kind == localapi.TypeDebit {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func (e *env) printedFrom(source string) []terminalsim.Ticket {
+	var out []terminalsim.Ticket
+	for _, tk := range e.sim.Printed() {
+		if tk.Source == source {
+			out = append(out, tk)
+		}
+	}
+	return out
+}
+
+func (e *env) waitSim(phase terminalsim.Phase) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.ctx, 10*time.Second)
+	defer cancel()
+	if err := e.sim.WaitPhase(ctx, "", phase); err != nil {
+		e.t.Fatalf("terminal phase %s: %v", phase, err)
+	}
+}
+
+func (e *env) order(id string) journal.Order {
+	e.t.Helper()
+	o, err := e.db.Order(e.ctx, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return o
+}

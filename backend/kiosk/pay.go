@@ -1,0 +1,433 @@
+package kiosk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/receipt"
+)
+
+// maxOrderNumberTries bounds the search for a free order id when the
+// stored sequence is behind the journal (restored settings, clock moved).
+const maxOrderNumberTries = 1000
+
+// Pay starts paying the cart: ordering → paying. The order is recorded in
+// the journal first, then the attempt (card: the total; voucher_then_card:
+// the meal-voucher part, then a card for the rest once it is approved).
+func (s *Service) Pay(method PaymentMethod) (CheckoutView, error) {
+	var (
+		ord *order
+		att *attempt
+		gen int
+	)
+	v := s.intent(func() string {
+		co := &s.co
+		if co.phase != PhaseOrdering {
+			return ErrWrongPhase
+		}
+		if len(co.lines) == 0 {
+			return ErrCartEmpty
+		}
+		if ok, _ := s.usableLocked(); !ok {
+			return ErrTerminalUnavailable
+		}
+		total, _, eligible := totals(co.lines, s.settings.VoucherCap)
+		if total <= 0 {
+			return ErrAmount
+		}
+		ord = &order{
+			total: total, voucherEligible: eligible, currency: s.currencyLocked(), language: co.language,
+			method: method, lines: append([]cartLine(nil), co.lines...), created: s.now(),
+		}
+		switch method {
+		case MethodCard:
+			att = &attempt{step: StepCard, amount: total}
+		case MethodVoucherThenCard:
+			if eligible <= 0 {
+				return ErrAmount
+			}
+			att = &attempt{step: StepVoucher, amount: min(eligible, total), medium: localapi.MediumTypeLunchVouchersOnly}
+		default:
+			return ErrWrongPhase
+		}
+		att.wake = make(chan struct{}, 1)
+		co.order, co.att, co.phase, gen = ord, att, PhasePaying, co.gen
+		co.payment = &PaymentView{Method: method, Step: att.step, Amount: att.amount, Due: total}
+		return ""
+	})
+	if att == nil {
+		return v, nil
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	id, number, err := s.createOrder(ctx, ord)
+	s.mu.Lock()
+	if s.co.gen != gen || s.co.att != att {
+		s.mu.Unlock()
+		return s.Checkout(), nil
+	}
+	if err != nil {
+		// Nothing was sent: back to the cart, with the error.
+		s.log.Error("record the order: nothing was sent", "err", err)
+		s.co.order, s.co.att, s.co.payment, s.co.phase, s.co.err = nil, nil, nil, PhaseOrdering, ErrJournal
+		s.co.lines = ord.lines
+		c, t := s.snapshotsLocked(true)
+		s.mu.Unlock()
+		s.publish(c, t)
+		return c.view, fmt.Errorf("kiosk: record the order: %w", err)
+	}
+	ord.id, ord.number = id, number
+	c, t := s.snapshotsLocked(true)
+	s.mu.Unlock()
+	s.publish(c, t)
+	return s.launch(gen, att), nil
+}
+
+// Cancel is the customer's Cancel: paying → canceling. The terminal's
+// answer decides; a customer charged anyway sees approved, saying so.
+func (s *Service) Cancel() (CheckoutView, error) {
+	return s.intent(func() string {
+		switch s.co.phase {
+		case PhaseCanceling:
+			return ""
+		case PhasePaying:
+		default:
+			return ErrWrongPhase
+		}
+		s.co.phase = PhaseCanceling
+		if a := s.co.att; a != nil {
+			a.cancel = true
+			if a.h != nil {
+				a.h.Cancel() // closes a channel: the driver sends /abort
+			}
+		}
+		return ""
+	}), nil
+}
+
+// Retry is a new attempt for the same part of the same order: declined or
+// failed → paying.
+func (s *Service) Retry() (CheckoutView, error) {
+	return s.again(false)
+}
+
+// PayRestByCard pays everything still due with a bank card, after a
+// declined or failed meal-voucher (or card) part.
+func (s *Service) PayRestByCard() (CheckoutView, error) {
+	return s.again(true)
+}
+
+func (s *Service) again(byCard bool) (CheckoutView, error) {
+	var (
+		att *attempt
+		gen int
+	)
+	v := s.intent(func() string {
+		co := &s.co
+		if (co.phase != PhaseDeclined && co.phase != PhaseFailed) || co.order == nil || co.order.id == "" || co.payment == nil {
+			return ErrWrongPhase
+		}
+		if ok, _ := s.usableLocked(); !ok {
+			return ErrTerminalUnavailable
+		}
+		due := co.payment.Due
+		if due <= 0 {
+			return ErrAmount
+		}
+		step := StepCard
+		if co.last != nil && !byCard {
+			step = co.last.step
+		}
+		switch {
+		case step == StepVoucher:
+			att = &attempt{step: StepVoucher, amount: min(co.order.voucherEligible, due), medium: localapi.MediumTypeLunchVouchersOnly}
+		case byCard || co.order.method == MethodVoucherThenCard:
+			// The rest of a split tender is not meal-voucher eligible.
+			att = &attempt{step: StepCard, amount: due, medium: localapi.MediumTypeBankCardsOnly}
+		default:
+			att = &attempt{step: StepCard, amount: due}
+		}
+		att.wake = make(chan struct{}, 1)
+		co.att, co.phase, gen = att, PhasePaying, co.gen
+		p := *co.payment
+		p.Step, p.Amount, p.AttemptUUID, p.Deadline, p.Message, p.ChargedDespiteCancel = att.step, att.amount, "", time.Time{}, "", false
+		co.payment = &p
+		return ""
+	})
+	if att == nil {
+		return v, nil
+	}
+	return s.launch(gen, att), nil
+}
+
+// launch starts the attempt with the orchestrator, outside the lock, and
+// follows it.
+func (s *Service) launch(gen int, att *attempt) CheckoutView {
+	s.mu.Lock()
+	if s.co.gen != gen || s.co.att != att || s.co.order == nil {
+		s.mu.Unlock()
+		return s.Checkout()
+	}
+	ord := s.co.order
+	policy := journal.PolicyKiosk
+	if s.settings.Mode == modeCounter {
+		policy = journal.PolicyCounter
+	}
+	r, opt := s.receiptLocked(ord, false)
+	format := s.settings.ReceiptFormat
+	s.mu.Unlock()
+
+	req := payment.Request{OrderID: ord.id, Amount: att.amount, Policy: policy, AcceptedMedium: att.medium}
+	if t, err := receipt.ReceiptTicket(r, format, opt); err == nil {
+		req.ReceiptTicket = t
+	} else {
+		s.log.Warn("receipt ticket left out of the payment", "err", err)
+	}
+	start := s.now()
+	h, err := s.cfg.Payments.Start(s.ctx, req)
+
+	s.mu.Lock()
+	if s.co.gen != gen || s.co.att != att {
+		// Cannot happen while paying (nothing leaves paying but the outcome);
+		// kept so a bug never drives a payment nobody follows.
+		s.mu.Unlock()
+		if h != nil {
+			s.log.Error("an attempt started for a checkout that ended: the journal has it", "uuid", h.UUID(), "order", ord.id)
+		}
+		return s.Checkout()
+	}
+	p := *s.co.payment
+	if err != nil {
+		// Start failed before anything was sent: not charged.
+		s.co.att, s.co.last = nil, att
+		s.co.phase = PhaseFailed
+		p.Message = "the payment could not start: " + err.Error()
+		if errors.Is(err, payment.ErrNotReady) {
+			p.Message = "unfinished payments are being recovered: try again in a moment"
+		}
+		s.co.payment = &p
+		s.log.Warn("payment not started", "order", ord.id, "err", err)
+	} else {
+		att.h, att.uuid = h, h.UUID()
+		att.deadline = start.Add(DeadlineHandover + DeadlineCardRead)
+		if policy == journal.PolicyCounter {
+			att.deadline = att.deadline.Add(DeadlineScreens)
+		}
+		p.AttemptUUID, p.Deadline = att.uuid, att.deadline
+		s.co.payment = &p
+		if att.cancel {
+			h.Cancel()
+		}
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); s.follow(gen, att) }()
+	}
+	c, t := s.snapshotsLocked(true)
+	s.mu.Unlock()
+	s.publish(c, t)
+	return c.view
+}
+
+// follow reads the attempt's view until it is final: at every event (the
+// Relay pokes wake), and every PollInterval whatever the events do.
+func (s *Service) follow(gen int, att *attempt) {
+	tick := time.NewTicker(s.cfg.PollInterval)
+	defer tick.Stop()
+	done := att.h.Done()
+	for {
+		v := att.h.View()
+		if v.Final() {
+			s.settle(gen, att, v)
+			return
+		}
+		if done == nil {
+			// The orchestrator closed with the attempt open (shutting
+			// down): the next start's recovery resolves it.
+			return
+		}
+		s.progress(gen, att, v)
+		select {
+		case <-att.wake:
+		case <-tick.C:
+		case <-done:
+			done = nil // read the view once more
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+// progress shows an attempt still out.
+func (s *Service) progress(gen int, att *attempt, v payment.View) {
+	s.mu.Lock()
+	if s.co.gen != gen || s.co.att != att || s.co.payment == nil {
+		s.mu.Unlock()
+		return
+	}
+	changed := false
+	if (v.State == journal.StateAbortRequested || v.Abort != payment.AbortNone) && s.co.phase == PhasePaying {
+		s.co.phase, changed = PhaseCanceling, true
+	}
+	if v.Message != "" && s.co.payment.Message != v.Message {
+		p := *s.co.payment
+		p.Message, changed = v.Message, true
+		s.co.payment = &p
+	}
+	if !changed {
+		s.mu.Unlock()
+		return
+	}
+	c, t := s.snapshotsLocked(true)
+	s.mu.Unlock()
+	s.publish(c, t)
+}
+
+// settle shows an attempt's outcome, and starts the card part after an
+// approved meal-voucher part.
+func (s *Service) settle(gen int, att *attempt, v payment.View) {
+	s.mu.Lock()
+	ord := s.co.order
+	s.mu.Unlock()
+	if ord == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	sum, sumErr := s.cfg.Payments.Summary(ctx, ord.id)
+	cancel()
+
+	s.mu.Lock()
+	if s.co.gen != gen || s.co.att != att || s.co.payment == nil {
+		s.mu.Unlock()
+		return
+	}
+	s.co.att, s.co.last = nil, att
+	p := *s.co.payment
+	p.AttemptUUID, p.Deadline, p.Message = v.UUID, time.Time{}, v.Message
+	if sumErr == nil {
+		p.Paid = sum.Paid
+	} else {
+		// The journal could not be read: add up what this view says.
+		s.log.Error("order summary", "order", ord.id, "err", sumErr)
+		if v.State == journal.StateApproved {
+			p.Paid += v.Amount
+		}
+	}
+	p.Due = max(ord.total-p.Paid, 0)
+	var next *attempt
+	printTicket := false
+	switch v.State {
+	case journal.StateApproved:
+		part := receipt.Part{Kind: receipt.KindCard, Amount: v.Amount, TransactionID: v.TransactionID}
+		if v.Transaction != nil {
+			part = receipt.CardPart(v.Transaction)
+		}
+		ord.parts = append(ord.parts, part)
+		if ord.shareTxID == "" || att.step == StepCard {
+			ord.shareTxID = v.TransactionID
+		}
+		p.ChargedDespiteCancel = p.ChargedDespiteCancel || v.ChargedDespiteCancel
+		switch {
+		case p.Due <= 0:
+			s.co.phase = PhaseApproved
+			s.co.receipt = &ReceiptView{}
+			printTicket = true
+		case v.ChargedDespiteCancel:
+			// The customer wanted to stop, and the voucher part went through:
+			// no card attempt behind their back. They pay the rest or call staff.
+			s.co.phase = PhaseDeclined
+			p.Message = fmt.Sprintf("the meal-voucher part (%d) was charged although Cancel was pressed; %d is still due", v.Amount, p.Due)
+		default:
+			next = &attempt{step: StepCard, amount: p.Due, medium: localapi.MediumTypeBankCardsOnly, wake: make(chan struct{}, 1)}
+			s.co.att = next
+			s.co.phase = PhasePaying
+			p.Step, p.Amount, p.AttemptUUID, p.Message = StepCard, p.Due, "", ""
+		}
+	case journal.StateDeclined, journal.StateCancelled:
+		s.co.phase = PhaseDeclined
+	case journal.StateFailed:
+		s.co.phase = PhaseFailed
+	default: // unknown: never a guess
+		s.co.phase = PhaseUnknown
+		if p.Message == "" {
+			p.Message = "the payment's outcome is unknown: call staff"
+		}
+	}
+	s.co.payment = &p
+	c, t := s.snapshotsLocked(true)
+	s.mu.Unlock()
+	s.publish(c, t)
+	if printTicket {
+		s.wg.Add(1)
+		go func() { defer s.wg.Done(); s.printOrderTicket(ord) }()
+	}
+	if next != nil {
+		s.launch(gen, next)
+	}
+}
+
+// orderSequence is the stored daily order number.
+type orderSequence struct {
+	Day  string `json:"day"`
+	Last int    `json:"last"`
+}
+
+// orderData is the order's Data in the journal.
+type orderData struct {
+	Number   string        `json:"number"`
+	Language string        `json:"language"`
+	Method   PaymentMethod `json:"method"`
+	Lines    []LineView    `json:"lines"`
+}
+
+// createOrder records the order with the next number of the day: "42",
+// id "20261122-042" (unique: a taken id moves to the next number).
+func (s *Service) createOrder(ctx context.Context, ord *order) (id, number string, err error) {
+	s.seqMu.Lock()
+	defer s.seqMu.Unlock()
+	now := ord.created.Local()
+	day := now.Format("2006-01-02")
+	var seq orderSequence
+	if raw, ok, err := s.cfg.Journal.Setting(ctx, settingOrderSequence); err != nil {
+		return "", "", err
+	} else if ok {
+		if err := json.Unmarshal(raw, &seq); err != nil {
+			s.log.Warn(settingsWarningMessage, "key", settingOrderSequence, "err", err)
+		}
+	}
+	if seq.Day != day || seq.Last < 0 {
+		seq = orderSequence{Day: day}
+	}
+	lines := make([]LineView, 0, len(ord.lines))
+	for _, l := range ord.lines {
+		lines = append(lines, l.LineView)
+	}
+	for range maxOrderNumberTries {
+		seq.Last++
+		number = strconv.Itoa(seq.Last)
+		id = fmt.Sprintf("%s-%03d", now.Format("20060102"), seq.Last)
+		data, err := json.Marshal(orderData{Number: number, Language: ord.language, Method: ord.method, Lines: lines})
+		if err != nil {
+			return "", "", err
+		}
+		err = s.cfg.Journal.CreateOrder(ctx, journal.Order{ID: id, Currency: ord.currency, Total: ord.total, Data: data, CreatedAt: ord.created})
+		if journal.ErrorCode(err) == journal.ECONFLICT {
+			continue
+		}
+		if err != nil {
+			return "", "", err
+		}
+		raw, _ := json.Marshal(seq)
+		if err := s.cfg.Journal.SetSetting(ctx, settingOrderSequence, raw); err != nil {
+			// The id is unique anyway: the next order skips the taken ones.
+			s.log.Warn("store the order sequence", "err", err)
+		}
+		return id, number, nil
+	}
+	return "", "", fmt.Errorf("no free order number today after %d tries", maxOrderNumberTries)
+}

@@ -1,0 +1,196 @@
+package kiosk
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/receipt"
+)
+
+// Receipt statuses (ReceiptView.Status).
+const (
+	ReceiptWorking = "working"
+	ReceiptDone    = "done"
+	ReceiptError   = "error"
+)
+
+// ChooseReceipt is the customer's receipt choice once paid: print (the
+// terminal's printer), email or sms (the terminal asks for the address or
+// number), or none. The outcome follows in the next snapshots.
+func (s *Service) ChooseReceipt(choice ReceiptChoice) (CheckoutView, error) {
+	var (
+		ord  *order
+		gen  int
+		r    receipt.Receipt
+		opt  receipt.Options
+		txID string
+	)
+	v := s.intent(func() string {
+		if s.co.phase != PhaseApproved || s.co.order == nil {
+			return ErrWrongPhase
+		}
+		if s.co.receipt != nil && s.co.receipt.Status == ReceiptWorking {
+			return ErrWrongPhase
+		}
+		switch choice {
+		case ReceiptNone:
+			s.co.receipt = &ReceiptView{Choice: choice, Status: ReceiptDone}
+			return ""
+		case ReceiptPrint, ReceiptEmail, ReceiptSMS:
+		default:
+			return ErrWrongPhase
+		}
+		s.co.receipt = &ReceiptView{Choice: choice, Status: ReceiptWorking}
+		ord, gen = s.co.order, s.co.gen
+		r, opt = s.receiptLocked(ord, true)
+		txID = ord.shareTxID
+		return ""
+	})
+	if ord == nil {
+		return v, nil
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		err := s.sendReceipt(choice, txID, r, opt)
+		s.mu.Lock()
+		if s.co.gen != gen || s.co.phase != PhaseApproved {
+			s.mu.Unlock()
+			return
+		}
+		rv := &ReceiptView{Choice: choice, Status: ReceiptDone}
+		if err != nil {
+			s.log.Warn("receipt", "choice", choice, "order", ord.id, "err", err)
+			rv.Status, rv.Message = ReceiptError, receiptMessage(err)
+		}
+		s.co.receipt = rv
+		c, t := s.snapshotsLocked(true)
+		s.mu.Unlock()
+		s.publish(c, t)
+	}()
+	return v, nil
+}
+
+func (s *Service) sendReceipt(choice ReceiptChoice, txID string, r receipt.Receipt, opt receipt.Options) error {
+	if s.cfg.Printer == nil {
+		return errNoPrinter
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, receiptTimeout)
+	defer cancel()
+	switch choice {
+	case ReceiptPrint:
+		b, err := receipt.CustomerReceipt(r, opt)
+		if err != nil {
+			return err
+		}
+		_, err = s.cfg.Printer.Print(ctx, &localapi.PrintRequest{Data: hex.EncodeToString(b), Format: localapi.FormatESCPOS})
+		return err
+	default:
+		if txID == "" {
+			return errNoTransaction
+		}
+		medium := localapi.ShareEmail
+		if choice == ReceiptSMS {
+			medium = localapi.ShareSMS
+		}
+		_, err := s.cfg.Printer.ShareReceipt(ctx, &localapi.ShareReceiptRequest{
+			ReceiptTicket: receipt.ShareReceiptTicket(r, opt), TransactionID: txID, Medium: medium,
+		})
+		return err
+	}
+}
+
+// printOrderTicket prints the collection ticket after approval. A failure
+// is logged: the order number is on the screen too.
+func (s *Service) printOrderTicket(ord *order) {
+	if s.cfg.Printer == nil {
+		return
+	}
+	s.mu.Lock()
+	r, opt := s.receiptLocked(ord, false)
+	s.mu.Unlock()
+	b, err := receipt.OrderTicket(r.Order, opt)
+	if err == nil {
+		ctx, cancel := context.WithTimeout(s.ctx, receiptTimeout)
+		_, err = s.cfg.Printer.Print(ctx, &localapi.PrintRequest{Data: hex.EncodeToString(b), Format: localapi.FormatESCPOS})
+		cancel()
+	}
+	if err != nil {
+		s.log.Warn("order ticket not printed", "order", ord.id, "err", err)
+	}
+}
+
+// receiptLocked is the order as the receipt package lays it out, in the
+// customer's language; with the approved parts when withParts.
+func (s *Service) receiptLocked(ord *order, withParts bool) (receipt.Receipt, receipt.Options) {
+	o := receipt.Order{Number: ord.number, Time: ord.created, Currency: ord.currency}
+	for _, l := range ord.lines {
+		o.Lines = append(o.Lines, receipt.Line{Qty: l.Qty, Name: s.textLocked(l.Name, ord.language), UnitPrice: l.UnitPrice, VATRate: l.VATRate})
+	}
+	r := receipt.Receipt{Merchant: s.settings.Merchant, Order: o}
+	if withParts {
+		r.Payments = append([]receipt.Part(nil), ord.parts...)
+	}
+	return r, receipt.Options{Columns: s.settings.ReceiptColumns, Locale: ord.language}
+}
+
+// textLocked picks a name in lang, else the default language, else any.
+func (s *Service) textLocked(t Text, lang string) string {
+	if v := t[lang]; v != "" {
+		return v
+	}
+	if v := t[s.settings.DefaultLanguage]; v != "" {
+		return v
+	}
+	for _, l := range DefaultLanguages {
+		if v := t[l]; v != "" {
+			return v
+		}
+	}
+	for _, v := range t {
+		return v
+	}
+	return ""
+}
+
+var (
+	errNoPrinter     = errors.New("kiosk: no printer configured")
+	errNoTransaction = errors.New("kiosk: no card transaction to attach the receipt to")
+)
+
+// receiptMessage says why a receipt failed, for the screen.
+func receiptMessage(err error) string {
+	switch {
+	case errors.Is(err, errNoPrinter):
+		return "No printer is available: please ask at the counter for your receipt."
+	case errors.Is(err, errNoTransaction):
+		return "This payment cannot be sent as a receipt: please ask at the counter."
+	}
+	var ve *localapi.ValidationError
+	if errors.As(err, &ve) {
+		return "The receipt could not be prepared: please ask at the counter."
+	}
+	switch localapi.ErrorCode(err) {
+	case localapi.CodePrintDataMissing:
+		return "The receipt was empty: nothing was printed. Please ask at the counter."
+	case localapi.CodePrintWrongFormat:
+		return "The terminal's printer refused the receipt's format. Please ask at the counter."
+	case localapi.CodeShareTransactionID:
+		return "The terminal does not know this payment, so it cannot send the receipt. Please ask at the counter."
+	case localapi.CodeShareReceiptTicket:
+		return "The terminal refused the receipt's content. Please ask at the counter."
+	case localapi.CodeShareMedium:
+		return "The terminal cannot send receipts this way. Please choose another option."
+	case localapi.CodeShareBadRequest:
+		return "The terminal refused the request. Please ask at the counter."
+	case "":
+	default:
+		return "The terminal refused the receipt. Please ask at the counter."
+	}
+	if localapi.IsTransport(err) {
+		return "The terminal could not be reached: no receipt was sent. Please ask at the counter."
+	}
+	return "The receipt could not be sent. Please ask at the counter."
+}

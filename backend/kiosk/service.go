@@ -1,0 +1,777 @@
+package kiosk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"reflect"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/discovery"
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/receipt"
+)
+
+// Emitter publishes the snapshots; the Wails binding and httpui forward them.
+type Emitter interface {
+	Emit(event string, data any)
+}
+
+// Message keys of refused intents (CheckoutView.Error); the UI translates them.
+const (
+	ErrCartEmpty           = "error.cart_empty"
+	ErrUnknownProduct      = "error.unknown_product"
+	ErrWrongPhase          = "error.wrong_phase"
+	ErrTerminalUnavailable = "error.terminal_unavailable"
+	ErrAmount              = "error.amount"
+	// ErrPartlyPaid: CancelOrder after a part (the meal voucher) was charged:
+	// the customer must pay the rest or call staff, never be told "cancelled".
+	ErrPartlyPaid = "error.partly_paid"
+	// ErrJournal: the order could not be recorded; nothing was sent.
+	ErrJournal = "error.journal"
+)
+
+// Estimates of the terminal's windows, for the UI's countdown only: the
+// terminal decides. Attempt start + handover + card read (+ the optional
+// screens in counter mode).
+const (
+	DeadlineHandover = 1500 * time.Millisecond
+	DeadlineCardRead = 60 * time.Second
+	DeadlineScreens  = 60 * time.Second
+)
+
+// Default intervals.
+const (
+	DefaultPollInterval     = 250 * time.Millisecond // the attempt in progress, whatever the events say
+	DefaultTerminalInterval = time.Second            // the terminal source
+	DefaultRecoverRetry     = 5 * time.Second        // recovery after an unreachable terminal
+	receiptTimeout          = 30 * time.Second
+)
+
+// Config wires a Service.
+type Config struct {
+	Journal  *journal.DB
+	Payments *payment.Orchestrator
+	// Printer prints order tickets and receipts and shares receipts; nil:
+	// receipts fail with a message, the order ticket is not printed.
+	Printer  Printer
+	Terminal TerminalSource // nil: FixedTerminal("", "")
+	Emitter  Emitter        // nil: no events
+	// Relay, when set, is bound to the Service: pass the same Relay as the
+	// orchestrator's (and the discovery Tracker's) Emitter, built before.
+	Relay   *Relay
+	DataDir string // where catalog.json is read
+	Demo    bool
+	Version string
+	Now     func() time.Time
+	Logger  *slog.Logger
+
+	PollInterval     time.Duration
+	TerminalInterval time.Duration
+	RecoverRetry     time.Duration
+}
+
+// Service is the kiosk's application service. Safe for concurrent use: one
+// mutex guards the state and is never held while the terminal is called.
+type Service struct {
+	cfg    Config
+	log    *slog.Logger
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	termWake chan struct{}
+	seqMu    sync.Mutex // the daily order number
+
+	emitMu       sync.Mutex
+	emittedCheck uint64
+	emittedTerm  uint64
+
+	mu         sync.Mutex
+	settings   Settings
+	catalog    *Catalog
+	catalogErr error
+	status     TerminalStatus
+	ready      bool
+	recoverErr string
+	term       TerminalView
+	lastTerm   TerminalView // the last published
+	lastCheck  CheckoutView
+	termSeq    uint64
+	checkSeq   uint64
+	co         checkout
+}
+
+// checkout is the state behind CheckoutView.
+type checkout struct {
+	gen      int // a new checkout (Start, back to welcome) ends the old one's work
+	phase    Phase
+	language string
+	lines    []cartLine
+	order    *order
+	payment  *PaymentView
+	receipt  *ReceiptView
+	err      string
+	att      *attempt // the attempt out, or about to be
+	last     *attempt // the last attempt that ended
+}
+
+type cartLine struct {
+	LineView
+	mealVoucher bool
+}
+
+// order is the cart from Pay on: frozen, recorded in the journal.
+type order struct {
+	id, number      string
+	total           int64
+	voucherEligible int64
+	currency        string
+	language        string
+	method          PaymentMethod
+	lines           []cartLine
+	created         time.Time
+	parts           []receipt.Part // approved, in order
+	shareTxID       string         // the card attempt's transaction, for /share-receipt
+}
+
+// attempt is one card presentation for the order.
+type attempt struct {
+	step     Step
+	amount   int64
+	medium   string
+	deadline time.Time
+	h        *payment.Handle
+	uuid     string
+	cancel   bool // Cancel pressed before the handle came
+	wake     chan struct{}
+}
+
+// New returns a Service. It reads the settings and the catalog; an invalid
+// catalog leaves the kiosk unavailable (never a demo menu in a real shop),
+// with the error in TerminalView.Problem. Call Run to recover unfinished
+// payments and follow the terminal.
+func New(cfg Config) (*Service, error) {
+	if cfg.Journal == nil || cfg.Payments == nil {
+		return nil, errors.New("kiosk: a journal and a payment orchestrator are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Terminal == nil {
+		cfg.Terminal = FixedTerminal("", "")
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.TerminalInterval <= 0 {
+		cfg.TerminalInterval = DefaultTerminalInterval
+	}
+	if cfg.RecoverRetry <= 0 {
+		cfg.RecoverRetry = DefaultRecoverRetry
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Service{cfg: cfg, log: log, termWake: make(chan struct{}, 1)}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	settings, err := LoadSettings(ctx, cfg.Journal, log)
+	if err != nil {
+		return nil, fmt.Errorf("kiosk: settings: %w", err)
+	}
+	s.settings = settings
+	s.catalog, s.catalogErr = LoadCatalog(cfg.DataDir)
+	if s.catalogErr != nil {
+		log.Error("catalog refused: the kiosk takes no orders", "err", s.catalogErr)
+	}
+	s.status = cfg.Terminal.TerminalStatus()
+	s.co = checkout{phase: PhaseWelcome, language: settings.DefaultLanguage}
+	s.term = s.terminalViewLocked()
+	s.availabilityLocked()
+	if cfg.Relay != nil {
+		cfg.Relay.bind(s)
+	}
+	return s, nil
+}
+
+// Close stops the Service's goroutines (attempts stay with the orchestrator).
+func (s *Service) Close() {
+	s.cancel()
+	s.wg.Wait()
+}
+
+// Run recovers unfinished payments (retrying while the terminal cannot be
+// reached) and follows the terminal's status until ctx ends. No order is
+// taken before recovery is complete.
+func (s *Service) Run(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.ctx.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	done := make(chan struct{})
+	go func() { defer close(done); s.recoverLoop(ctx) }()
+	defer func() { <-done }()
+	tick := time.NewTicker(s.cfg.TerminalInterval)
+	defer tick.Stop()
+	for {
+		s.refreshTerminal()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-s.termWake:
+		}
+	}
+}
+
+func (s *Service) recoverLoop(ctx context.Context) {
+	for {
+		views, err := s.cfg.Payments.Recover(ctx)
+		for _, v := range views {
+			s.log.Warn("recovered an unfinished attempt", "uuid", v.UUID, "order", v.OrderID, "state", v.State, "message", v.Message)
+		}
+		s.mu.Lock()
+		if err == nil {
+			s.ready, s.recoverErr = true, ""
+		} else {
+			s.recoverErr = err.Error()
+			s.log.Warn("recovery incomplete: no new order until it is", "err", err)
+		}
+		s.availabilityLocked()
+		c, t := s.snapshotsLocked(false)
+		s.mu.Unlock()
+		s.publish(c, t)
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(s.cfg.RecoverRetry):
+		}
+	}
+}
+
+// RefreshTerminal asks the terminal source again now (the discovery
+// Tracker's events do this through the Relay).
+func (s *Service) RefreshTerminal() {
+	select {
+	case s.termWake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Service) refreshTerminal() {
+	st := s.cfg.Terminal.TerminalStatus()
+	s.mu.Lock()
+	s.status = st
+	s.availabilityLocked()
+	c, t := s.snapshotsLocked(false)
+	s.mu.Unlock()
+	s.publish(c, t)
+}
+
+// Reload reads the settings and the catalog again. An invalid catalog is
+// refused and the previous one stays; the error names the line and field.
+func (s *Service) Reload() error {
+	settings, serr := LoadSettings(s.ctx, s.cfg.Journal, s.log)
+	cat, cerr := LoadCatalog(s.cfg.DataDir)
+	s.mu.Lock()
+	if serr == nil {
+		s.settings = settings
+	}
+	if cerr == nil {
+		s.catalog, s.catalogErr = cat, nil
+	} else if s.catalog == nil {
+		s.catalogErr = cerr
+	}
+	s.availabilityLocked()
+	c, t := s.snapshotsLocked(false)
+	s.mu.Unlock()
+	s.publish(c, t)
+	if cerr != nil {
+		s.log.Error("catalog refused: the previous one stays", "err", cerr)
+		return cerr
+	}
+	return serr
+}
+
+// Settings returns the settings in force.
+func (s *Service) Settings() Settings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.settings
+}
+
+func (s *Service) now() time.Time { return s.cfg.Now() }
+
+// --- snapshots ---
+
+func (s *Service) currencyLocked() string {
+	switch {
+	case s.settings.Currency != "":
+		return s.settings.Currency
+	case s.catalog != nil && s.catalog.view.Currency != "":
+		return s.catalog.view.Currency
+	}
+	return DefaultCurrency
+}
+
+// usableLocked reports whether an order may start, and why not.
+func (s *Service) usableLocked() (ok bool, problem string) {
+	switch {
+	case s.catalog == nil:
+		msg := "no catalog"
+		if s.catalogErr != nil {
+			msg = s.catalogErr.Error()
+		}
+		return false, "The catalog cannot be used: " + msg
+	case !s.ready:
+		p := "Unfinished payments are being recovered: no order until they are."
+		if s.recoverErr != "" {
+			p = "Unfinished payments could not be recovered yet (" + s.recoverErr + "): no order until they are."
+		}
+		return false, p
+	}
+	switch s.status.State {
+	case TerminalNone:
+		return false, "No payment terminal is configured or found: staff must set one up."
+	case TerminalChoose:
+		return false, "Several payment terminals were found: staff must choose one."
+	case TerminalSearching:
+		return false, "Looking for the payment terminal."
+	case TerminalUnreachable:
+		since := ""
+		if !s.status.Since.IsZero() {
+			since = " since " + s.status.Since.Local().Format("15:04")
+		}
+		return false, "The payment terminal has not answered" + since + "."
+	}
+	return true, ""
+}
+
+// availabilityLocked moves between welcome and unavailable. A cart being
+// built is dropped when the kiosk cannot take it; a payment is never
+// touched. An unreachable terminal may come back: it blocks Pay, not the
+// menu.
+func (s *Service) availabilityLocked() {
+	ok, _ := s.usableLocked()
+	blocked := !ok && s.status.State != TerminalUnreachable
+	switch {
+	case blocked && (s.co.phase == PhaseWelcome || s.co.phase == PhaseOrdering):
+		s.resetLocked(PhaseUnavailable)
+	case !blocked && s.co.phase == PhaseUnavailable:
+		s.resetLocked(PhaseWelcome)
+	}
+	s.term = s.terminalViewLocked()
+}
+
+func (s *Service) terminalViewLocked() TerminalView {
+	st := s.status
+	tv := TerminalView{State: st.State, Name: st.Name, Address: st.Address, Demo: s.cfg.Demo, Ready: s.ready}
+	if tv.State == "" {
+		tv.State = TerminalNone
+	}
+	if tv.State == TerminalUnreachable {
+		tv.Since = st.Since
+	}
+	if ok, problem := s.usableLocked(); !ok {
+		tv.Problem = problem
+	}
+	return tv
+}
+
+// resetLocked ends the checkout: a new generation, no cart, no order.
+func (s *Service) resetLocked(phase Phase) {
+	s.co = checkout{gen: s.co.gen + 1, phase: phase, language: s.settings.DefaultLanguage}
+}
+
+func (s *Service) viewLocked() CheckoutView {
+	co := &s.co
+	v := CheckoutView{
+		Phase: co.phase, Language: co.language, Currency: s.currencyLocked(),
+		Lines: []LineView{}, Taxes: []TaxView{}, Error: co.err,
+	}
+	lines := co.lines
+	if co.order != nil {
+		lines = co.order.lines
+		v.OrderID, v.OrderNumber, v.Currency = co.order.id, co.order.number, co.order.currency
+	}
+	for _, l := range lines {
+		v.Lines = append(v.Lines, l.LineView)
+	}
+	v.Total, v.Taxes, v.VoucherEligible = totals(lines, s.settings.VoucherCap)
+	if co.payment != nil {
+		p := *co.payment
+		v.Payment = &p
+	}
+	if co.receipt != nil {
+		r := *co.receipt
+		v.Receipt = &r
+	}
+	return v
+}
+
+// totals are the lines' total, VAT (receipt.VATSummary, the receipt's own
+// rule) and the part meal vouchers may pay.
+func totals(lines []cartLine, voucherCap int64) (total int64, taxes []TaxView, eligible int64) {
+	taxes = []TaxView{}
+	o := receipt.Order{}
+	for _, l := range lines {
+		total += l.Total
+		if l.mealVoucher {
+			eligible += l.Total
+		}
+		o.Lines = append(o.Lines, receipt.Line{Qty: l.Qty, UnitPrice: l.UnitPrice, VATRate: l.VATRate})
+	}
+	for _, r := range receipt.VATSummary(o) {
+		taxes = append(taxes, TaxView{Rate: r.Rate, Amount: r.Tax})
+	}
+	return total, taxes, min(eligible, voucherCap)
+}
+
+type snapshot[T any] struct {
+	seq  uint64
+	view T
+}
+
+// snapshotsLocked numbers the views to publish: the checkout when forced
+// (an intent answers with it) or changed, the terminal when changed.
+func (s *Service) snapshotsLocked(force bool) (*snapshot[CheckoutView], *snapshot[TerminalView]) {
+	var c *snapshot[CheckoutView]
+	if v := s.viewLocked(); force || !reflect.DeepEqual(v, s.lastCheck) {
+		s.checkSeq++
+		s.lastCheck = v
+		c = &snapshot[CheckoutView]{s.checkSeq, v}
+	}
+	var t *snapshot[TerminalView]
+	if s.term != s.lastTerm {
+		s.termSeq++
+		s.lastTerm = s.term
+		t = &snapshot[TerminalView]{s.termSeq, s.term}
+	}
+	return c, t
+}
+
+// publish emits the snapshots in order; one overtaken by a newer one while
+// waiting is dropped (every snapshot is whole).
+func (s *Service) publish(c *snapshot[CheckoutView], t *snapshot[TerminalView]) {
+	if s.cfg.Emitter == nil {
+		return
+	}
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
+	if t != nil && t.seq > s.emittedTerm {
+		s.emittedTerm = t.seq
+		s.cfg.Emitter.Emit(EventTerminal, t.view)
+	}
+	if c != nil && c.seq > s.emittedCheck {
+		s.emittedCheck = c.seq
+		s.cfg.Emitter.Emit(EventCheckout, c.view)
+	}
+}
+
+// --- queries ---
+
+// Info is what the UI needs once at start.
+func (s *Service) Info() InfoView {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return InfoView{
+		Version: s.cfg.Version, Demo: s.cfg.Demo, Languages: slices.Clone(s.settings.Languages),
+		DefaultLanguage: s.settings.DefaultLanguage, Currency: s.currencyLocked(),
+		IdleSeconds: s.settings.IdleSeconds, Mode: s.settings.Mode,
+	}
+}
+
+// Catalog is the menu; empty while no valid catalog is loaded.
+func (s *Service) Catalog() CatalogView {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.catalog == nil {
+		return CatalogView{Currency: s.currencyLocked(), Categories: []CategoryView{}}
+	}
+	v := s.catalog.View()
+	v.Currency = s.currencyLocked()
+	return v
+}
+
+// Checkout is the current checkout.
+func (s *Service) Checkout() CheckoutView {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.viewLocked()
+}
+
+// Terminal is the terminal's status.
+func (s *Service) Terminal() TerminalView {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.term
+}
+
+// --- intents that need no terminal ---
+
+// intent runs f under the lock with the error cleared; f returns the
+// refusal's message key, or "". The view is published either way.
+func (s *Service) intent(f func() string) CheckoutView {
+	s.mu.Lock()
+	s.co.err = ""
+	if key := f(); key != "" {
+		s.co.err = key
+	}
+	c, t := s.snapshotsLocked(true)
+	s.mu.Unlock()
+	s.publish(c, t)
+	return c.view
+}
+
+func (s *Service) languageLocked(lang string) string {
+	if slices.Contains(s.settings.Languages, lang) {
+		return lang
+	}
+	return s.settings.DefaultLanguage
+}
+
+// Start begins a new order: welcome → ordering. An unknown language is the
+// default one.
+func (s *Service) Start(language string) (CheckoutView, error) {
+	return s.intent(func() string {
+		switch s.co.phase {
+		case PhaseWelcome:
+		case PhaseUnavailable:
+			return ErrTerminalUnavailable
+		default:
+			return ErrWrongPhase
+		}
+		s.resetLocked(PhaseOrdering)
+		s.co.language = s.languageLocked(language)
+		return ""
+	}), nil
+}
+
+// SetLanguage changes the language, in any phase.
+func (s *Service) SetLanguage(language string) (CheckoutView, error) {
+	return s.intent(func() string {
+		s.co.language = s.languageLocked(language)
+		return ""
+	}), nil
+}
+
+// AddItem adds qty of a product to the cart (one line a product).
+func (s *Service) AddItem(productID string, qty int) (CheckoutView, error) {
+	return s.intent(func() string {
+		if s.co.phase != PhaseOrdering {
+			return ErrWrongPhase
+		}
+		if s.catalog == nil {
+			return ErrUnknownProduct
+		}
+		p, ok := s.catalog.Product(productID)
+		if !ok {
+			return ErrUnknownProduct
+		}
+		i := slices.IndexFunc(s.co.lines, func(l cartLine) bool { return l.ProductID == productID })
+		have := 0
+		if i >= 0 {
+			have = s.co.lines[i].Qty
+		}
+		if qty <= 0 || have+qty > MaxQty {
+			return ErrAmount
+		}
+		if i < 0 {
+			s.co.lines = append(s.co.lines, cartLine{
+				LineView:    LineView{ID: p.ID, ProductID: p.ID, Name: p.Name, UnitPrice: p.Price, VATRate: p.VATRate},
+				mealVoucher: p.MealVoucher,
+			})
+			i = len(s.co.lines) - 1
+		}
+		l := &s.co.lines[i]
+		l.Qty = have + qty
+		l.Total = int64(l.Qty) * l.UnitPrice
+		return ""
+	}), nil
+}
+
+// SetQuantity sets a line's quantity; 0 removes it.
+func (s *Service) SetQuantity(lineID string, qty int) (CheckoutView, error) {
+	return s.intent(func() string {
+		if s.co.phase != PhaseOrdering {
+			return ErrWrongPhase
+		}
+		i := slices.IndexFunc(s.co.lines, func(l cartLine) bool { return l.ID == lineID })
+		switch {
+		case i < 0:
+			return ErrUnknownProduct
+		case qty < 0 || qty > MaxQty:
+			return ErrAmount
+		case qty == 0:
+			s.co.lines = slices.Delete(s.co.lines, i, i+1)
+		default:
+			l := &s.co.lines[i]
+			l.Qty, l.Total = qty, int64(qty)*l.UnitPrice
+		}
+		return ""
+	}), nil
+}
+
+// Finish returns to the welcome screen once the order is paid (approved)
+// or handed to staff (unknown: the order stays needs_attention).
+func (s *Service) Finish() (CheckoutView, error) {
+	return s.intent(func() string {
+		if s.co.phase != PhaseApproved && s.co.phase != PhaseUnknown {
+			return ErrWrongPhase
+		}
+		s.resetLocked(PhaseWelcome)
+		s.availabilityLocked()
+		return ""
+	}), nil
+}
+
+// CancelOrder gives up an order that was not charged: declined/failed →
+// welcome. Refused once a part was charged (ErrPartlyPaid).
+func (s *Service) CancelOrder() (CheckoutView, error) {
+	var ord *order
+	v := s.intent(func() string {
+		if s.co.phase != PhaseDeclined && s.co.phase != PhaseFailed {
+			return ErrWrongPhase
+		}
+		if s.co.payment != nil && s.co.payment.Paid > 0 {
+			return ErrPartlyPaid
+		}
+		ord = s.co.order
+		s.resetLocked(PhaseWelcome)
+		s.availabilityLocked()
+		return ""
+	})
+	s.closeOrder(ord, 0)
+	return v, nil
+}
+
+// Abandon is the idle timeout: back to welcome from ordering, declined,
+// failed or approved (no receipt). Never while a payment is out, nor from
+// unknown (staff must see the order number).
+func (s *Service) Abandon() (CheckoutView, error) {
+	var (
+		ord  *order
+		paid int64
+	)
+	v := s.intent(func() string {
+		switch s.co.phase {
+		case PhaseWelcome, PhaseUnavailable:
+			return ""
+		case PhaseOrdering, PhaseApproved:
+		case PhaseDeclined, PhaseFailed:
+			ord = s.co.order
+			if s.co.payment != nil {
+				paid = s.co.payment.Paid
+			}
+		default:
+			return ErrWrongPhase
+		}
+		s.resetLocked(PhaseWelcome)
+		s.availabilityLocked()
+		return ""
+	})
+	s.closeOrder(ord, paid)
+	return v, nil
+}
+
+// closeOrder records an order left unpaid: cancelled, or needs_attention
+// when a part was charged (staff refund it or collect the rest).
+func (s *Service) closeOrder(ord *order, paid int64) {
+	if ord == nil || ord.id == "" {
+		return
+	}
+	status, note := journal.OrderCancelled, "cancelled at the kiosk: not charged"
+	if paid > 0 {
+		status = journal.OrderNeedsAttention
+		note = fmt.Sprintf("abandoned at the kiosk after %d of %d was paid: refund or collect the rest", paid, ord.total)
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	if err := s.cfg.Journal.SetOrderStatus(ctx, ord.id, status, note); err != nil {
+		s.log.Error("record the order's end", "order", ord.id, "status", status, "err", err)
+	}
+}
+
+// --- events from the orchestrator and discovery ---
+
+// Relay forwards the orchestrator's (and the discovery Tracker's) events to
+// a Service created after them, and to Next, if set. Events before the
+// Service is bound are only forwarded to Next: the Service reads the
+// attempt's state itself.
+type Relay struct {
+	Next Emitter
+
+	mu sync.Mutex
+	s  *Service
+}
+
+// NewRelay returns a Relay forwarding to next (nil: none).
+func NewRelay(next Emitter) *Relay { return &Relay{Next: next} }
+
+func (r *Relay) bind(s *Service) {
+	r.mu.Lock()
+	r.s = s
+	r.mu.Unlock()
+}
+
+// Emit implements payment.Emitter and discovery.Emitter.
+func (r *Relay) Emit(event string, data any) {
+	r.mu.Lock()
+	s := r.s
+	r.mu.Unlock()
+	if s != nil {
+		s.onEvent(event, data)
+	}
+	if r.Next != nil {
+		r.Next.Emit(event, data)
+	}
+}
+
+// PaymentEmitter is an emitter to give the orchestrator when the Service
+// exists first; otherwise use a Relay.
+func (s *Service) PaymentEmitter() payment.Emitter { return emitterFunc(s.onEvent) }
+
+type emitterFunc func(string, any)
+
+func (f emitterFunc) Emit(event string, data any) { f(event, data) }
+
+func (s *Service) onEvent(event string, data any) {
+	switch event {
+	case payment.EventAttempt:
+		v, ok := data.(payment.View)
+		if !ok {
+			return
+		}
+		s.mu.Lock()
+		a := s.co.att
+		s.mu.Unlock()
+		if a != nil && a.uuid == v.UUID {
+			poke(a.wake)
+		}
+	case discovery.EventStatus:
+		s.RefreshTerminal()
+	}
+}
+
+func poke(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,195 @@
+package kiosk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/receipt"
+)
+
+// Keys of the settings the kiosk reads from the journal's settings table.
+// Values are JSON. A missing value is the default below; one that does not
+// parse (or is out of range) is the default too, with a warning in the log.
+const (
+	SettingMode            = "kiosk.mode"             // "kiosk" or "counter"
+	SettingLanguages       = "kiosk.languages"        // ["fr","en","es"]
+	SettingDefaultLanguage = "kiosk.default_language" // "fr"
+	SettingCurrency        = "kiosk.currency"         // "EUR"; unset: the catalog's, else EUR
+	SettingIdleSeconds     = "kiosk.idle_seconds"     // 60
+	SettingVoucherCap      = "kiosk.meal_voucher_cap" // 2500 cents
+	SettingMerchant        = "receipt.merchant"       // {"name","address":[],"vatNumber","footer":[],"qrUrl"}
+	SettingReceiptFormat   = "receipt.format"         // receiptTicket of /payment: "text" or "escpos"
+	SettingReceiptColumns  = "receipt.columns"        // 48 (80 mm) or 32 (58 mm)
+
+	// settingOrderSequence is the daily order number: {"day":"2026-11-22","last":41}.
+	settingOrderSequence = "kiosk.order_sequence"
+)
+
+// Defaults of the settings.
+const (
+	DefaultMode            = "kiosk"
+	DefaultLanguage        = "fr"
+	DefaultCurrency        = "EUR"
+	DefaultIdleSeconds     = 60
+	DefaultVoucherCap      = 2500 // 25.00 €: the French daily meal-voucher cap
+	DefaultReceiptFormat   = localapi.FormatText
+	DefaultReceiptColumns  = 48
+	minIdleSeconds         = 10
+	maxIdleSeconds         = 3600
+	maxVoucherCap          = 100_000
+	defaultMerchantName    = "Comptoir"
+	defaultMerchantFooter  = "Merci de votre visite !"
+	modeCounter            = "counter"
+	receiptColumnsNarrow   = 32
+	receiptColumnsWide     = 48
+	settingsWarningMessage = "setting ignored: the default applies"
+)
+
+// DefaultLanguages are the languages offered when the setting is unset.
+var DefaultLanguages = []string{"fr", "en", "es"}
+
+// Settings are the kiosk's settings, defaults applied.
+type Settings struct {
+	Mode            string
+	Languages       []string
+	DefaultLanguage string
+	Currency        string // "" when unset: the catalog's currency applies
+	IdleSeconds     int
+	VoucherCap      int64
+	Merchant        receipt.Merchant
+	ReceiptFormat   string
+	ReceiptColumns  int
+}
+
+// merchantJSON is the stored form of receipt.Merchant (no logo).
+type merchantJSON struct {
+	Name      string   `json:"name"`
+	Address   []string `json:"address"`
+	VATNumber string   `json:"vatNumber"`
+	Footer    []string `json:"footer"`
+	QRURL     string   `json:"qrUrl"`
+}
+
+// DefaultSettings are the settings of an empty settings table.
+func DefaultSettings() Settings {
+	return Settings{
+		Mode: DefaultMode, Languages: slices.Clone(DefaultLanguages), DefaultLanguage: DefaultLanguage,
+		IdleSeconds: DefaultIdleSeconds, VoucherCap: DefaultVoucherCap,
+		Merchant:      receipt.Merchant{Name: defaultMerchantName, Footer: []string{defaultMerchantFooter}},
+		ReceiptFormat: DefaultReceiptFormat, ReceiptColumns: DefaultReceiptColumns,
+	}
+}
+
+// LoadSettings reads the settings from the journal. Only a journal that
+// cannot be read is an error; a bad value falls back to its default.
+func LoadSettings(ctx context.Context, db *journal.DB, log *slog.Logger) (Settings, error) {
+	s := DefaultSettings()
+	if db == nil {
+		return s, nil
+	}
+	all, err := db.Settings(ctx)
+	if err != nil {
+		return s, err
+	}
+	// read decodes one value and checks it; false keeps the default.
+	read := func(key string, into any, ok func() error) {
+		raw, found := all[key]
+		if !found {
+			return
+		}
+		if err := json.Unmarshal(raw, into); err != nil {
+			log.Warn(settingsWarningMessage, "key", key, "value", string(raw), "err", err)
+			return
+		}
+		if ok != nil {
+			if err := ok(); err != nil {
+				log.Warn(settingsWarningMessage, "key", key, "value", string(raw), "err", err)
+				return
+			}
+		}
+	}
+	var mode string
+	read(SettingMode, &mode, func() error {
+		if mode != DefaultMode && mode != modeCounter {
+			return fmt.Errorf("mode must be kiosk or counter")
+		}
+		s.Mode = mode
+		return nil
+	})
+	var langs []string
+	read(SettingLanguages, &langs, func() error {
+		if len(langs) == 0 {
+			return fmt.Errorf("no language")
+		}
+		for _, l := range langs {
+			if !slices.Contains(DefaultLanguages, l) {
+				return fmt.Errorf("language %q is not one of fr, en, es", l)
+			}
+		}
+		s.Languages = slices.Compact(langs)
+		return nil
+	})
+	var def string
+	read(SettingDefaultLanguage, &def, func() error {
+		if !slices.Contains(DefaultLanguages, def) {
+			return fmt.Errorf("language %q is not one of fr, en, es", def)
+		}
+		s.DefaultLanguage = def
+		return nil
+	})
+	if !slices.Contains(s.Languages, s.DefaultLanguage) {
+		log.Warn("the default language is not offered: the first offered one is the default", "default", s.DefaultLanguage, "offered", s.Languages)
+		s.DefaultLanguage = s.Languages[0]
+	}
+	var cur string
+	read(SettingCurrency, &cur, func() error {
+		if !isCurrency(cur) {
+			return fmt.Errorf("not an ISO 4217 code")
+		}
+		s.Currency = cur
+		return nil
+	})
+	var idle int
+	read(SettingIdleSeconds, &idle, func() error {
+		if idle < minIdleSeconds || idle > maxIdleSeconds {
+			return fmt.Errorf("must be between %d and %d seconds", minIdleSeconds, maxIdleSeconds)
+		}
+		s.IdleSeconds = idle
+		return nil
+	})
+	var vcap int64
+	read(SettingVoucherCap, &vcap, func() error {
+		if vcap < 0 || vcap > maxVoucherCap {
+			return fmt.Errorf("must be between 0 and %d cents", maxVoucherCap)
+		}
+		s.VoucherCap = vcap
+		return nil
+	})
+	var m merchantJSON
+	read(SettingMerchant, &m, func() error {
+		s.Merchant = receipt.Merchant{Name: m.Name, Address: m.Address, VATNumber: m.VATNumber, Footer: m.Footer, QRURL: m.QRURL}
+		return nil
+	})
+	var format string
+	read(SettingReceiptFormat, &format, func() error {
+		if format != localapi.FormatText && format != localapi.FormatESCPOS {
+			return fmt.Errorf("must be text or escpos")
+		}
+		s.ReceiptFormat = format
+		return nil
+	})
+	var cols int
+	read(SettingReceiptColumns, &cols, func() error {
+		if cols != receiptColumnsNarrow && cols != receiptColumnsWide {
+			return fmt.Errorf("must be 32 or 48")
+		}
+		s.ReceiptColumns = cols
+		return nil
+	})
+	return s, nil
+}

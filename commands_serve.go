@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/httpui"
+)
+
+// cmdServe is browser mode: the kiosk UI and service over HTTP, for a
+// Chromium kiosk, a second screen, and the end-to-end tests.
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var common commonFlags
+	fs := newFlagSet("serve", stderr, &common)
+	addr := fs.String("addr", "127.0.0.1:8080", "listen address (the UI drives payments: keep it on loopback)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	dist, err := frontendAssets()
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir serve:", err)
+		return 1
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	events := httpui.NewBroadcaster()
+	stack, err := startKiosk(ctx, common, events, logger)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir serve:", err)
+		return 1
+	}
+	defer stack.close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir serve:", err)
+		return 1
+	}
+	// No WriteTimeout: it would cut the event stream; the handler bounds
+	// each write itself.
+	srv := &http.Server{
+		Handler:           httpui.New(httpui.Options{Service: stack.svc, Events: events, Assets: dist, Logger: logger}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	go srv.Serve(ln)
+	fmt.Fprintf(stdout, "Comptoir at http://%s/ (terminal %s). Ctrl-C stops it.\n", ln.Addr(), stack.url)
+	<-ctx.Done()
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		fmt.Fprintln(stderr, "comptoir serve:", err)
+	}
+	return 0
+}
+
+// frontendAssets is the built UI embedded in the binary.
+func frontendAssets() (fs.FS, error) {
+	dist, err := fs.Sub(assets, "frontend/dist")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := fs.Stat(dist, "index.html"); err != nil {
+		return nil, errors.New("the frontend is not built into this binary: run `npm run build` in frontend/ before `go build`")
+	}
+	return dist, nil
+}

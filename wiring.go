@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
+)
+
+// terminalLink is the terminal a process talks to, however it was found.
+type terminalLink struct {
+	term    payment.Terminal
+	id      string // the journal's name for it: "demo", its URL, or "mdns:<instance>"
+	url     string
+	source  kiosk.TerminalSource
+	printer kiosk.Printer
+	stop    func()
+}
+
+// openTerminal picks the terminal: the built-in simulator with --demo, the
+// address given with --terminal, else the one discovery finds or remembers
+// (its choice kept in the journal). A kiosk's demo simulator ignores the
+// test amounts: a customer-facing demo must not decline a basket whose total
+// happens to end in .51.
+func openTerminal(ctx context.Context, c commonFlags, db *journal.DB, kioskDemo bool) (*terminalLink, error) {
+	switch {
+	case c.demo:
+		sim, err := terminalsim.New(terminalsim.Config{NoTestAmounts: kioskDemo})
+		if err != nil {
+			return nil, err
+		}
+		if err := sim.Start("127.0.0.1:0"); err != nil {
+			return nil, err
+		}
+		client, err := localapi.NewClient(sim.URL(), localapi.WithUserAgent(userAgent()))
+		if err != nil {
+			sim.Close()
+			return nil, err
+		}
+		return &terminalLink{term: client, id: "demo", url: client.BaseURL(), printer: client,
+			source: kiosk.FixedTerminal("Simulated terminal", client.BaseURL()), stop: func() { sim.Close() }}, nil
+	case c.terminal != "":
+		client, err := localapi.NewClient(c.terminal, localapi.WithUserAgent(userAgent()))
+		if err != nil {
+			return nil, err
+		}
+		return &terminalLink{term: client, id: client.BaseURL(), url: client.BaseURL(), printer: client,
+			source: kiosk.FixedTerminal(client.BaseURL(), client.BaseURL()), stop: func() {}}, nil
+	}
+	tr, instance, err := discoverTerminal(ctx, db, c.discoverWait)
+	if err != nil {
+		return nil, err
+	}
+	// The instance name, not the address: DHCP may move the terminal, and
+	// recovery must still know it is the same one.
+	return &terminalLink{term: tr, id: "mdns:" + instance, url: tr.BaseURL(), printer: kiosk.PrinterAt(tr.BaseURL),
+		source: kiosk.TrackerStatus(tr), stop: func() { tr.Close() }}, nil
+}
+
+func newOrchestrator(db *journal.DB, link *terminalLink, lim payment.Limits, em payment.Emitter, logger *slog.Logger) (*payment.Orchestrator, error) {
+	return payment.New(payment.Config{
+		Journal: db, Terminal: link.term, TerminalID: link.id, Limits: lim, Emitter: em,
+		Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: version},
+		Logger: logger,
+	})
+}
+
+// kioskStack is what a kiosk process runs: the journal, the terminal, the
+// orchestrator and the kiosk service (which recovers before taking orders).
+type kioskStack struct {
+	svc   *kiosk.Service
+	url   string
+	close func()
+}
+
+func startKiosk(ctx context.Context, c commonFlags, em kiosk.Emitter, logger *slog.Logger) (*kioskStack, error) {
+	dir, err := c.resolveDataDir()
+	if err != nil {
+		return nil, err
+	}
+	db, err := journal.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	link, err := openTerminal(ctx, c, db, true)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	relay := kiosk.NewRelay(nil)
+	o, err := newOrchestrator(db, link, payment.DefaultLimits, relay, logger)
+	if err != nil {
+		link.stop()
+		db.Close()
+		return nil, err
+	}
+	svc, err := kiosk.New(kiosk.Config{
+		Journal: db, Payments: o, Printer: link.printer, Terminal: link.source, Emitter: em, Relay: relay,
+		DataDir: dir, Demo: c.demo, Version: version, Logger: logger,
+	})
+	if err != nil {
+		o.Close()
+		link.stop()
+		db.Close()
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() { defer close(done); svc.Run(runCtx) }()
+	return &kioskStack{svc: svc, url: link.url, close: func() {
+		cancel()
+		<-done
+		svc.Close()
+		o.Close()
+		link.stop()
+		db.Close()
+	}}, nil
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
