@@ -182,3 +182,18 @@ func TestVersionShowsTheStamp(t *testing.T) {
 		t.Errorf("exit %d, %q", code, out.String())
 	}
 }
+
+func TestSettings(t *testing.T) {
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	if code := run([]string{"settings", "--data-dir", dir, "set", "kiosk.idle_seconds", "30"}, &out, &errOut); code != 0 {
+		t.Fatalf("set: %d %s", code, errOut.String())
+	}
+	if code := run([]string{"settings", "--data-dir", dir, "set", "kiosk.default_language", "en"}, &out, &errOut); code != 2 {
+		t.Errorf("a value that is not JSON was accepted")
+	}
+	out.Reset()
+	if code := run([]string{"settings", "--data-dir", dir, "get", "kiosk.idle_seconds"}, &out, &errOut); code != 0 || strings.TrimSpace(out.String()) != "30" {
+		t.Errorf("get: %d %q", code, out.String())
+	}
+}

@@ -1,6 +1,7 @@
 import { defineConfig } from "vitest/config";
 import type { Plugin } from "vite";
 import { svelte } from "@sveltejs/vite-plugin-svelte";
+import { svelteTesting } from "@testing-library/svelte/vite";
 
 // Vite empties dist/ on every build, but Go's //go:embed needs dist/ to hold a
 // file before the first frontend build, so the placeholder is emitted again.
@@ -15,8 +16,10 @@ function keepDistPlaceholder(): Plugin {
 }
 
 export default defineConfig({
-  plugins: [svelte(), keepDistPlaceholder()],
+  plugins: [svelte(), svelteTesting(), keepDistPlaceholder()],
   test: {
     include: ["src/**/*.test.ts"],
+    // Component tests mount into jsdom; the pure modules do not mind it.
+    environment: "jsdom",
   },
 });

@@ -1,0 +1,222 @@
+import { fireEvent, render, screen, within } from "@testing-library/svelte";
+import { flushSync } from "svelte";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { kioskWith } from "../test/fakes";
+import Approved from "./Approved.svelte";
+import Cart from "./Cart.svelte";
+import Declined from "./Declined.svelte";
+import Failed from "./Failed.svelte";
+import Menu from "./Menu.svelte";
+import PaymentChoice from "./PaymentChoice.svelte";
+import Paying from "./Paying.svelte";
+import Unknown from "./Unknown.svelte";
+import Canceling from "./Canceling.svelte";
+import Unavailable from "./Unavailable.svelte";
+import TopBar from "../components/TopBar.svelte";
+
+const card = { method: "card" as const, step: "card" as const, amount: 1500, paid: 0, due: 1500, attemptUuid: "0192-uuid" };
+
+describe("Paying", () => {
+  beforeEach(() => vi.useFakeTimers({ now: new Date("2025-01-10T12:00:00Z") }));
+  afterEach(() => vi.useRealTimers());
+
+  it("shows the amount and counts down to the deadline", async () => {
+    const { context } = kioskWith({
+      phase: "paying",
+      payment: { ...card, deadline: "2025-01-10T12:00:45Z" },
+    });
+    render(Paying, { context });
+    expect(screen.getByTestId("payment-amount").textContent).toBe("€15.00");
+    expect(screen.getByText("Follow the instructions on the terminal")).toBeTruthy();
+    const countdown = screen.getByRole("timer");
+    expect(countdown.dataset.seconds).toBe("45");
+    expect(countdown.textContent!.trim()).toBe("45s");
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(countdown.dataset.seconds).toBe("35");
+    expect(countdown.getAttribute("aria-label")).toContain("35 seconds");
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(countdown.dataset.seconds).toBe("0");
+  });
+
+  it("calls Cancel once when Cancel is pressed", async () => {
+    const { context, fake } = kioskWith({ phase: "paying", payment: { ...card, deadline: "2025-01-10T12:00:45Z" } });
+    fake.answers.Cancel = () => ({ ...fake.state.view, phase: "canceling" });
+    render(Paying, { context });
+    const button = screen.getByRole("button", { name: "Cancel payment" });
+    await fireEvent.click(button);
+    expect(fake.intents()).toEqual(["Cancel"]);
+    expect((button as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it("says which step of a split payment is out", () => {
+    const { context } = kioskWith({ phase: "paying", payment: { ...card, method: "voucher_then_card", step: "card", amount: 500, paid: 1000, due: 500 } });
+    render(Paying, { context });
+    expect(screen.getByTestId("payment-step").textContent).toBe("Step 2 of 2: bank card");
+    expect(screen.getByTestId("payment-paid").textContent).toBe("Already paid: €10.00");
+    expect(screen.queryByRole("timer")).toBeNull();
+  });
+});
+
+describe("Canceling", () => {
+  it("is an honest wait with no buttons", () => {
+    const { context } = kioskWith({ phase: "canceling", payment: card });
+    render(Canceling, { context });
+    expect(screen.getByRole("heading", { name: "Cancelling…" })).toBeTruthy();
+    expect(screen.queryAllByRole("button")).toHaveLength(0);
+    expect(screen.getByTestId("screen-canceling").textContent).not.toMatch(/cancelled|not been charged/i);
+  });
+});
+
+describe("Unknown", () => {
+  it.each(["fr", "en", "es"] as const)("never says declined or cancelled (%s), and shows the order number", (language) => {
+    const { context } = kioskWith({ phase: "unknown", language, orderNumber: "57", payment: { ...card, message: "no answer" } });
+    render(Unknown, { context });
+    const text = screen.getByTestId("screen-unknown").textContent!.toLowerCase();
+    expect(text).not.toMatch(/declin|refus|rechaz|cancel|annul|not been charged|pas été débité|no se le ha cobrado/);
+    expect(screen.getByTestId("order-number").textContent).toBe("57");
+  });
+
+  it("asks to call staff", () => {
+    const { context } = kioskWith({ phase: "unknown", payment: card });
+    render(Unknown, { context });
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("We cannot confirm your payment");
+    expect(screen.getByText(/call a member of staff/)).toBeTruthy();
+  });
+});
+
+describe("Approved", () => {
+  it("says the order is confirmed when Cancel came too late", () => {
+    const { context } = kioskWith({ phase: "approved", orderNumber: "43", payment: { ...card, paid: 1500, due: 0, chargedDespiteCancel: true } });
+    render(Approved, { context });
+    expect(screen.getByTestId("charged-despite-cancel").textContent).toBe("Your payment went through: your order is confirmed.");
+    expect(screen.getByTestId("order-number").textContent).toBe("43");
+    expect(screen.getByTestId("screen-approved").textContent).not.toMatch(/cancelled|declined/i);
+  });
+
+  it("does not mention a cancel otherwise", () => {
+    const { context } = kioskWith({ phase: "approved", payment: { ...card, paid: 1500, due: 0 } });
+    render(Approved, { context });
+    expect(screen.queryByTestId("charged-despite-cancel")).toBeNull();
+  });
+
+  it("offers the receipt choices and shows the receipt's status", async () => {
+    const { context, fake, k } = kioskWith({ phase: "approved", payment: { ...card, paid: 1500, due: 0 }, receipt: { status: "" } });
+    render(Approved, { context });
+    for (const name of ["Print", "Email", "SMS", "No receipt"]) expect(screen.getByRole("button", { name })).toBeTruthy();
+    await fireEvent.click(screen.getByTestId("receipt-print"));
+    expect(fake.calls.at(-1)).toEqual({ name: "ChooseReceipt", args: ["print"] });
+    k.applyCheckout({ ...fake.state.view, receipt: { choice: "print", status: "working" } });
+    flushSync();
+    expect(screen.getByTestId("receipt-status").textContent).toContain("Printing your receipt");
+    expect(screen.queryByTestId("receipt-print")).toBeNull();
+    k.applyCheckout({ ...fake.state.view, receipt: { choice: "print", status: "error" } });
+    flushSync();
+    expect(screen.getByTestId("receipt-status").textContent).toContain("could not be made");
+    expect(screen.getByTestId("receipt-print")).toBeTruthy();
+  });
+});
+
+describe("PaymentChoice", () => {
+  it("offers only the card when nothing is voucher-eligible", async () => {
+    const { context, fake } = kioskWith({ voucherEligible: 0 });
+    render(PaymentChoice, { context, props: { onBack: () => {} } });
+    expect(screen.queryByTestId("pay-voucher")).toBeNull();
+    await fireEvent.click(screen.getByTestId("pay-card"));
+    expect(fake.calls.at(-1)).toEqual({ name: "Pay", args: ["card"] });
+  });
+
+  it("offers meal voucher then card, with the split, when eligible", async () => {
+    const { context, fake } = kioskWith({ total: 2000, voucherEligible: 1500 });
+    render(PaymentChoice, { context, props: { onBack: () => {} } });
+    expect(screen.getByTestId("voucher-split").textContent!.trim()).toBe("€15.00 by meal voucher, then €5.00 by card");
+    await fireEvent.click(screen.getByRole("button", { name: /Meal voucher, then card/ }));
+    expect(fake.calls.at(-1)).toEqual({ name: "Pay", args: ["voucher_then_card"] });
+  });
+});
+
+describe("Declined and Failed", () => {
+  it("says not charged, retries with a new attempt or cancels the order", async () => {
+    const { context, fake } = kioskWith({ phase: "declined", payment: card });
+    render(Declined, { context });
+    expect(screen.getByText("You have not been charged.")).toBeTruthy();
+    expect(screen.queryByTestId("pay-rest-by-card")).toBeNull();
+    await fireEvent.click(screen.getByRole("button", { name: "Try again" }));
+    await fireEvent.click(screen.getByRole("button", { name: "Cancel the order" }));
+    expect(fake.intents()).toEqual(["Retry", "CancelOrder"]);
+  });
+
+  it("offers to pay everything by card when the voucher was declined", async () => {
+    const { context, fake } = kioskWith({
+      phase: "declined",
+      total: 2000,
+      payment: { method: "voucher_then_card", step: "voucher", amount: 1500, paid: 0, due: 2000 },
+    });
+    render(Declined, { context });
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("Meal voucher declined");
+    await fireEvent.click(screen.getByRole("button", { name: "Pay €20.00 by bank card" }));
+    expect(fake.intents()).toEqual(["PayRestByCard"]);
+  });
+
+  it("failed: not charged, try again", async () => {
+    const { context, fake } = kioskWith({ phase: "failed", payment: card });
+    render(Failed, { context });
+    expect(screen.getByTestId("not-charged").textContent).toBe("You have not been charged.");
+    await fireEvent.click(screen.getByTestId("retry"));
+    expect(fake.intents()).toEqual(["Retry"]);
+  });
+});
+
+describe("Unavailable", () => {
+  it("asks for staff and shows the problem small", () => {
+    const { context } = kioskWith({ phase: "unavailable" }, { terminal: { state: "unreachable", ready: false, problem: "dial tcp: timeout" } });
+    render(Unavailable, { context });
+    expect(screen.getByText(/call a member of staff/)).toBeTruthy();
+    expect(screen.getByTestId("terminal-problem").textContent).toContain("dial tcp: timeout");
+  });
+});
+
+describe("Menu and cart", () => {
+  it("adds a product with a quantity from its detail dialog", async () => {
+    const { context, fake } = kioskWith({ lines: [], total: 0 });
+    render(Menu, { context, props: { onCart: () => {} } });
+    expect(screen.getByRole("tab", { name: "Mains" }).getAttribute("aria-selected")).toBe("true");
+    await fireEvent.click(screen.getByRole("tab", { name: "Drinks" }));
+    await fireEvent.click(screen.getByTestId("product-jus"));
+    const dialog = screen.getByRole("dialog", { name: "Fresh orange juice" });
+    await fireEvent.click(within(dialog).getByRole("button", { name: "One more" }));
+    expect(screen.getByTestId("qty-value").textContent).toBe("2");
+    await fireEvent.click(within(dialog).getByRole("button", { name: "Add €8.00" }));
+    expect(fake.calls.at(-1)).toEqual({ name: "AddItem", args: ["jus", 2] });
+    await vi.waitFor(() => expect(screen.queryByRole("dialog")).toBeNull());
+  });
+
+  it("edits cart lines and shows taxes and total", async () => {
+    const { context, fake } = kioskWith();
+    render(Cart, { context, props: { onBack: () => {}, onPay: () => {} } });
+    expect(screen.getByTestId("cart-total").textContent).toBe("€15.00");
+    expect(screen.getByTestId("cart-taxes").textContent).toContain("€1.36");
+    await fireEvent.click(screen.getByRole("button", { name: "One more Croque-monsieur" }));
+    await fireEvent.click(screen.getByRole("button", { name: "Remove Croque-monsieur" }));
+    expect(fake.calls.slice(-2)).toEqual([
+      { name: "SetQuantity", args: ["l1", 3] },
+      { name: "SetQuantity", args: ["l1", 0] },
+    ]);
+  });
+});
+
+describe("TopBar", () => {
+  it("wears the DEMO ribbon with the simulated terminal and labels the status dot", () => {
+    const { context } = kioskWith({}, { terminal: { demo: true, state: "connected" } });
+    render(TopBar, { context });
+    expect(screen.getByTestId("demo-ribbon").textContent).toBe("DEMO: no real payments");
+    expect(screen.getByRole("img", { name: "Payment terminal: connected" })).toBeTruthy();
+  });
+
+  it("has no ribbon for a real terminal, and switches the language", async () => {
+    const { context, fake } = kioskWith();
+    render(TopBar, { context });
+    expect(screen.queryByTestId("demo-ribbon")).toBeNull();
+    await fireEvent.click(screen.getByRole("button", { name: "Español" }));
+    expect(fake.calls.at(-1)).toEqual({ name: "SetLanguage", args: ["es"] });
+  });
+});
