@@ -52,3 +52,18 @@ bench:
 
 clean:
 	rm -rf build/bin frontend/dist/assets frontend/dist/index.html
+
+# Release packages (scripts/dist): into dist/, the Linux binary, a .deb and an
+# .rpm (nfpm), the Windows executable and its NSIS installer (cross-built;
+# signed when COMPTOIR_SIGN_CERT and COMPTOIR_SIGN_PASS are set), then checks
+# them. dist-check checks what is in dist/ again. dist-macos runs on a Mac
+# only (CI: .github/workflows/macos.yml): a darwin/universal .app in a .dmg.
+.PHONY: dist dist-check dist-macos
+dist:
+	scripts/dist
+
+dist-check:
+	scripts/dist --check
+
+dist-macos:
+	scripts/dist --macos

@@ -49,23 +49,28 @@ ensure_apt_packages() {
 # The desktop build needs GTK 3 and WebKitGTK 4.1 headers on Linux.
 DESKTOP_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev)
 # Tests also run the window under Xvfb and drive Chromium.
-TEST_PACKAGES=(xvfb xauth imagemagick dbus)
+TEST_PACKAGES=(xvfb xauth imagemagick dbus chromium)
 
 ensure_wails() {
-  if command -v wails >/dev/null && wails version 2>/dev/null | grep -q "$WAILS_VERSION"; then
+  # Not `wails version | grep -q`: under pipefail grep's early exit fails
+  # the pipe, and Wails would be reinstalled every time.
+  if command -v wails >/dev/null && [[ "$(wails version 2>/dev/null)" == *"$WAILS_VERSION"* ]]; then
     return 0
   fi
   say "installing the Wails CLI $WAILS_VERSION"
   go install "github.com/wailsapp/wails/v2/cmd/wails@$WAILS_VERSION"
 }
 
+# ensure_npm_packages installs the npm packages of a folder (default
+# frontend/) unless its lock file is older than what is installed.
 ensure_npm_packages() {
-  local stamp="$ROOT/frontend/node_modules/.package-lock.json"
-  if [ -f "$stamp" ] && [ "$stamp" -nt "$ROOT/frontend/package-lock.json" ]; then
+  local dir="$ROOT/${1:-frontend}"
+  local stamp="$dir/node_modules/.package-lock.json"
+  if [ -f "$stamp" ] && [ "$stamp" -nt "$dir/package-lock.json" ]; then
     return 0
   fi
-  say "installing the frontend's npm packages"
-  (cd "$ROOT/frontend" && npm ci --no-audit --no-fund)
+  say "installing the npm packages of ${1:-frontend}/"
+  (cd "$dir" && npm ci --no-audit --no-fund)
 }
 
 # stamp_ldflags prints the -ldflags that stamp version, commit and build time.

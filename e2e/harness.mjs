@@ -1,0 +1,137 @@
+// The end-to-end harness: a simulated terminal (`comptoir simulator`), the
+// kiosk in browser mode (`comptoir serve`) on a fresh data directory, and
+// Debian's Chromium driven by playwright-core. Each test gets its own three.
+//
+// COMPTOIR_BIN names the binary (scripts/test builds it with the frontend
+// embedded); CHROMIUM the browser (default /usr/bin/chromium).
+
+import { spawn, execFileSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const root = join(here, "..");
+export const artifacts = join(root, "build", "e2e");
+
+let builtBinary;
+
+/** binary returns the comptoir binary, building it once if not given. */
+export function binary() {
+  if (process.env.COMPTOIR_BIN) return process.env.COMPTOIR_BIN;
+  if (!builtBinary) {
+    builtBinary = join(mkdtempSync(join(tmpdir(), "comptoir-e2e-bin-")), "comptoir");
+    execFileSync("go", ["build", "-o", builtBinary, "."], { cwd: root, stdio: "inherit" });
+  }
+  return builtBinary;
+}
+
+/** start runs the binary and resolves with the URL its first line announces. */
+function start(args, pattern, env = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary(), args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${args[0]} did not start in time:\n${out}\n${err}`));
+    }, 20000);
+    child.stdout.on("data", (d) => {
+      out += d;
+      const m = out.match(pattern);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1], logs: () => err });
+      }
+    });
+    child.stderr.on("data", (d) => (err += d));
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${args[0]} exited with ${code}:\n${out}\n${err}`));
+    });
+  });
+}
+
+function stop(proc) {
+  if (!proc || proc.child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    proc.child.once("exit", resolve);
+    proc.child.kill("SIGTERM");
+    setTimeout(() => proc.child.kill("SIGKILL"), 5000).unref();
+  });
+}
+
+/**
+ * setup starts a simulator, a kiosk on it, and a browser page on the kiosk.
+ * Options: timescale (the simulator's), viewport, terminal ("sim" or a
+ * dead address for the unreachable case).
+ */
+export async function setup(t, opts = {}) {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "comptoir-e2e-data-"));
+  const sim = await start(
+    ["simulator", "--addr", "127.0.0.1:0", "--timescale", String(opts.timescale ?? 0.1)],
+    /Simulated terminal at (http:\/\/\S+\/localapi\/v4)/,
+  );
+  const simBase = sim.url.replace(/\/localapi\/v4$/, "");
+  const terminal = opts.terminal ?? sim.url;
+  const kiosk = await start(
+    ["serve", "--addr", "127.0.0.1:0", "--terminal", terminal, "--data-dir", dataDir],
+    /Comptoir at (http:\/\/\S+\/)/,
+  );
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  const context = await browser.newContext({ viewport: opts.viewport ?? { width: 1080, height: 1920 } });
+  const page = await context.newPage();
+  const consoleErrors = [];
+  page.on("pageerror", (e) => consoleErrors.push(String(e)));
+  await page.goto(kiosk.url);
+
+  const env = {
+    page,
+    kioskURL: kiosk.url,
+    simBase,
+    consoleErrors,
+    /** sim calls the simulator's control API. */
+    async sim(path, body) {
+      const res = await fetch(simBase + path, body === undefined ? {} : { method: "POST", body: JSON.stringify(body) });
+      if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${await res.text()}`);
+      return res.json();
+    },
+    ledger() {
+      return env.sim("/sim/ledger");
+    },
+    /** waitFor polls the simulator's state until cond holds. */
+    async waitForSim(cond, what, timeout = 15000) {
+      const end = Date.now() + timeout;
+      for (;;) {
+        const state = await env.sim("/sim/state");
+        if (cond(state)) return state;
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(state)}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    async screenshot(name) {
+      mkdirSync(artifacts, { recursive: true });
+      await page.screenshot({ path: join(artifacts, `${name}.png`) });
+    },
+  };
+  t.after(async () => {
+    await browser.close().catch(() => {});
+    await stop(kiosk);
+    await stop(sim);
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return env;
+}

@@ -1,0 +1,183 @@
+// End-to-end: the kiosk in browser mode against the simulated terminal,
+// driven in Chromium. Each test asserts on the screen and on the
+// simulator's ledger of charges. Screenshots go to build/e2e/.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setup, binary } from "./harness.mjs";
+
+const tid = (id) => `[data-testid="${id}"]`;
+
+// The embedded demo menu's categories, for the products the tests order.
+const category = {
+  croissant: "viennoiseries",
+  "jambon-beurre": "sales",
+  "croque-monsieur": "sales",
+  "eclair-cafe": "patisseries",
+  "tarte-citron": "patisseries",
+  "cafe-creme": "boissons",
+  "chocolat-chaud": "boissons",
+};
+
+/** order starts in English and puts products (id → quantity) in the cart. */
+async function order(env, items, lang = "en") {
+  const { page } = env;
+  await page.locator(tid(`start-${lang}`)).click();
+  await page.locator(tid("screen-menu")).waitFor();
+  for (const [id, qty] of Object.entries(items)) {
+    await page.locator(tid(`category-${category[id]}`)).click();
+    await page.locator(tid(`product-${id}`)).click();
+    await page.locator(tid("product-detail")).waitFor();
+    for (let i = 1; i < qty; i++) await page.locator(tid("qty-plus")).click();
+    await page.locator(tid("add-to-cart")).click();
+  }
+  await page.locator(tid("open-cart")).click();
+  await page.locator(tid("screen-cart")).waitFor();
+}
+
+/** checkout goes from the cart to the payment choice and picks a tender. */
+async function checkout(env, choice = "pay-card") {
+  await env.page.locator(tid("go-pay")).click();
+  await env.page.locator(tid("screen-payment-choice")).waitFor();
+  await env.page.locator(tid(choice)).click();
+}
+
+const debits = (ledger) => ledger.filter((l) => l.kind === "debit");
+const screen = (env, name, timeout = 20000) => env.page.locator(tid(`screen-${name}`)).waitFor({ timeout });
+
+test("a full order paid by card, receipt printed", async (t) => {
+  const env = await setup(t);
+  await env.page.locator(tid("screen-welcome")).waitFor();
+  await env.screenshot("01-welcome");
+  await order(env, { croissant: 2, "cafe-creme": 1 });
+  await env.screenshot("02-cart");
+  await checkout(env);
+  await screen(env, "paying");
+  await env.screenshot("03-paying");
+  await screen(env, "approved");
+  const number = (await env.page.locator(tid("order-number")).innerText()).trim();
+  assert.match(number, /\d+/);
+  await env.screenshot("04-approved");
+
+  const charges = debits(await env.ledger());
+  assert.equal(charges.length, 1);
+  assert.equal(charges[0].total, 2 * 130 + 320);
+
+  // The order ticket prints by itself; the receipt when asked.
+  const before = (await env.sim("/sim/printed")).length;
+  assert.ok(before >= 1, "the order ticket was not printed");
+  await env.page.locator(tid("receipt-print")).click();
+  await env.page.locator(`${tid("receipt-status")}[data-status="done"]`).waitFor({ timeout: 15000 });
+  const printed = await env.sim("/sim/printed");
+  assert.equal(printed.length, before + 1);
+  assert.match(printed.at(-1).text, /2,60|2\.60/);
+  await env.page.locator(tid("finish")).click();
+  await screen(env, "welcome");
+  assert.deepEqual(env.consoleErrors, []);
+});
+
+test("a decline, then a successful retry with a new attempt", async (t) => {
+  const env = await setup(t);
+  await env.sim("/sim/script", { behaviours: [{ preset: "decline" }] });
+  await order(env, { "jambon-beurre": 1 });
+  await checkout(env);
+  await screen(env, "declined");
+  await env.page.locator(tid("not-charged")).waitFor();
+  await env.screenshot("05-declined");
+  assert.equal(debits(await env.ledger()).length, 0);
+  await env.page.locator(tid("retry")).click();
+  await screen(env, "approved");
+  const charges = debits(await env.ledger());
+  assert.equal(charges.length, 1);
+  assert.equal(charges[0].total, 590);
+});
+
+test("cancel before the terminal's handover: nothing charged", async (t) => {
+  const env = await setup(t);
+  await env.sim("/sim/script", { behaviours: [{ preset: "hold_before_handover" }] });
+  await order(env, { "tarte-citron": 1 });
+  await checkout(env);
+  await screen(env, "paying");
+  await env.waitForSim((s) => s.current && s.current.phase === "preparing", "the payment before the handover");
+  await env.page.locator(tid("cancel-payment")).click();
+  await screen(env, "declined");
+  await env.page.locator(tid("not-charged")).waitFor();
+  assert.equal(debits(await env.ledger()).length, 0);
+});
+
+test("cancel too late: the customer was charged and the screen says paid", async (t) => {
+  const env = await setup(t);
+  await env.sim("/sim/script", { behaviours: [{ preset: "hold" }] });
+  await order(env, { "eclair-cafe": 1 });
+  await checkout(env);
+  await screen(env, "paying");
+  await env.waitForSim((s) => s.current && s.current.phase === "banking", "the banking screen");
+  await env.page.locator(tid("cancel-payment")).click();
+  await screen(env, "canceling");
+  await env.screenshot("06-canceling");
+  await env.waitForSim((s) => s.current && s.current.abortsHeld > 0, "the abort held by the terminal");
+  await env.sim("/sim/customer", { action: "present_card" });
+  await screen(env, "approved");
+  await env.page.locator(tid("charged-despite-cancel")).waitFor();
+  await env.screenshot("07-charged-despite-cancel");
+  const charges = debits(await env.ledger());
+  assert.equal(charges.length, 1);
+  assert.equal(charges[0].total, 340);
+});
+
+test("meal voucher for the eligible part, then a card for the rest", async (t) => {
+  const env = await setup(t);
+  // 4 x 6,40 (eligible) + 1 x 3,50 (not): 25,60 + 3,50; the voucher pays
+  // min(25,60, cap 25,00), the card the rest.
+  await order(env, { "croque-monsieur": 4, "chocolat-chaud": 1 });
+  await env.page.locator(tid("go-pay")).click();
+  await env.page.locator(tid("pay-voucher")).waitFor();
+  await env.page.locator(tid("pay-voucher")).click();
+  await screen(env, "approved", 30000);
+  const charges = debits(await env.ledger());
+  assert.deepEqual(
+    charges.map((c) => c.total),
+    [2500, 4 * 640 + 350 - 2500],
+  );
+});
+
+test("terminal unreachable: nothing charged, the customer is told", async (t) => {
+  const env = await setup(t, { terminal: "127.0.0.1:1" });
+  await order(env, { croissant: 1 });
+  await checkout(env);
+  await screen(env, "failed");
+  await env.page.locator(tid("not-charged")).waitFor();
+  await env.screenshot("08-unreachable");
+  assert.equal(debits(await env.ledger()).length, 0);
+});
+
+test("idle: the cart is abandoned and the welcome screen returns", async (t) => {
+  // The idle timeout is a setting kept in the journal.
+  const dataDir = mkdtempSync(join(tmpdir(), "comptoir-e2e-idle-"));
+  execFileSync(binary(), ["settings", "--data-dir", dataDir, "set", "kiosk.idle_seconds", "10"]);
+  const env = await setup(t, { dataDir });
+  await order(env, { croissant: 1 });
+  await env.page.locator(tid("idle-warning")).waitFor({ timeout: 15000 });
+  await screen(env, "welcome", 15000);
+  await env.page.locator(tid("start-en")).click();
+  await screen(env, "menu");
+  // A new, empty cart: nothing to count, nothing to open.
+  assert.equal(await env.page.locator(tid("cart-count")).count(), 0);
+  assert.ok(await env.page.locator(tid("open-cart")).isDisabled());
+});
+
+test("language switch", async (t) => {
+  const env = await setup(t);
+  await env.page.locator(tid("start-fr")).click();
+  await screen(env, "menu");
+  assert.equal(await env.page.evaluate(() => document.documentElement.lang), "fr");
+  assert.match(await env.page.locator(tid("category-viennoiseries")).innerText(), /Viennoiseries/);
+  await env.page.locator(tid("language-es")).click();
+  await env.page.waitForFunction(() => document.documentElement.lang === "es");
+  assert.match(await env.page.locator(tid("category-viennoiseries")).innerText(), /Bollería/);
+  await env.screenshot("09-menu-es");
+});
