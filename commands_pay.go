@@ -7,20 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 )
-
-// payments is an orchestrator on the data directory's journal.
-type payments struct {
-	db          *journal.DB
-	o           *payment.Orchestrator
-	terminalURL string
-	close       func()
-}
 
 // limitFlags are the money-safety durations, settable per command.
 type limitFlags struct {
@@ -42,31 +33,6 @@ func (l limitFlags) limits() payment.Limits {
 	}
 	lim.RequestOpen, lim.ResendPause = l.requestOpen, l.resendPause
 	return lim
-}
-
-// openPayments opens the journal (locking the data directory) and an
-// orchestrator on the terminal (see openTerminal). It does not recover.
-func openPayments(ctx context.Context, c commonFlags, lim payment.Limits, stderr io.Writer) (*payments, error) {
-	dir, err := c.resolveDataDir()
-	if err != nil {
-		return nil, err
-	}
-	db, err := journal.Open(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	link, err := openTerminal(ctx, c, db, false)
-	if err != nil {
-		db.Close()
-		return nil, err
-	}
-	o, err := newOrchestrator(db, link, lim, nil, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		link.stop()
-		db.Close()
-		return nil, err
-	}
-	return &payments{db: db, o: o, terminalURL: link.url, close: func() { o.Close(); link.stop(); db.Close() }}, nil
 }
 
 // payResult is what `comptoir pay` prints.
@@ -103,7 +69,7 @@ func cmdPay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	// The payment must outlive a Ctrl-C: that is the customer's cancel, and
 	// the abort-then-wait protocol still needs the process.
-	p, err := openPayments(context.WithoutCancel(ctx), common, lf.limits(), stderr)
+	p, err := openPayments(context.WithoutCancel(ctx), common, lf.limits(), nil, warnLogger(stderr), false)
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir pay:", err)
 		return 1
@@ -164,7 +130,7 @@ func cmdRecover(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	p, err := openPayments(context.WithoutCancel(ctx), common, lf.limits(), stderr)
+	p, err := openPayments(context.WithoutCancel(ctx), common, lf.limits(), nil, warnLogger(stderr), false)
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir recover:", err)
 		return 1

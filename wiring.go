@@ -62,23 +62,18 @@ func openTerminal(ctx context.Context, c commonFlags, db *journal.DB, kioskDemo 
 		source: kiosk.TrackerStatus(tr), stop: func() { tr.Close() }}, nil
 }
 
-func newOrchestrator(db *journal.DB, link *terminalLink, lim payment.Limits, em payment.Emitter, logger *slog.Logger) (*payment.Orchestrator, error) {
-	return payment.New(payment.Config{
-		Journal: db, Terminal: link.term, TerminalID: link.id, Limits: lim, Emitter: em,
-		Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: version},
-		Logger: logger,
-	})
-}
-
-// kioskStack is what a kiosk process runs: the journal, the terminal, the
-// orchestrator and the kiosk service (which recovers before taking orders).
-type kioskStack struct {
-	svc   *kiosk.Service
-	url   string
+// payments is the journal and an orchestrator on the terminal.
+type payments struct {
+	dir   string
+	db    *journal.DB
+	link  *terminalLink
+	o     *payment.Orchestrator
 	close func()
 }
 
-func startKiosk(ctx context.Context, c commonFlags, em kiosk.Emitter, logger *slog.Logger) (*kioskStack, error) {
+// openPayments opens the journal (locking the data directory) and an
+// orchestrator on the terminal (see openTerminal). It does not recover.
+func openPayments(ctx context.Context, c commonFlags, lim payment.Limits, em payment.Emitter, logger *slog.Logger, kioskDemo bool) (*payments, error) {
 	dir, err := c.resolveDataDir()
 	if err != nil {
 		return nil, err
@@ -87,39 +82,57 @@ func startKiosk(ctx context.Context, c commonFlags, em kiosk.Emitter, logger *sl
 	if err != nil {
 		return nil, err
 	}
-	link, err := openTerminal(ctx, c, db, true)
+	link, err := openTerminal(ctx, c, db, kioskDemo)
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
-	relay := kiosk.NewRelay(nil)
-	o, err := newOrchestrator(db, link, payment.DefaultLimits, relay, logger)
+	o, err := payment.New(payment.Config{
+		Journal: db, Terminal: link.term, TerminalID: link.id, Limits: lim, Emitter: em,
+		Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: version},
+		Logger: logger,
+	})
 	if err != nil {
 		link.stop()
 		db.Close()
+		return nil, err
+	}
+	return &payments{dir: dir, db: db, link: link, o: o, close: func() { o.Close(); link.stop(); db.Close() }}, nil
+}
+
+// kioskStack is what a kiosk process runs: the payments and the kiosk
+// service (which recovers before taking orders).
+type kioskStack struct {
+	svc   *kiosk.Service
+	url   string
+	close func()
+}
+
+func startKiosk(ctx context.Context, c commonFlags, em kiosk.Emitter, logger *slog.Logger) (*kioskStack, error) {
+	relay := kiosk.NewRelay(nil)
+	p, err := openPayments(ctx, c, payment.DefaultLimits, relay, logger, true)
+	if err != nil {
 		return nil, err
 	}
 	svc, err := kiosk.New(kiosk.Config{
-		Journal: db, Payments: o, Printer: link.printer, Terminal: link.source, Emitter: em, Relay: relay,
-		DataDir: dir, Demo: c.demo, Version: version, Logger: logger,
+		Journal: p.db, Payments: p.o, Printer: p.link.printer, Terminal: p.link.source, Emitter: em, Relay: relay,
+		DataDir: p.dir, Demo: c.demo, Version: version, Logger: logger,
 	})
 	if err != nil {
-		o.Close()
-		link.stop()
-		db.Close()
+		p.close()
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() { defer close(done); svc.Run(runCtx) }()
-	return &kioskStack{svc: svc, url: link.url, close: func() {
+	return &kioskStack{svc: svc, url: p.link.url, close: func() {
 		cancel()
 		<-done
 		svc.Close()
-		o.Close()
-		link.stop()
-		db.Close()
+		p.close()
 	}}, nil
 }
 
-func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+func warnLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
