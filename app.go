@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"errors"
+	"io"
 	"io/fs"
 	"log"
 	"log/slog"
@@ -40,6 +41,7 @@ type App struct {
 	mu      sync.Mutex
 	stack   *kioskStack // nil until started, or when it could not start
 	problem string      // why the kiosk cannot start, for the UI
+	closers []io.Closer // the log file
 }
 
 func newApp(flags commonFlags) *App { return &App{flags: flags} }
@@ -61,7 +63,12 @@ type wailsEmitter struct{ ctx context.Context }
 func (w wailsEmitter) Emit(event string, data any) { runtime.EventsEmit(w.ctx, event, data) }
 
 func (a *App) startKiosk(ctx context.Context) {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	if dir, err := a.flags.resolveDataDir(); err == nil {
+		var closer io.Closer
+		logger, closer = kioskLogger(dir, os.Stderr)
+		a.closers = append(a.closers, closer)
+	}
 	stack, err := startKiosk(ctx, a.flags, wailsEmitter{ctx}, logger)
 	if err != nil {
 		a.setProblem(startupProblem(err))
@@ -73,6 +80,10 @@ func (a *App) startKiosk(ctx context.Context) {
 	a.stack, a.problem = stack, ""
 	a.mu.Unlock()
 	log.Printf("comptoir: terminal %s (demo %v)", stack.url, a.flags.demo)
+	// A self-service kiosk fills its screen; a counter PC stays a window.
+	if stack.svc.Settings().Mode == "kiosk" && !a.flags.windowed {
+		runtime.WindowFullscreen(ctx)
+	}
 	runtime.EventsEmit(ctx, kiosk.EventTerminal, stack.svc.Terminal())
 	runtime.EventsEmit(ctx, kiosk.EventCheckout, stack.svc.Checkout())
 }
@@ -123,6 +134,9 @@ func (a *App) shutdown(context.Context) {
 	a.mu.Unlock()
 	if stack != nil {
 		stack.close()
+	}
+	for _, c := range a.closers {
+		c.Close()
 	}
 }
 

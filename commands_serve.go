@@ -28,7 +28,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "comptoir serve:", err)
 		return 1
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	if dir, err := common.resolveDataDir(); err == nil {
+		var closer io.Closer
+		logger, closer = kioskLogger(dir, stderr)
+		defer closer.Close()
+	}
 	events := httpui.NewBroadcaster()
 	stack, err := startKiosk(ctx, common, events, logger)
 	if err != nil {

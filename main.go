@@ -22,8 +22,8 @@ import (
 )
 
 const usage = `Usage:
-  comptoir [--demo] [--terminal URL] [--data-dir DIR]
-                                 the desktop kiosk
+  comptoir [--demo] [--terminal URL] [--data-dir DIR] [--windowed]
+                                 the desktop kiosk (full screen in kiosk mode)
   comptoir serve [--addr A]      the same UI served to a browser (browser mode)
   comptoir simulator [--addr A] [--timescale F] [--mdns] [--currency C] [--tip-screen]
                                  the simulated terminal alone
@@ -69,6 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		var common commonFlags
 		fs := newFlagSet("comptoir", stderr, &common)
+		fs.BoolVar(&common.windowed, "windowed", false, "stay a window in kiosk mode (kiosk mode is full screen)")
 		if err := fs.Parse(args); err != nil {
 			return 2
 		}
@@ -115,6 +116,7 @@ type commonFlags struct {
 	terminal     string
 	demo         bool
 	discoverWait time.Duration
+	windowed     bool // desktop: stay a window even in kiosk mode
 }
 
 func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"gopkg.in/natefinch/lumberjack.v2"
+)
+
+// kioskLogger logs as JSON to dataDir/logs/comptoir.log, rotated (10 MB,
+// 5 old files, 30 days), and to stderr. Nothing logged carries card data:
+// the payment code logs uuids, order ids, amounts and the terminal's
+// messages, never tickets or tokens. If the log folder cannot be created the
+// kiosk still runs, logging to stderr only: a log is never a reason to stop
+// taking payments.
+func kioskLogger(dataDir string, stderr io.Writer) (*slog.Logger, io.Closer) {
+	var out io.Writer = stderr
+	var closer io.Closer = io.NopCloser(nil)
+	dir := filepath.Join(dataDir, "logs")
+	if err := os.MkdirAll(dir, 0o700); err == nil {
+		lj := &lumberjack.Logger{Filename: filepath.Join(dir, "comptoir.log"), MaxSize: 10, MaxBackups: 5, MaxAge: 30}
+		out, closer = io.MultiWriter(lj, stderr), lj
+	}
+	return slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo})), closer
+}

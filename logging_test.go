@@ -1,0 +1,37 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestKioskLoggerWritesJSONToTheDataDir(t *testing.T) {
+	dir := t.TempDir()
+	logger, closer := kioskLogger(dir, io.Discard)
+	logger.Info("payment decided", "uuid", "u-1", "state", "approved")
+	closer.Close()
+	b, err := os.ReadFile(filepath.Join(dir, "logs", "comptoir.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line map[string]any
+	if err := json.Unmarshal([]byte(strings.TrimSpace(string(b))), &line); err != nil || line["uuid"] != "u-1" {
+		t.Errorf("log line %q (%v)", b, err)
+	}
+}
+
+func TestKioskLoggerWithoutAWritableFolderStillLogs(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(blocker, nil, 0o600)
+	var out strings.Builder
+	logger, closer := kioskLogger(blocker, &out) // logs/ cannot be made under a file
+	logger.Info("still here")
+	closer.Close()
+	if !strings.Contains(out.String(), "still here") {
+		t.Errorf("stderr got %q", out.String())
+	}
+}
