@@ -39,6 +39,8 @@ const usage = `Usage:
   comptoir recover               resolve every unfinished attempt now
   comptoir attempts [--open] [--limit N]
                                  the journal, newest first
+  comptoir receipt --order ID [--preview | --print --terminal URL]
+                                 a paid order's receipt, rebuilt from the journal
   comptoir settings [list | get KEY | set KEY JSON]
                                  the settings kept in the journal
   comptoir version               the version of this build
@@ -99,6 +101,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdServe(ctx, rest, stdout, stderr)
 	case "settings":
 		return cmdSettings(ctx, rest, stdout, stderr)
+	case "receipt":
+		return cmdReceipt(ctx, rest, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, versionString())
 		return 0

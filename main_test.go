@@ -197,3 +197,20 @@ func TestSettings(t *testing.T) {
 		t.Errorf("get: %d %q", code, out.String())
 	}
 }
+
+func TestReceiptOfAnOrderPaidAtTheCommandLine(t *testing.T) {
+	sim := startSim(t)
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	// An order paid by `comptoir pay` has no lines: a clear refusal.
+	if code := run([]string{"pay", "--terminal", sim.URL(), "--data-dir", dir, "--amount", "500", "--order", "P1"}, &out, &errOut); code != 0 {
+		t.Fatalf("pay: %d %s", code, errOut.String())
+	}
+	errOut.Reset()
+	if code := run([]string{"receipt", "--data-dir", dir, "--order", "P1"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "no lines") {
+		t.Errorf("receipt of a command-line order: exit %d %q", code, errOut.String())
+	}
+	if code := run([]string{"receipt", "--data-dir", dir}, &out, &errOut); code != 2 {
+		t.Errorf("receipt without --order: exit %d", code)
+	}
+}

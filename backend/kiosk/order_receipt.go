@@ -1,0 +1,58 @@
+package kiosk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/receipt"
+)
+
+// OrderReceipt rebuilds an order's customer receipt from the journal: its
+// lines (as the kiosk recorded them), and a payment part for each approved
+// debit, with what the terminal returned for it. For reprints by staff and
+// `comptoir receipt`; the kiosk prints from memory right after paying.
+func OrderReceipt(ctx context.Context, db *journal.DB, st Settings, orderID string) (receipt.Receipt, receipt.Options, error) {
+	ord, err := db.Order(ctx, orderID)
+	if err != nil {
+		return receipt.Receipt{}, receipt.Options{}, err
+	}
+	var data orderData
+	if len(ord.Data) == 0 || json.Unmarshal(ord.Data, &data) != nil {
+		return receipt.Receipt{}, receipt.Options{}, fmt.Errorf("kiosk: order %s has no lines recorded: it was not taken at a kiosk", orderID)
+	}
+	lang := data.Language
+	if lang == "" {
+		lang = st.DefaultLanguage
+	}
+	pick := func(t Text) string {
+		for _, l := range append([]string{lang, st.DefaultLanguage}, DefaultLanguages...) {
+			if v := t[l]; v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	o := receipt.Order{Number: data.Number, Time: ord.CreatedAt, Currency: ord.Currency}
+	for _, l := range data.Lines {
+		o.Lines = append(o.Lines, receipt.Line{Qty: l.Qty, Name: pick(l.Name), UnitPrice: l.UnitPrice, VATRate: l.VATRate})
+	}
+	r := receipt.Receipt{Merchant: st.Merchant, Order: o}
+	atts, err := db.AttemptsForOrder(ctx, orderID)
+	if err != nil {
+		return receipt.Receipt{}, receipt.Options{}, err
+	}
+	for _, a := range atts {
+		if a.State != journal.StateApproved || a.Kind != journal.KindDebit {
+			continue
+		}
+		var tx localapi.Transaction
+		if json.Unmarshal(a.Response, &tx) != nil {
+			tx = localapi.Transaction{Amount: a.Amount, GiftAmount: a.GiftAmount, TransactionID: a.TransactionID}
+		}
+		r.Payments = append(r.Payments, receipt.CardPart(&tx))
+	}
+	return r, receipt.Options{Columns: st.ReceiptColumns, Locale: lang}, nil
+}
