@@ -214,3 +214,24 @@ func TestReceiptOfAnOrderPaidAtTheCommandLine(t *testing.T) {
 		t.Errorf("receipt without --order: exit %d", code)
 	}
 }
+
+func TestDemoFindsItsSimulatorByMDNS(t *testing.T) {
+	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	link := demoByDiscovery(context.Background(), sim)
+	if link == nil {
+		t.Fatal("the demo simulator was not found by mDNS on loopback")
+	}
+	defer link.stop()
+	if link.url != sim.URL() || link.id != "demo" {
+		t.Errorf("link %s (%s), simulator %s", link.url, link.id, sim.URL())
+	}
+	if _, err := link.term.PaymentBody(context.Background(), []byte(`{"amount":100,"idempotentUuid":"0193b1c2-0000-7000-8000-0000000000d1"}`)); err != nil {
+		t.Errorf("a payment through the tracker: %v", err)
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/discovery"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
@@ -37,6 +39,15 @@ func openTerminal(ctx context.Context, c commonFlags, db *journal.DB, kioskDemo 
 		if err := sim.Start("127.0.0.1:0"); err != nil {
 			return nil, err
 		}
+		if kioskDemo {
+			// The demo finds its terminal the way a kiosk finds a real one:
+			// advertised by mDNS (on the loopback interface only) and
+			// followed by a Tracker. Where multicast on loopback does not
+			// work, it talks to the simulator directly.
+			if link := demoByDiscovery(ctx, sim); link != nil {
+				return link, nil
+			}
+		}
 		client, err := localapi.NewClient(sim.URL(), localapi.WithUserAgent(userAgent()))
 		if err != nil {
 			sim.Close()
@@ -60,6 +71,44 @@ func openTerminal(ctx context.Context, c commonFlags, db *journal.DB, kioskDemo 
 	// recovery must still know it is the same one.
 	return &terminalLink{term: tr, id: "mdns:" + instance, url: tr.BaseURL(), printer: kiosk.PrinterAt(tr.BaseURL),
 		source: kiosk.TrackerStatus(tr), stop: func() { tr.Close() }}, nil
+}
+
+// demoByDiscovery advertises the demo simulator on loopback and finds it
+// with a Tracker, or returns nil (and stops nothing) when that fails.
+func demoByDiscovery(ctx context.Context, sim *terminalsim.Terminal) *terminalLink {
+	opts := advertiseOptions(sim)
+	if len(opts.Interfaces) != 1 {
+		return nil
+	}
+	advCtx, stopAdv := context.WithCancel(context.WithoutCancel(ctx))
+	stop, err := sim.Advertise(advCtx, opts)
+	if err != nil {
+		stopAdv()
+		return nil
+	}
+	tr, err := discovery.NewTracker(discovery.Config{Browse: discovery.Options{
+		Interfaces: opts.Interfaces, NameFilter: sim.Config().InstanceName, Port: -1,
+		AcceptSimulated: true, Window: 2 * time.Second,
+	}})
+	if err == nil {
+		err = tr.Start(advCtx)
+	}
+	if err != nil {
+		stop()
+		stopAdv()
+		return nil
+	}
+	for deadline := time.Now().Add(5 * time.Second); tr.Status().State != discovery.StateConnected; {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			tr.Close()
+			stop()
+			stopAdv()
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return &terminalLink{term: tr, id: "demo", url: tr.BaseURL(), printer: kiosk.PrinterAt(tr.BaseURL),
+		source: kiosk.TrackerStatus(tr), stop: func() { tr.Close(); stop(); stopAdv(); sim.Close() }}
 }
 
 // payments is the journal and an orchestrator on the terminal.
