@@ -145,9 +145,15 @@ func (s *Service) again(byCard bool) (CheckoutView, error) {
 		if co.last != nil && !byCard {
 			step = co.last.step
 		}
+		// A voucher already charged (despite a Cancel, say) counts against
+		// what vouchers may pay: never a second voucher charge for it.
+		voucherLeft := min(co.order.voucherEligible-co.order.paidVoucher, due)
+		if step == StepVoucher && voucherLeft <= 0 {
+			step = StepCard
+		}
 		switch {
 		case step == StepVoucher:
-			att = &attempt{step: StepVoucher, amount: min(co.order.voucherEligible, due), medium: localapi.MediumTypeLunchVouchersOnly}
+			att = &attempt{step: StepVoucher, amount: voucherLeft, medium: localapi.MediumTypeLunchVouchersOnly}
 		case byCard || co.order.method == MethodVoucherThenCard:
 			// The rest of a split tender is not meal-voucher eligible.
 			att = &attempt{step: StepCard, amount: due, medium: localapi.MediumTypeBankCardsOnly}
@@ -176,6 +182,18 @@ func (s *Service) launch(gen int, att *attempt) CheckoutView {
 		return s.Checkout()
 	}
 	ord := s.co.order
+	if att.cancel {
+		// Cancel came before anything was sent: send nothing.
+		s.co.att, s.co.last = nil, att
+		s.co.phase = PhaseDeclined
+		p := *s.co.payment
+		p.Message = "cancelled before anything was sent to the terminal"
+		s.co.payment = &p
+		c, t := s.snapshotsLocked(true)
+		s.mu.Unlock()
+		s.publish(c, t)
+		return c.view
+	}
 	policy := journal.PolicyKiosk
 	if s.settings.Mode == modeCounter {
 		policy = journal.PolicyCounter
@@ -247,8 +265,12 @@ func (s *Service) follow(gen int, att *attempt) {
 			return
 		}
 		if done == nil {
-			// The orchestrator closed with the attempt open (shutting
-			// down): the next start's recovery resolves it.
+			if s.ctx.Err() == nil {
+				// The driver stopped with the attempt open while the kiosk
+				// runs (the journal refused a resend): the terminal may still
+				// charge. Never a guess: call staff. Recovery resolves it.
+				s.stranded(gen, att, v)
+			}
 			return
 		}
 		s.progress(gen, att, v)
@@ -261,6 +283,23 @@ func (s *Service) follow(gen int, att *attempt) {
 			return
 		}
 	}
+}
+
+// stranded shows an attempt nobody drives any more as unknown.
+func (s *Service) stranded(gen int, att *attempt, v payment.View) {
+	s.mu.Lock()
+	if s.co.gen != gen || s.co.att != att || s.co.payment == nil {
+		s.mu.Unlock()
+		return
+	}
+	s.co.att, s.co.last = nil, att
+	s.co.phase = PhaseUnknown
+	p := *s.co.payment
+	p.Message = "the payment could not be followed to its end (" + v.Message + "): call staff"
+	s.co.payment = &p
+	c, t := s.snapshotsLocked(true)
+	s.mu.Unlock()
+	s.publish(c, t)
 }
 
 // progress shows an attempt still out.
@@ -309,16 +348,24 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 	s.co.att, s.co.last = nil, att
 	p := *s.co.payment
 	p.AttemptUUID, p.Deadline, p.Message = v.UUID, time.Time{}, v.Message
-	if sumErr == nil {
-		p.Paid = sum.Paid
-	} else {
-		// The journal could not be read: add up what this view says.
-		s.log.Error("order summary", "order", ord.id, "err", sumErr)
-		if v.State == journal.StateApproved {
-			p.Paid += v.Amount
+	if v.State == journal.StateApproved {
+		if att.step == StepVoucher {
+			ord.paidVoucher += v.Amount
+		} else {
+			ord.paidCard += v.Amount
 		}
 	}
+	// The journal is the record; what this kiosk saw approved is a floor,
+	// for when the journal could not record an approval.
+	p.Paid = ord.paidVoucher + ord.paidCard
+	if sumErr != nil {
+		s.log.Error("order summary", "order", ord.id, "err", sumErr)
+	} else {
+		p.Paid = max(p.Paid, sum.Paid)
+	}
 	p.Due = max(ord.total-p.Paid, 0)
+	// The customer asked to stop: no further part starts behind their back.
+	cancelled := att.cancel || s.co.phase == PhaseCanceling || v.ChargedDespiteCancel
 	var next *attempt
 	printTicket := false
 	switch v.State {
@@ -331,16 +378,22 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 		if ord.shareTxID == "" || att.step == StepCard {
 			ord.shareTxID = v.TransactionID
 		}
-		p.ChargedDespiteCancel = p.ChargedDespiteCancel || v.ChargedDespiteCancel
+		p.ChargedDespiteCancel = p.ChargedDespiteCancel || cancelled
 		switch {
 		case p.Due <= 0:
 			s.co.phase = PhaseApproved
 			s.co.receipt = &ReceiptView{}
 			printTicket = true
-		case v.ChargedDespiteCancel:
+		case att.step == StepCard:
+			// A card part pays all that is due: money still due after it
+			// means the journal and the terminal disagree. Never a guess.
+			s.co.phase = PhaseUnknown
+			p.Message = fmt.Sprintf("the card part (%d) was approved but %d is still due by the journal: call staff", v.Amount, p.Due)
+		case cancelled:
 			// The customer wanted to stop, and the voucher part went through:
 			// no card attempt behind their back. They pay the rest or call staff.
 			s.co.phase = PhaseDeclined
+			p.Step = StepCard
 			p.Message = fmt.Sprintf("the meal-voucher part (%d) was charged although Cancel was pressed; %d is still due", v.Amount, p.Due)
 		default:
 			next = &attempt{step: StepCard, amount: p.Due, medium: localapi.MediumTypeBankCardsOnly, wake: make(chan struct{}, 1)}

@@ -138,6 +138,10 @@ type order struct {
 	created         time.Time
 	parts           []receipt.Part // approved, in order
 	shareTxID       string         // the card attempt's transaction, for /share-receipt
+	// What this kiosk saw approved, by step. The journal's sum is the
+	// record; these keep the screen true when the journal could not record
+	// an approval (a full disk) and bound a retried voucher part.
+	paidVoucher, paidCard int64
 }
 
 // attempt is one card presentation for the order.
@@ -237,11 +241,37 @@ func (s *Service) Run(ctx context.Context) {
 	}
 }
 
+// flagPartlyPaid marks an order staff must look at when recovery left it
+// partly paid: a meal-voucher part charged and no card part after it, the
+// customer long gone. Nobody else would ever see it.
+func (s *Service) flagPartlyPaid(ctx context.Context, orderID string) {
+	sum, err := s.cfg.Payments.Summary(ctx, orderID)
+	if err != nil || sum.Paid <= 0 || sum.Paid >= sum.Total {
+		return
+	}
+	atts, err := s.cfg.Journal.AttemptsForOrder(ctx, orderID)
+	if err != nil {
+		return
+	}
+	for _, a := range atts {
+		if a.State.Open() {
+			return // still being resolved: its outcome settles the order
+		}
+	}
+	note := fmt.Sprintf("recovered partly paid: %d of %d charged, no attempt left; call the customer or refund", sum.Paid, sum.Total)
+	if err := s.cfg.Journal.SetOrderStatus(ctx, orderID, journal.OrderNeedsAttention, note); err != nil {
+		s.log.Error("flag a partly paid order", "order", orderID, "err", err)
+		return
+	}
+	s.log.Warn("order partly paid after recovery: needs attention", "order", orderID, "paid", sum.Paid, "total", sum.Total)
+}
+
 func (s *Service) recoverLoop(ctx context.Context) {
 	for {
 		views, err := s.cfg.Payments.Recover(ctx)
 		for _, v := range views {
 			s.log.Warn("recovered an unfinished attempt", "uuid", v.UUID, "order", v.OrderID, "state", v.State, "message", v.Message)
+			s.flagPartlyPaid(ctx, v.OrderID)
 		}
 		s.mu.Lock()
 		if err == nil {
@@ -759,11 +789,10 @@ func (s *Service) onEvent(event string, data any) {
 			return
 		}
 		s.mu.Lock()
-		a := s.co.att
-		s.mu.Unlock()
-		if a != nil && a.uuid == v.UUID {
+		if a := s.co.att; a != nil && a.uuid == v.UUID {
 			poke(a.wake)
 		}
+		s.mu.Unlock()
 	case discovery.EventStatus:
 		s.RefreshTerminal()
 	}

@@ -157,6 +157,23 @@ describe("Declined and Failed", () => {
     expect(fake.intents()).toEqual(["PayRestByCard"]);
   });
 
+  it("never says not charged once a part was charged, and offers no cancel", async () => {
+    for (const [phase, C] of [["declined", Declined], ["failed", Failed]] as const) {
+      const { context, fake } = kioskWith({
+        phase,
+        total: 2000,
+        payment: { method: "voucher_then_card", step: "card", amount: 500, paid: 1500, due: 500, chargedDespiteCancel: true },
+      });
+      const { unmount } = render(C, { context });
+      expect(screen.queryByTestId("not-charged")).toBeNull();
+      expect(screen.getByTestId("partly-charged").textContent).toContain("€15.00 has been charged");
+      expect(screen.queryByTestId("cancel-order")).toBeNull();
+      await fireEvent.click(screen.getByTestId("retry"));
+      expect(fake.intents()).toEqual(["Retry"]);
+      unmount();
+    }
+  });
+
   it("failed: not charged, try again", async () => {
     const { context, fake } = kioskWith({ phase: "failed", payment: card });
     render(Failed, { context });

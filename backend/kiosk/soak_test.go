@@ -1,0 +1,314 @@
+//go:build bench
+
+package kiosk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
+)
+
+// TestSoak is make bench's soak run: SOAK_N (default 10,000) consecutive
+// payments through the kiosk Service, on a real journal (a file, WAL,
+// synchronous=FULL) and a real orchestrator, against the simulated terminal
+// over real HTTP on loopback, answering at once (its waits scaled to
+// nanoseconds), with mixed customers scripted one by one: approve, decline,
+// cancel on the terminal, and an approval whose HTTP answer is lost (the
+// kiosk must resend the same uuid and learn it was charged). Then the
+// journal and the terminal's ledger must agree exactly. It samples this
+// process's RSS and Go heap over time for the plot.
+//
+// Built only with -tags bench; runs only when BENCH_OUT names a directory.
+func TestSoak(t *testing.T) {
+	out := os.Getenv("BENCH_OUT")
+	if out == "" {
+		t.Skip("BENCH_OUT not set: run through make bench")
+	}
+	n := 10000
+	if v, err := strconv.Atoi(os.Getenv("SOAK_N")); err == nil && v > 0 {
+		n = v
+	}
+	ctx := context.Background()
+	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 1e-9, NoTestAmounts: true,
+		Timings: terminalsim.Timings{Screens: 10000 * time.Hour, CardRead: 10000 * time.Hour, RequestHold: 10000 * time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	client, err := localapi.NewClient(sim.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	db, err := journal.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	relay := NewRelay(nil)
+	limits := testLimits
+	limits.ResendPause = time.Millisecond
+	o, err := payment.New(payment.Config{Journal: db, Terminal: client, TerminalID: "sim", Limits: limits, Emitter: relay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	em := &phaseSignal{wake: make(chan struct{}, 1)}
+	s, err := New(Config{
+		Journal: db, Payments: o, Printer: client, Emitter: em, Relay: relay, DataDir: dir,
+		Version: "soak", Logger: testLogger(t), Terminal: FixedTerminal("sim", sim.URL()),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	runCtx, stop := context.WithCancel(ctx)
+	runDone := make(chan struct{})
+	go func() { defer close(runDone); s.Run(runCtx) }()
+	defer func() { stop(); <-runDone }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !s.Terminal().Ready || s.Checkout().Phase != PhaseWelcome {
+		if time.Now().After(deadline) {
+			t.Fatalf("kiosk not ready: %+v %+v", s.Terminal(), s.Checkout())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	product := s.Catalog().Categories[0].Products[0].ID
+	mustView := func(v CheckoutView, err error) CheckoutView {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Error != "" {
+			t.Fatalf("intent refused: %s (phase %s)", v.Error, v.Phase)
+		}
+		return v
+	}
+
+	// Memory over time.
+	type memSample struct {
+		Payments int     `json:"payments"`
+		Seconds  float64 `json:"seconds"`
+		RSSKB    int64   `json:"rssKB"`
+		HeapKB   int64   `json:"heapKB"` // live and not yet swept heap objects
+	}
+	var (
+		memMu   sync.Mutex
+		mem     []memSample
+		done    int
+		start   = time.Now()
+		sampler = make(chan struct{})
+	)
+	sample := func() {
+		ms := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		metrics.Read(ms)
+		memMu.Lock()
+		mem = append(mem, memSample{done, time.Since(start).Seconds(), selfRSS(), int64(ms[0].Value.Uint64() / 1024)})
+		memMu.Unlock()
+	}
+	sample()
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-sampler:
+				return
+			case <-tick.C:
+				sample()
+			}
+		}
+	}()
+
+	kinds := []struct {
+		name string
+		b    terminalsim.Behaviour
+		want Phase
+		w    int
+	}{
+		{"approve", terminalsim.Approve(), PhaseApproved, 70},
+		{"decline", terminalsim.Decline(), PhaseDeclined, 10},
+		{"cancel", terminalsim.CustomerCancels(), PhaseDeclined, 10},
+		{"lost_answer", terminalsim.AnswerLostAfterCharge(), PhaseApproved, 10},
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	scripted := map[string]int{}
+	phases := map[Phase]int{}
+	wrong := []string{}
+	uuids := map[string]string{} // attempt uuid -> scripted kind
+	latency := make([]float64, 0, n)
+	for i := 0; i < n; i++ {
+		r := rng.IntN(100)
+		k := kinds[0]
+		for _, c := range kinds {
+			if r < c.w {
+				k = c
+				break
+			}
+			r -= c.w
+		}
+		scripted[k.name]++
+		sim.Script(k.b)
+		mustView(s.Start("fr"))
+		mustView(s.AddItem(product, 1+i%3))
+		t0 := time.Now()
+		v := mustView(s.Pay(MethodCard))
+		for v.Phase == PhasePaying || v.Phase == PhaseCanceling {
+			select {
+			case <-em.wake:
+			case <-time.After(50 * time.Millisecond):
+			}
+			v = s.Checkout()
+		}
+		latency = append(latency, float64(time.Since(t0))/float64(time.Millisecond))
+		phases[v.Phase]++
+		if v.Payment != nil {
+			uuids[v.Payment.AttemptUUID] = k.name
+		}
+		if v.Phase != k.want {
+			wrong = append(wrong, fmt.Sprintf("payment %d (%s): phase %s", i, k.name, v.Phase))
+		}
+		switch v.Phase {
+		case PhaseApproved, PhaseUnknown:
+			mustView(s.Finish())
+		default:
+			mustView(s.CancelOrder())
+		}
+		memMu.Lock()
+		done = i + 1
+		memMu.Unlock()
+	}
+	elapsed := time.Since(start)
+	close(sampler)
+	runtime.GC()
+	sample()
+
+	// The journal and the ledger must agree exactly.
+	attempts, err := db.ListAttempts(ctx, journal.AttemptFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var problems []string
+	approved := map[string]journal.Attempt{}
+	states := map[string]int{}
+	for _, a := range attempts {
+		states[string(a.State)]++
+		if a.State == journal.StateApproved {
+			approved[a.UUID] = a
+		}
+		if !a.State.Final() {
+			problems = append(problems, "attempt "+a.UUID+" not final: "+string(a.State))
+		}
+	}
+	debits := 0
+	charged := map[string]bool{}
+	for _, l := range sim.Ledger() {
+		if l.Kind != localapi.TypeDebit {
+			problems = append(problems, "unexpected ledger entry: "+l.Kind+" "+l.TransactionID)
+			continue
+		}
+		debits++
+		if charged[l.IdempotentUUID] {
+			problems = append(problems, "uuid charged twice: "+l.IdempotentUUID)
+		}
+		charged[l.IdempotentUUID] = true
+		a, ok := approved[l.IdempotentUUID]
+		switch {
+		case !ok:
+			problems = append(problems, "charge unknown to the journal as approved: "+l.IdempotentUUID)
+		case a.TransactionID != l.TransactionID || a.Amount != l.Amount || a.OrderID != l.CartID:
+			problems = append(problems, fmt.Sprintf("attempt %s differs: journal %s/%d/%s ledger %s/%d/%s",
+				a.UUID, a.TransactionID, a.Amount, a.OrderID, l.TransactionID, l.Amount, l.CartID))
+		}
+	}
+	paidOrders := 0
+	for id, a := range approved {
+		if !charged[id] {
+			problems = append(problems, "approved in the journal, not in the ledger: "+id)
+		}
+		ord, err := db.Order(ctx, a.OrderID)
+		if err != nil || ord.Status != journal.OrderPaid {
+			problems = append(problems, fmt.Sprintf("order %s of an approved attempt: %s %v", a.OrderID, ord.Status, err))
+		} else {
+			paidOrders++
+		}
+	}
+	if len(wrong) > 0 {
+		problems = append(problems, wrong...)
+	}
+	agree := len(problems) == 0
+	for i, p := range problems {
+		if i == 20 {
+			t.Errorf("... and %d more", len(problems)-20)
+			break
+		}
+		t.Error(p)
+	}
+	var dbBytes int64
+	for _, f := range []string{"", "-wal"} {
+		if st, err := os.Stat(db.Path() + f); err == nil {
+			dbBytes += st.Size()
+		}
+	}
+	sort.Float64s(latency)
+	res := map[string]any{
+		"payments": n, "seconds": elapsed.Seconds(), "perSecond": float64(n) / elapsed.Seconds(),
+		"scripted": scripted, "phases": phases, "journalStates": states, "attempts": len(attempts),
+		"ledgerDebits": debits, "approvedAttempts": len(approved), "paidOrders": paidOrders,
+		"agree": agree, "problems": problems, "memory": mem, "paymentMs": latency,
+		"journalBytes": dbBytes, "distinctAttemptUUIDs": len(uuids),
+	}
+	b, _ := json.MarshalIndent(res, "", " ")
+	if err := os.WriteFile(filepath.Join(out, "soak.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d payments in %s (%.0f/s); ledger %d debits, journal %d approved; agree=%v",
+		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), debits, len(approved), agree)
+}
+
+// phaseSignal wakes the soak loop at every published checkout.
+type phaseSignal struct{ wake chan struct{} }
+
+func (p *phaseSignal) Emit(name string, data any) {
+	if name == EventCheckout {
+		select {
+		case p.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+
+func selfRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			f := strings.Fields(l)
+			v, _ := strconv.ParseInt(f[1], 10, 64)
+			return v
+		}
+	}
+	return 0
+}
