@@ -1,0 +1,411 @@
+package staff
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
+)
+
+func TestReverseThenAlreadyReversed(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	ord := e.order(1250)
+	v := e.pay(ord, 1250, journal.PolicyKiosk, journal.StateApproved)
+
+	res, err := e.st.Reverse(e.ctx, s.ID, v.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Amount != 1250 || res.InitialTransactionID != v.TransactionID || res.ReversalTransactionID == "" {
+		t.Fatalf("reversal %+v", res)
+	}
+	revs := e.reversals()
+	if len(revs) != 1 || revs[0].Amount != 1250 || revs[0].InitialTransactionID != v.TransactionID {
+		t.Fatalf("terminal ledger reversals %+v", revs)
+	}
+	ev := e.lastEvent(v.UUID)
+	if ev.Kind != journal.EventNote || ev.Actor != s.Who || !strings.Contains(ev.Detail, res.ReversalTransactionID) ||
+		!strings.Contains(ev.Detail, `"status":"ok"`) {
+		t.Fatalf("audit note %+v", ev)
+	}
+	page, err := e.st.Attempts(e.ctx, s.ID, Filter{Today: true})
+	if err != nil || len(page.Attempts) != 1 || page.Attempts[0].ReversalTransactionID != res.ReversalTransactionID {
+		t.Fatalf("attempts after the reversal %+v, %v", page, err)
+	}
+
+	_, err = e.st.Reverse(e.ctx, s.ID, v.UUID)
+	se := wantCode(t, err, ETERMINAL)
+	if se.TerminalCode != localapi.CodeReversalAlready || se.Message != ReversalMessage(localapi.CodeReversalAlready) {
+		t.Fatalf("second reversal %+v", se)
+	}
+	if !strings.Contains(e.lastEvent(v.UUID).Detail, localapi.MsgReversalAlreadyReversed) {
+		t.Fatalf("the terminal's raw answer is not in the note: %+v", e.lastEvent(v.UUID))
+	}
+	if len(e.reversals()) != 1 {
+		t.Fatal("a second reversal reached the ledger")
+	}
+}
+
+func TestReverseAmountIncludesTip(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	e.sim.SetTipsEnabled(true) // counter mode: the terminal's tip screen applies
+	e.sim.Script(terminalsim.Approve().WithTip(200))
+	ord := e.order(1500)
+	v := e.pay(ord, 1500, journal.PolicyCounter, journal.StateApproved)
+	if v.GiftAmount != 200 {
+		t.Fatalf("tip %d, want 200", v.GiftAmount)
+	}
+	res, err := e.st.Reverse(e.ctx, s.ID, v.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Amount != 1700 {
+		t.Fatalf("reversal amount %d, want amount + giftAmount = 1700", res.Amount)
+	}
+	if revs := e.reversals(); len(revs) != 1 || revs[0].Amount != 1700 {
+		t.Fatalf("ledger %+v", revs)
+	}
+}
+
+func TestReverseTerminalErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(e *env)
+		code  localapi.Code
+	}{
+		{"too old by the terminal's clock", func(e *env) { e.sim.Advance(17 * time.Hour) }, localapi.CodeReversalNotEligible},
+		{"amount mismatch", func(e *env) { e.sim.FailNextReversal(localapi.MsgReversalAmountMismatch) }, localapi.CodeReversalAmount},
+		{"no gateway", func(e *env) { e.sim.FailNextReversal(localapi.MsgReversalNoGateway) }, localapi.CodeReversalNoGateway},
+		{"unexpected", func(e *env) { e.sim.FailNextReversal(localapi.MsgReversalUnexpected) }, localapi.CodeReversalUnexpected},
+		{"id mandatory", func(e *env) { e.sim.FailNextReversal(localapi.MsgReversalIDMandatory) }, localapi.CodeReversalIDMandatory},
+		{"not found", func(e *env) { e.sim.FailNextReversal(localapi.ReversalNotFoundMessage("x")) }, localapi.CodeReversalNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			s := e.unlock()
+			v := e.pay(e.order(900), 900, journal.PolicyKiosk, journal.StateApproved)
+			tt.setup(e)
+			_, err := e.st.Reverse(e.ctx, s.ID, v.UUID)
+			se := wantCode(t, err, ETERMINAL)
+			if se.TerminalCode != tt.code || se.Message != ReversalMessage(tt.code) || se.TerminalMessage == "" {
+				t.Fatalf("error %+v, want terminal code %s", se, tt.code)
+			}
+			if !strings.HasSuffix(se.Message, ".") || strings.Contains(se.Message, "Error :") {
+				t.Fatalf("not a sentence for staff: %q", se.Message)
+			}
+			ev := e.lastEvent(v.UUID)
+			if ev.Actor != s.Who || !strings.Contains(ev.Detail, se.TerminalMessage) {
+				t.Fatalf("audit note %+v", ev)
+			}
+			if len(e.reversals()) != 0 {
+				t.Fatal("reversed anyway")
+			}
+		})
+	}
+}
+
+// A transaction made on another terminal is unknown to this one.
+func TestReverseNotFoundOnThisTerminal(t *testing.T) {
+	_, other := newSim(t)
+	e := newEnv(t, withTerminal(other))
+	s := e.unlock()
+	v := e.pay(e.order(700), 700, journal.PolicyKiosk, journal.StateApproved)
+	_, err := e.st.Reverse(e.ctx, s.ID, v.UUID)
+	if se := wantCode(t, err, ETERMINAL); se.TerminalCode != localapi.CodeReversalNotFound {
+		t.Fatalf("error %+v", se)
+	}
+}
+
+func TestReverseOutcomeUnknownAfterSending(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	v := e.pay(e.order(800), 800, journal.PolicyKiosk, journal.StateApproved)
+	sent := true
+	e.cfg.Terminal = &fakeReversal{Client: e.client, reversal: func(ctx context.Context, req *localapi.ReversalRequest) (*localapi.ReversalResponse, error) {
+		if req.Amount != 800 || req.InitialTransactionID != v.TransactionID {
+			t.Errorf("reversal request %+v", req)
+		}
+		return nil, &localapi.TransportError{Endpoint: "/reversal", Sent: sent, Err: errors.New("connection reset")}
+	}}
+	e.restart()
+	s = e.unlock()
+	_, err := e.st.Reverse(e.ctx, s.ID, v.UUID)
+	se := wantCode(t, err, EUNKNOWN)
+	if !strings.Contains(se.Message, "history") {
+		t.Fatalf("message %q", se.Message)
+	}
+	if !strings.Contains(e.lastEvent(v.UUID).Detail, "outcome unknown") {
+		t.Fatalf("note %+v", e.lastEvent(v.UUID))
+	}
+	sent = false
+	_, err = e.st.Reverse(e.ctx, s.ID, v.UUID)
+	wantCode(t, err, ETERMINAL)
+}
+
+func TestReverseOnlyApprovedDebits(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	e.sim.Script(terminalsim.Decline())
+	declined := e.pay(e.order(500), 500, journal.PolicyKiosk, journal.StateDeclined)
+	_, err := e.st.Reverse(e.ctx, s.ID, declined.UUID)
+	wantCode(t, err, EINVALID)
+
+	ord := e.order(600)
+	e.pay(ord, 600, journal.PolicyKiosk, journal.StateApproved)
+	refund, err := e.st.Refund(e.ctx, s.ID, ord, 600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.st.Reverse(e.ctx, s.ID, refund.UUID)
+	wantCode(t, err, EINVALID)
+	_, err = e.st.Reverse(e.ctx, s.ID, "0190e7a4-0000-7000-8000-000000000000")
+	wantCode(t, err, ENOTFOUND)
+}
+
+func TestReverseTransactionUnknownToJournal(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	b := terminalsim.Approve()
+	if _, err := e.sim.StartOnKeypad(430, &b); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sim.WaitIdle(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	cmp, err := e.st.Compare(e.ctx, s.ID, "")
+	if err != nil || len(cmp.Differences) != 1 {
+		t.Fatalf("compare %+v, %v", cmp, err)
+	}
+	res, err := e.st.ReverseTransaction(e.ctx, s.ID, cmp.Differences[0].TransactionID)
+	if err != nil || res.Amount != 430 {
+		t.Fatalf("reversal %+v, %v", res, err)
+	}
+	audit, _ := e.st.Audit(e.ctx, s.ID, 5)
+	if len(audit) == 0 || audit[0].Action != "reversal" || audit[0].Who != s.Who || audit[0].Subject != res.InitialTransactionID {
+		t.Fatalf("audit %+v", audit)
+	}
+	_, err = e.st.ReverseTransaction(e.ctx, s.ID, "no-such-transaction")
+	wantCode(t, err, ENOTFOUND)
+}
+
+func TestRefundWithinWhatWasCharged(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	ord := e.order(2000)
+	debit := e.pay(ord, 2000, journal.PolicyKiosk, journal.StateApproved)
+
+	_, err := e.st.Refund(e.ctx, s.ID, ord, 2001)
+	wantCode(t, err, EINVALID)
+	_, err = e.st.Refund(e.ctx, s.ID, ord, 0)
+	wantCode(t, err, EINVALID)
+
+	v, err := e.st.Refund(e.ctx, s.ID, ord, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.State != journal.StateApproved || v.Kind != journal.KindRefund || v.UUID == debit.UUID || v.Amount != 500 {
+		t.Fatalf("refund %+v", v)
+	}
+	att, err := e.db.Attempt(e.ctx, v.UUID)
+	if err != nil || att.Policy != journal.PolicyRefund || !strings.Contains(string(att.RequestBody), `"transactionType":"refund"`) ||
+		!strings.Contains(string(att.RequestBody), s.Who) {
+		t.Fatalf("refund attempt %+v, %v", att, err)
+	}
+	if ev := e.lastEvent(v.UUID); ev.Actor != s.Who || !strings.Contains(ev.Detail, "refund of 500") {
+		t.Fatalf("note %+v", ev)
+	}
+
+	// 1500 left: 1600 is refused before anything is sent.
+	before := len(e.sim.Ledger())
+	_, err = e.st.Refund(e.ctx, s.ID, ord, 1600)
+	se := wantCode(t, err, EINVALID)
+	if !strings.Contains(se.Message, "1500") {
+		t.Fatalf("message %q", se.Message)
+	}
+	if len(e.sim.Ledger()) != before {
+		t.Fatal("a refund beyond the charge reached the terminal")
+	}
+	if v, err := e.st.Refund(e.ctx, s.ID, ord, 1500); err != nil || v.State != journal.StateApproved {
+		t.Fatalf("refund of the rest %+v, %v", v, err)
+	}
+	_, err = e.st.Refund(e.ctx, s.ID, ord, 1)
+	wantCode(t, err, EINVALID)
+	_, err = e.st.Refund(e.ctx, s.ID, "no-such-order", 100)
+	wantCode(t, err, ENOTFOUND)
+
+	var refunded int64
+	for _, l := range e.sim.Ledger() {
+		if l.Kind == "refund" {
+			refunded += l.Amount
+		}
+	}
+	if refunded != 2000 {
+		t.Fatalf("terminal refunded %d, want 2000", refunded)
+	}
+}
+
+func TestReprintAndShare(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	v := e.pay(e.order(1100), 1100, journal.PolicyKiosk, journal.StateApproved)
+	before := len(e.sim.Printed())
+	if err := e.st.Reprint(e.ctx, s.ID, v.UUID); err != nil {
+		t.Fatal(err)
+	}
+	printed := e.sim.Printed()
+	if len(printed) != before+1 || !strings.Contains(printed[len(printed)-1].Text, "Menu") {
+		t.Fatalf("printed %+v", printed)
+	}
+	if ev := e.lastEvent(v.UUID); ev.Actor != s.Who || !strings.Contains(ev.Detail, "reprinted") {
+		t.Fatalf("note %+v", ev)
+	}
+	if err := e.st.Share(e.ctx, s.ID, v.UUID, localapi.ShareEmail); err != nil {
+		t.Fatal(err)
+	}
+	shares := e.sim.Shares()
+	if len(shares) != 1 || shares[0].TransactionID != v.TransactionID || shares[0].Medium != "email" {
+		t.Fatalf("shares %+v", shares)
+	}
+	wantCode(t, e.st.Share(e.ctx, s.ID, v.UUID, "fax"), EINVALID)
+
+	// The terminal's refusal is a sentence.
+	e.cfg.Terminal = &shareRefused{Client: e.client}
+	e.restart()
+	s = e.unlock()
+	se := wantCode(t, e.st.Share(e.ctx, s.ID, v.UUID, localapi.ShareSMS), ETERMINAL)
+	if se.Message != receiptMessage(localapi.CodeShareTransactionID) {
+		t.Fatalf("message %q", se.Message)
+	}
+}
+
+type shareRefused struct{ *localapi.Client }
+
+func (shareRefused) ShareReceipt(context.Context, *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error) {
+	raw := []byte(`{"status":"ko","message":"Parameter 'transactionId' is missing or invalid"}`)
+	return nil, &localapi.APIError{Endpoint: "/share-receipt", Message: localapi.MsgShareTransactionID, Code: localapi.CodeShareTransactionID, Raw: raw}
+}
+
+// unknownAttempt leaves a held payment without an answer past the
+// request-open limit: the attempt becomes unknown, the terminal still waits
+// for the customer.
+func unknownAttempt(e *env, ord string, amount int64) payment.View {
+	e.t.Helper()
+	e.sim.Script(terminalsim.Hold())
+	v, err := e.o.Pay(e.ctx, payment.Request{OrderID: ord, Amount: amount, Policy: journal.PolicyKiosk})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if v.State != journal.StateUnknown {
+		e.t.Fatalf("attempt %s, want unknown", v.State)
+	}
+	return v
+}
+
+func TestResolveUnknownPaidAndNotPaid(t *testing.T) {
+	lim := testLimits
+	lim.KioskTimeout, lim.RequestOpen = 50*time.Millisecond, 300*time.Millisecond
+	e := newEnv(t, withLimits(lim))
+	s := e.unlock()
+
+	ord := e.order(1300)
+	v := unknownAttempt(e, ord, 1300)
+	if o, _ := e.db.Order(e.ctx, ord); o.Status != journal.OrderNeedsAttention {
+		t.Fatalf("order %s", o.Status)
+	}
+	page, err := e.st.Attempts(e.ctx, s.ID, Filter{NeedsAttention: true})
+	if err != nil || page.Total != 1 || page.Attempts[0].UUID != v.UUID {
+		t.Fatalf("needs attention %+v, %v", page, err)
+	}
+	// The customer's card is read after all: charged.
+	if err := e.sim.PresentCard(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sim.WaitIdle(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := e.st.ResolveUnknown(e.ctx, s.ID, v.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ev.Charged) != 1 || ev.Charged[0].CartID != ord || !strings.Contains(ev.Hint, "charged") {
+		t.Fatalf("evidence %+v", ev)
+	}
+	cmp, err := e.st.Compare(e.ctx, s.ID, "")
+	if err != nil || len(cmp.Differences) != 1 || cmp.Differences[0].Kind != DiffState || cmp.Differences[0].AttemptUUID != v.UUID {
+		t.Fatalf("compare before the decision %+v, %v", cmp.Differences, err)
+	}
+	att, err := e.st.ConfirmUnknown(e.ctx, s.ID, v.UUID, true, "card ticket seen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if att.State != journal.StateApproved {
+		t.Fatalf("resolved %+v", att)
+	}
+	last := e.lastEvent(v.UUID)
+	if last.Kind != journal.EventResolution || last.Actor != s.Who || !strings.Contains(last.Detail, "card ticket seen") ||
+		!strings.Contains(last.Detail, ev.Charged[0].TransactionID) {
+		t.Fatalf("resolution event %+v", last)
+	}
+	if o, _ := e.db.Order(e.ctx, ord); o.Status != journal.OrderPaid {
+		t.Fatalf("order %s, want paid", o.Status)
+	}
+	if cmp, _ := e.st.Compare(e.ctx, s.ID, ""); len(cmp.Differences) != 0 {
+		t.Fatalf("differences after the decision %+v", cmp.Differences)
+	}
+	_, err = e.st.ConfirmUnknown(e.ctx, s.ID, v.UUID, false, "")
+	wantCode(t, err, EINVALID)
+
+	// Not paid: the card was refused; the order is open again.
+	ord2 := e.order(400)
+	v2 := unknownAttempt(e, ord2, 400)
+	if err := e.sim.Decline(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sim.WaitIdle(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	ev2, err := e.st.ResolveUnknown(e.ctx, s.ID, v2.UUID)
+	if err != nil || len(ev2.Charged) != 0 || len(ev2.Entries) != 1 || !strings.Contains(ev2.Hint, "not charged") {
+		t.Fatalf("evidence %+v, %v", ev2, err)
+	}
+	if _, err := e.st.ConfirmUnknown(e.ctx, s.ID, v2.UUID, false, ""); err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := e.db.Attempt(e.ctx, v2.UUID); a.State != journal.StateDeclined {
+		t.Fatalf("attempt %s", a.State)
+	}
+	if last := e.lastEvent(v2.UUID); last.Actor != s.Who || !strings.Contains(last.Detail, "not paid") {
+		t.Fatalf("resolution event %+v", last)
+	}
+	if o, _ := e.db.Order(e.ctx, ord2); o.Status != journal.OrderOpen {
+		t.Fatalf("order %s, want open", o.Status)
+	}
+	// The customer may pay again.
+	e.pay(ord2, 400, journal.PolicyKiosk, journal.StateApproved)
+}
+
+func TestTerminalStatusAndGreeting(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	st, err := e.st.Terminal(e.ctx, s.ID, true)
+	if err != nil || !st.Reachable || !st.Greeted || st.Mode != "kiosk" || st.ClientTimeoutSeconds != testLimits.KioskTimeout.Seconds() {
+		t.Fatalf("status %+v, %v", st, err)
+	}
+	if e.sim.State().Greetings != 1 {
+		t.Fatalf("greetings %d", e.sim.State().Greetings)
+	}
+	e.sim.Close()
+	st, err = e.st.Terminal(e.ctx, s.ID, false)
+	if err != nil || st.Reachable || st.Message == "" {
+		t.Fatalf("status of a closed terminal %+v, %v", st, err)
+	}
+}

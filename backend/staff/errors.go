@@ -1,0 +1,133 @@
+package staff
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+)
+
+// Error codes. Callers branch on the code; the message is a sentence for
+// the member of staff in front of the kiosk.
+const (
+	ELOCKEDOUT = "ELOCKED_OUT" // too many wrong PINs: wait RetryAfter
+	EWRONGPIN  = "EWRONG_PIN"  // the PIN is not the staff PIN
+	ENOPIN     = "ENOPIN"      // no PIN set yet (first run)
+	EPINSET    = "EPIN_SET"    // a PIN is already set: SetPIN is for the first run only
+	ESESSION   = "ESESSION"    // no such session, or it expired or was locked
+	EINVALID   = "EINVALID"    // the request cannot be done as asked; nothing was done
+	ENOTFOUND  = "ENOTFOUND"   // no such attempt, order or transaction
+	ETERMINAL  = "ETERMINAL"   // the terminal refused, or could not be reached before anything was sent
+	EUNKNOWN   = "EUNKNOWN"    // the request may have reached the terminal: check its history
+	EINTERNAL  = "EINTERNAL"   // the journal or something else failed
+)
+
+// Error is the staff service's error.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// RetryAfter: with ELOCKED_OUT, how long the PIN pad stays locked.
+	RetryAfter time.Duration `json:"retryAfter,omitempty"`
+	// TerminalCode is the Local API's code of the terminal's refusal.
+	TerminalCode localapi.Code `json:"terminalCode,omitempty"`
+	// TerminalMessage is the terminal's message, verbatim.
+	TerminalMessage string `json:"terminalMessage,omitempty"`
+	Err             error  `json:"-"`
+}
+
+// Error returns the sentence for staff; the cause is in Err, for logs.
+func (e *Error) Error() string { return e.Message }
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, "" for nil
+// and EINTERNAL for any other error.
+func ErrorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return EINTERNAL
+}
+
+// journalErr turns a journal error into a staff error.
+func journalErr(err error, what string) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	switch journal.ErrorCode(err) {
+	case journal.ENOTFOUND:
+		return &Error{Code: ENOTFOUND, Message: what + ": " + journal.ErrorMessage(err) + ".", Err: err}
+	case journal.ECONFLICT, journal.EINVALID:
+		return &Error{Code: EINVALID, Message: what + ": " + journal.ErrorMessage(err) + ".", Err: err}
+	}
+	return &Error{Code: EINTERNAL, Message: what + ": the journal could not be read or written (" + journal.ErrorMessage(err) + ").", Err: err}
+}
+
+// ReversalMessage is the sentence for a reversal the terminal refused.
+func ReversalMessage(code localapi.Code) string {
+	switch code {
+	case localapi.CodeReversalNotFound:
+		return "The terminal does not know this transaction: it was not made on this terminal, so it cannot be reversed here. Nothing was reversed."
+	case localapi.CodeReversalAmount:
+		return "The terminal refused the reversal: the amount does not match the original payment (amount plus tip). Nothing was reversed."
+	case localapi.CodeReversalAlready:
+		return "This payment has already been reversed: the customer was already reimbursed. Nothing more was done."
+	case localapi.CodeReversalNotEligible:
+		return "The terminal cannot reverse this payment: it is more than 16 hours old by the terminal's clock, or it is not an approved card payment. Make a refund instead."
+	case localapi.CodeReversalNoGateway:
+		return "The terminal found no payment network to handle the reversal. Nothing was reversed: try again later, or make a refund."
+	case localapi.CodeReversalUnexpected:
+		return "The terminal had an unexpected error. Nothing was reversed: try again in a moment."
+	case localapi.CodeReversalIDMandatory:
+		return "The terminal needs the transaction's id to reverse it, and none was sent. Nothing was reversed."
+	}
+	return "The terminal refused the reversal. Nothing was reversed."
+}
+
+// receiptMessage is the sentence for a print or share the terminal refused.
+func receiptMessage(code localapi.Code) string {
+	switch code {
+	case localapi.CodePrintDataMissing:
+		return "The terminal refused to print: the receipt was empty."
+	case localapi.CodePrintWrongFormat:
+		return "The terminal's printer refused the receipt's format."
+	case localapi.CodeShareTransactionID:
+		return "The terminal does not know this payment, so it cannot send its receipt."
+	case localapi.CodeShareReceiptTicket:
+		return "The terminal refused the receipt's content."
+	case localapi.CodeShareMedium:
+		return "The terminal cannot send receipts this way: choose print, email, SMS or the customer's preference."
+	case localapi.CodeShareBadRequest:
+		return "The terminal refused the request as badly formed."
+	}
+	return "The terminal refused the receipt."
+}
+
+// terminalErr classifies an error of a call that changes nothing of value
+// (print, share, history, ping): refused, or not reached.
+func terminalErr(err error, refused func(localapi.Code) string, what string) error {
+	var ae *localapi.APIError
+	var ve *localapi.ValidationError
+	switch {
+	case errors.As(err, &ae):
+		msg := refused(ae.Code)
+		return &Error{Code: ETERMINAL, Message: msg, TerminalCode: ae.Code, TerminalMessage: ae.Message, Err: err}
+	case errors.As(err, &ve):
+		return &Error{Code: EINVALID, Message: what + ": the request is not valid (" + ve.Field + " " + ve.Reason + "). Nothing was sent.", Err: err}
+	}
+	return &Error{Code: ETERMINAL, Message: what + ": the terminal could not be reached or did not answer properly. Check that it is on and connected.", Err: err}
+}

@@ -1,0 +1,223 @@
+package staff
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
+)
+
+// testLimits are the money-safety rules at test speed.
+var testLimits = payment.Limits{
+	KioskTimeout:      2 * time.Second,
+	CounterTimeout:    2 * time.Second,
+	RefundTimeout:     2 * time.Second,
+	RequestOpen:       10 * time.Second,
+	Idempotency:       time.Hour,
+	IdempotencyMargin: time.Minute,
+	ResendPause:       5 * time.Millisecond,
+	AbortGrace:        time.Second,
+	AbortRetryPause:   20 * time.Millisecond,
+	AbortRetries:      4,
+}
+
+// cheap keeps the PIN hash fast under -race; production uses DefaultArgon2.
+var cheap = &Argon2Params{Time: 1, Memory: 64, Threads: 1}
+
+// clock is the staff service's injected clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// env is the staff service on a real journal (temp dir) and a real
+// orchestrator, against a simulated terminal over real HTTP.
+type env struct {
+	t      *testing.T
+	ctx    context.Context
+	sim    *terminalsim.Terminal
+	client *localapi.Client
+	dir    string
+	db     *journal.DB
+	o      *payment.Orchestrator
+	clock  *clock
+	st     *Staff
+	cfg    Config
+	orders int
+}
+
+type option func(*env, *Config)
+
+func withDemo() option { return func(_ *env, c *Config) { c.Demo = true } }
+
+func withLimits(l payment.Limits) option { return func(e *env, _ *Config) { e.newOrchestrator(l) } }
+
+func withTerminal(term Terminal) option { return func(_ *env, c *Config) { c.Terminal = term } }
+
+func newSim(t *testing.T) (*terminalsim.Terminal, *localapi.Client) {
+	t.Helper()
+	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	client, err := localapi.NewClient(sim.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sim, client
+}
+
+func newEnv(t *testing.T, opts ...option) *env {
+	t.Helper()
+	sim, client := newSim(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	e := &env{t: t, ctx: ctx, sim: sim, client: client, dir: t.TempDir(), clock: &clock{t: time.Now()}}
+	db, err := journal.Open(ctx, e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.db = db
+	t.Cleanup(func() { db.Close() })
+	e.cfg = Config{Journal: db, Terminal: client, Now: e.clock.Now, Argon2: cheap}
+	for _, o := range opts {
+		o(e, &e.cfg)
+	}
+	if e.o == nil {
+		e.newOrchestrator(testLimits)
+	}
+	e.cfg.Payments = e.o
+	e.restart()
+	return e
+}
+
+func (e *env) newOrchestrator(l payment.Limits) {
+	o, err := payment.New(payment.Config{Journal: e.db, Terminal: e.client, TerminalID: "sim", Limits: l})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := o.Recover(e.ctx); err != nil {
+		e.t.Fatal(err)
+	}
+	e.o = o
+	e.cfg.Limits = l
+	e.t.Cleanup(o.Close)
+}
+
+// restart builds a new Staff on the same journal, as a process restart does.
+func (e *env) restart() {
+	st, err := New(e.cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.st = st
+}
+
+// unlock opens a session with a fresh PIN.
+func (e *env) unlock() Session {
+	e.t.Helper()
+	if ok, _ := e.st.HasPIN(e.ctx); !ok {
+		if err := e.st.SetPIN(e.ctx, "2468"); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	s, err := e.st.Unlock(e.ctx, "2468")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
+// order records an order the way the kiosk does, lines in Data.
+func (e *env) order(total int64) string {
+	e.t.Helper()
+	e.orders++
+	id := fmt.Sprintf("%s-%03d", time.Now().Format("20060102"), e.orders)
+	data, _ := json.Marshal(map[string]any{
+		"number": fmt.Sprint(e.orders), "language": "fr", "method": "card",
+		"lines": []map[string]any{{"id": "l1", "productId": "p1", "name": map[string]string{"fr": "Menu", "en": "Meal"},
+			"qty": 1, "unitPrice": total, "total": total, "vatRate": 1000}},
+	})
+	if err := e.db.CreateOrder(e.ctx, journal.Order{ID: id, Currency: "EUR", Total: total, Data: data}); err != nil {
+		e.t.Fatal(err)
+	}
+	return id
+}
+
+// pay pays an order in full and expects the outcome.
+func (e *env) pay(orderID string, amount int64, policy journal.Policy, want journal.State) payment.View {
+	e.t.Helper()
+	v, err := e.o.Pay(e.ctx, payment.Request{OrderID: orderID, Amount: amount, Policy: policy})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if v.State != want {
+		e.t.Fatalf("payment of %s: %s (%s), want %s", orderID, v.State, v.Message, want)
+	}
+	return v
+}
+
+func (e *env) events(uuid string) []journal.Event {
+	e.t.Helper()
+	evs, err := e.db.Events(e.ctx, uuid)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return evs
+}
+
+func (e *env) lastEvent(uuid string) journal.Event {
+	evs := e.events(uuid)
+	return evs[len(evs)-1]
+}
+
+func (e *env) reversals() []terminalsim.LedgerEntry {
+	var out []terminalsim.LedgerEntry
+	for _, l := range e.sim.Ledger() {
+		if l.Kind == "reversal" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func wantCode(t *testing.T, err error, code string) *Error {
+	t.Helper()
+	var se *Error
+	if !errors.As(err, &se) {
+		t.Fatalf("error %v (%T), want a *staff.Error with code %s", err, err, code)
+	}
+	if se.Code != code {
+		t.Fatalf("error code %s (%s), want %s", se.Code, se.Message, code)
+	}
+	return se
+}
+
+// fakeReversal wraps a real client and answers /reversal itself.
+type fakeReversal struct {
+	*localapi.Client
+	reversal func(ctx context.Context, req *localapi.ReversalRequest) (*localapi.ReversalResponse, error)
+}
+
+func (f *fakeReversal) Reversal(ctx context.Context, req *localapi.ReversalRequest) (*localapi.ReversalResponse, error) {
+	return f.reversal(ctx, req)
+}

@@ -1,0 +1,623 @@
+package staff
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+)
+
+// Filter selects journal attempts for Attempts. Zero fields do not filter.
+type Filter struct {
+	Today          bool   `json:"today"`
+	NeedsAttention bool   `json:"needsAttention"` // unknown, or its order needs attention
+	OrderNumber    string `json:"orderNumber"`    // the number the customer was given ("42"), or the order id
+	Amount         int64  `json:"amount"`         // cents, the attempt's amount (tip excluded)
+	Limit          int    `json:"limit"`          // default 50, at most 500
+	Offset         int    `json:"offset"`
+}
+
+// AttemptView is a journal attempt as staff see it.
+type AttemptView struct {
+	UUID          string              `json:"idempotentUuid"`
+	OrderID       string              `json:"orderId"`
+	OrderNumber   string              `json:"orderNumber,omitempty"`
+	OrderStatus   journal.OrderStatus `json:"orderStatus,omitempty"`
+	Currency      string              `json:"currency,omitempty"`
+	Kind          journal.Kind        `json:"kind"`
+	Policy        journal.Policy      `json:"policy"`
+	State         journal.State       `json:"state"`
+	Amount        int64               `json:"amount"`
+	GiftAmount    int64               `json:"giftAmount"` // the terminal's, when it answered
+	TransactionID string              `json:"transactionId,omitempty"`
+	Scheme        string              `json:"scheme,omitempty"`
+	Error         string              `json:"error,omitempty"`
+	SendCount     int                 `json:"sendCount"`
+	CreatedAt     time.Time           `json:"createdAt"`
+	FirstSentAt   time.Time           `json:"firstSentAt,omitzero"`
+	FinalAt       time.Time           `json:"finalAt,omitzero"`
+	// NeedsAttention: the outcome is unknown, or the order is flagged.
+	NeedsAttention bool `json:"needsAttention"`
+	// ReversalTransactionID is set once staff reversed it.
+	ReversalTransactionID string `json:"reversalTransactionId,omitempty"`
+}
+
+// AttemptPage is one page of Attempts.
+type AttemptPage struct {
+	Attempts []AttemptView `json:"attempts"`
+	Total    int           `json:"total"` // matching attempts, all pages
+	Limit    int           `json:"limit"`
+	Offset   int           `json:"offset"`
+}
+
+// orderNumber reads the number the kiosk gave the customer from the order's
+// Data. (kiosk keeps that shape unexported: see the report.)
+func orderNumber(o journal.Order) string {
+	var d struct {
+		Number string `json:"number"`
+	}
+	if len(o.Data) > 0 && json.Unmarshal(o.Data, &d) == nil {
+		return d.Number
+	}
+	return ""
+}
+
+type orderCache map[string]*journal.Order
+
+func (s *Staff) order(ctx context.Context, cache orderCache, id string) *journal.Order {
+	if cache != nil {
+		if o, ok := cache[id]; ok {
+			return o
+		}
+	}
+	o, err := s.cfg.Journal.Order(ctx, id)
+	var p *journal.Order
+	if err == nil {
+		p = &o
+	}
+	if cache != nil {
+		cache[id] = p
+	}
+	return p
+}
+
+func (s *Staff) view(ctx context.Context, a journal.Attempt, cache orderCache) AttemptView {
+	v := AttemptView{
+		UUID: a.UUID, OrderID: a.OrderID, Kind: a.Kind, Policy: a.Policy, State: a.State,
+		Amount: a.Amount, GiftAmount: a.GiftAmount, TransactionID: a.TransactionID, Error: a.Error,
+		SendCount: a.SendCount, CreatedAt: a.CreatedAt, FirstSentAt: a.FirstSentAt, FinalAt: a.FinalAt,
+	}
+	if tx, ok := transactionOf(a); ok {
+		v.GiftAmount, v.Scheme = tx.GiftAmount, tx.Scheme
+	}
+	if o := s.order(ctx, cache, a.OrderID); o != nil {
+		v.OrderNumber, v.OrderStatus, v.Currency = orderNumber(*o), o.Status, o.Currency
+	}
+	v.NeedsAttention = a.State == journal.StateUnknown || v.OrderStatus == journal.OrderNeedsAttention
+	return v
+}
+
+// dayBounds is [start of day, start of next day) in the configured zone.
+// day is yyyy-MM-dd; "" is today.
+func (s *Staff) dayBounds(day string) (time.Time, time.Time, error) {
+	var start time.Time
+	if day == "" {
+		n := s.now().In(s.cfg.Location)
+		start = time.Date(n.Year(), n.Month(), n.Day(), 0, 0, 0, 0, s.cfg.Location)
+	} else {
+		d, err := time.ParseInLocation(time.DateOnly, day, s.cfg.Location)
+		if err != nil {
+			return time.Time{}, time.Time{}, errorf(EINVALID, "The day %q is not a date like 2026-05-01.", day)
+		}
+		start = d
+	}
+	return start, start.AddDate(0, 0, 1), nil
+}
+
+// Attempts lists the journal's attempts, newest first.
+func (s *Staff) Attempts(ctx context.Context, sessionID string, f Filter) (AttemptPage, error) {
+	if _, err := s.session(sessionID); err != nil {
+		return AttemptPage{}, err
+	}
+	if f.Limit <= 0 {
+		f.Limit = 50
+	}
+	if f.Limit > 500 || f.Offset < 0 || f.Amount < 0 {
+		return AttemptPage{}, errorf(EINVALID, "A page shows 1 to 500 payments, from a position of zero or more; an amount is zero or more.")
+	}
+	jf := journal.AttemptFilter{}
+	if f.Today {
+		start, end, _ := s.dayBounds("")
+		jf.Since, jf.Until = start, end
+	}
+	num := strings.TrimSpace(f.OrderNumber)
+	if strings.Contains(num, "-") {
+		jf.OrderID, num = num, ""
+	}
+	// The journal filters by order and time; amount, order number and
+	// attention are filtered here (see the report: journal filters wanted).
+	all, err := s.cfg.Journal.ListAttempts(ctx, jf)
+	if err != nil {
+		return AttemptPage{}, journalErr(err, "Reading the payments")
+	}
+	cache := orderCache{}
+	var match []AttemptView
+	for _, a := range all {
+		if f.Amount > 0 && a.Amount != f.Amount {
+			continue
+		}
+		v := s.view(ctx, a, cache)
+		if num != "" && v.OrderNumber != num {
+			continue
+		}
+		if f.NeedsAttention && !v.NeedsAttention {
+			continue
+		}
+		match = append(match, v)
+	}
+	page := AttemptPage{Attempts: []AttemptView{}, Total: len(match), Limit: f.Limit, Offset: f.Offset}
+	if f.Offset < len(match) {
+		page.Attempts = match[f.Offset:min(f.Offset+f.Limit, len(match))]
+	}
+	for i, v := range page.Attempts {
+		if v.Kind == journal.KindDebit && v.State == journal.StateApproved {
+			if recs := s.reversalsOf(ctx, v.UUID); len(recs) > 0 {
+				page.Attempts[i].ReversalTransactionID = recs[0].rec.ReversalTransactionID
+			}
+		}
+	}
+	return page, nil
+}
+
+type timedReversal struct {
+	rec reversalRecord
+	at  time.Time
+}
+
+// parseReversal reads back the record of a reversal note.
+func parseReversal(text string) (reversalRecord, bool) {
+	rest, ok := strings.CutPrefix(text, reversalNotePrefix)
+	if !ok {
+		return reversalRecord{}, false
+	}
+	var rec reversalRecord
+	if err := json.NewDecoder(strings.NewReader(rest)).Decode(&rec); err != nil || rec.ReversalTransactionID == "" {
+		return reversalRecord{}, false
+	}
+	return rec, true
+}
+
+// reversalsOf is the reversals staff made of an attempt.
+func (s *Staff) reversalsOf(ctx context.Context, uuid string) []timedReversal {
+	evs, err := s.cfg.Journal.Events(ctx, uuid)
+	if err != nil {
+		return nil
+	}
+	var out []timedReversal
+	for _, e := range evs {
+		if e.Kind != journal.EventNote || !strings.HasPrefix(e.Actor, "staff:") {
+			continue
+		}
+		if rec, ok := parseReversal(e.Detail); ok {
+			out = append(out, timedReversal{rec, e.At})
+		}
+	}
+	return out
+}
+
+// HistoryFilter selects the terminal's history for History.
+type HistoryFilter struct {
+	Date      string `json:"date"`      // yyyy-MM-dd, UTC as the terminal counts; "" with no times: the last 30 days
+	StartTime string `json:"startTime"` // hh:mm:ss
+	EndTime   string `json:"endTime"`   // hh:mm:ss, exclusive
+	Limit     int    `json:"limit"`     // default 50, at most 200
+	Offset    int    `json:"offset"`
+}
+
+// HistoryEntry is a transaction of the terminal's history, with what the
+// journal knows of it.
+type HistoryEntry struct {
+	localapi.HistoryEntry
+	Created time.Time `json:"created,omitzero"`
+	// InJournal: an attempt of the journal is this transaction.
+	InJournal    bool          `json:"inJournal"`
+	AttemptUUID  string        `json:"attemptUuid,omitempty"`
+	AttemptState journal.State `json:"attemptState,omitempty"`
+	OrderID      string        `json:"orderId,omitempty"`
+}
+
+// HistoryPage is one page of the terminal's history.
+type HistoryPage struct {
+	Entries []HistoryEntry `json:"entries"`
+	Total   int            `json:"total"`
+	Limit   int            `json:"limit"`
+	Offset  int            `json:"offset"`
+}
+
+func (s *Staff) historyEntry(e localapi.HistoryEntry) HistoryEntry {
+	h := HistoryEntry{HistoryEntry: e}
+	h.Created, _ = e.Created()
+	return h
+}
+
+// History is one page of the terminal's own history (POST /transactions),
+// each entry marked with the journal attempt it is, if any.
+func (s *Staff) History(ctx context.Context, sessionID string, f HistoryFilter) (HistoryPage, error) {
+	if _, err := s.session(sessionID); err != nil {
+		return HistoryPage{}, err
+	}
+	if f.Limit == 0 {
+		f.Limit = 50
+	}
+	if f.Limit < 0 || f.Limit > localapi.MaxTransactionsLimit || f.Offset < 0 {
+		return HistoryPage{}, errorf(EINVALID, "The terminal shows 1 to 200 transactions a page, from a position of zero or more.")
+	}
+	req := &localapi.TransactionsRequest{StartTime: f.StartTime, EndTime: f.EndTime, Limit: f.Limit, Offset: f.Offset}
+	if f.Date != "" {
+		d, err := time.Parse(time.DateOnly, f.Date)
+		if err != nil {
+			return HistoryPage{}, errorf(EINVALID, "The day %q is not a date like 2026-05-01.", f.Date)
+		}
+		req.StartDate, req.EndDate = f.Date, f.Date
+		if f.EndTime == "" {
+			req.EndDate = d.AddDate(0, 0, 1).Format(time.DateOnly)
+		}
+	}
+	if err := req.Validate(); err != nil {
+		return HistoryPage{}, errorf(EINVALID, "Times are written hh:mm:ss, like 14:05:00.")
+	}
+	tctx, cancel := s.terminalCtx(ctx)
+	defer cancel()
+	list, err := s.cfg.Terminal.Transactions(tctx, req)
+	if err != nil {
+		return HistoryPage{}, terminalErr(err, func(localapi.Code) string {
+			return "The terminal refused to show its history: " + apiMessage(err) + "."
+		}, "The terminal's history could not be read")
+	}
+	page := HistoryPage{Entries: make([]HistoryEntry, 0, len(list.Transactions)), Total: list.Total, Limit: list.Limit, Offset: list.Offset}
+	for _, e := range list.Transactions {
+		page.Entries = append(page.Entries, s.historyEntry(e))
+	}
+	s.markJournal(ctx, page.Entries)
+	return page, nil
+}
+
+func apiMessage(err error) string {
+	if ae, ok := err.(*localapi.APIError); ok && ae.Message != "" {
+		return ae.Message
+	}
+	return err.Error()
+}
+
+// markJournal finds the journal attempt of each entry: by transactionId,
+// else by cartId, kind and amount.
+func (s *Staff) markJournal(ctx context.Context, entries []HistoryEntry) {
+	var from, to time.Time
+	for _, e := range entries {
+		if e.Created.IsZero() {
+			continue
+		}
+		if from.IsZero() || e.Created.Before(from) {
+			from = e.Created
+		}
+		if e.Created.After(to) {
+			to = e.Created
+		}
+	}
+	if from.IsZero() {
+		return
+	}
+	atts, err := s.cfg.Journal.ListAttempts(ctx, journal.AttemptFilter{Since: from.Add(-time.Hour), Until: to.Add(time.Hour)})
+	if err != nil {
+		s.log.Warn("staff: journal attempts for the history", "err", err)
+		return
+	}
+	m := newMatcher(atts)
+	for i := range entries {
+		if a := m.match(entries[i].HistoryEntry); a != nil {
+			entries[i].InJournal, entries[i].AttemptUUID, entries[i].AttemptState, entries[i].OrderID = true, a.UUID, a.State, a.OrderID
+		}
+	}
+}
+
+// historyRange reads every page of the terminal's history in [from, to)
+// (to zero: open). Entries are de-duplicated by transactionId: a
+// transaction made while paging shifts the pages.
+func (s *Staff) historyRange(ctx context.Context, from, to time.Time) ([]localapi.HistoryEntry, error) {
+	req := localapi.TransactionsRequest{Limit: s.pageSize}
+	from = from.UTC().Truncate(time.Second)
+	req.StartDate, req.StartTime = from.Format(time.DateOnly), from.Format(time.TimeOnly)
+	if !to.IsZero() {
+		to = to.UTC()
+		if t := to.Truncate(time.Second); !t.Equal(to) {
+			to = t.Add(time.Second)
+		}
+		req.EndDate, req.EndTime = to.Format(time.DateOnly), to.Format(time.TimeOnly)
+	}
+	var out []localapi.HistoryEntry
+	seen := map[string]bool{}
+	for page := 0; page < 500; page++ {
+		tctx, cancel := s.terminalCtx(ctx)
+		list, err := s.cfg.Terminal.Transactions(tctx, &req)
+		cancel()
+		if err != nil {
+			return nil, terminalErr(err, func(localapi.Code) string {
+				return "The terminal refused to show its history: " + apiMessage(err) + "."
+			}, "The terminal's history could not be read")
+		}
+		for _, e := range list.Transactions {
+			if e.TransactionID != "" {
+				if seen[e.TransactionID] {
+					continue
+				}
+				seen[e.TransactionID] = true
+			}
+			// A terminal that ignores the filters is filtered here.
+			if c, err := e.Created(); err == nil && (c.Before(from) || (!to.IsZero() && !c.Before(to))) {
+				continue
+			}
+			out = append(out, e)
+		}
+		req.Offset += len(list.Transactions)
+		if len(list.Transactions) == 0 || req.Offset >= list.Total {
+			return out, nil
+		}
+	}
+	return nil, errorf(ETERMINAL, "The terminal's history is too long to read in one go: choose a shorter period.")
+}
+
+// matcher pairs history entries with journal attempts.
+type matcher struct {
+	atts    []journal.Attempt
+	byTx    map[string]int
+	matched map[int]bool
+}
+
+func newMatcher(atts []journal.Attempt) *matcher {
+	m := &matcher{atts: atts, byTx: map[string]int{}, matched: map[int]bool{}}
+	for i, a := range atts {
+		if a.TransactionID != "" {
+			m.byTx[a.TransactionID] = i
+		}
+	}
+	return m
+}
+
+// match returns the attempt that is this entry: by transactionId, else (for
+// attempts the terminal never answered: unknown, resolved by hand) by
+// cartId, kind and amount. Each attempt matches once.
+func (m *matcher) match(e localapi.HistoryEntry) *journal.Attempt {
+	kind := journal.Kind(e.Type)
+	if kind != journal.KindDebit && kind != journal.KindRefund {
+		return nil
+	}
+	if i, ok := m.byTx[e.TransactionID]; ok && e.TransactionID != "" {
+		m.matched[i] = true
+		return &m.atts[i]
+	}
+	if e.CartID == "" {
+		return nil
+	}
+	for i, a := range m.atts {
+		if m.matched[i] || a.TransactionID != "" || a.OrderID != e.CartID || a.Kind != kind || a.Amount != e.Amount {
+			continue
+		}
+		// A declined entry never stands for an attempt the journal holds
+		// as approved, nor the other way round, when another fits better.
+		if (e.Status == localapi.StatusOK) != (a.State == journal.StateApproved || a.State == journal.StateUnknown) {
+			continue
+		}
+		m.matched[i] = true
+		return &m.atts[i]
+	}
+	return nil
+}
+
+// Difference kinds.
+const (
+	DiffTerminalOnly    = "terminal_only"    // a charge the journal does not know
+	DiffJournalOnly     = "journal_only"     // an approved attempt the terminal does not list
+	DiffAmount          = "amount_mismatch"  // same transaction, different amounts
+	DiffState           = "state_mismatch"   // the terminal and the journal disagree on the outcome
+	DiffReversalUnknown = "reversal_unknown" // a reversal staff did not make here
+)
+
+// Difference is one disagreement between the journal and the terminal.
+type Difference struct {
+	Kind           string        `json:"kind"`
+	Message        string        `json:"message"`
+	At             time.Time     `json:"at"`
+	TransactionID  string        `json:"transactionId,omitempty"`
+	AttemptUUID    string        `json:"attemptUuid,omitempty"`
+	OrderID        string        `json:"orderId,omitempty"`
+	JournalAmount  int64         `json:"journalAmount,omitempty"`  // amount + gift, cents
+	TerminalAmount int64         `json:"terminalAmount,omitempty"` // amount + gift, cents
+	JournalState   journal.State `json:"journalState,omitempty"`
+	TerminalStatus string        `json:"terminalStatus,omitempty"`
+}
+
+// Comparison is a day of the journal against a day of the terminal.
+type Comparison struct {
+	Day         string         `json:"day"`
+	From        time.Time      `json:"from"`
+	To          time.Time      `json:"to"`
+	Matched     int            `json:"matched"` // history entries paired with an attempt
+	Terminal    []HistoryEntry `json:"terminal"`
+	Journal     []AttemptView  `json:"journal"`
+	Differences []Difference   `json:"differences"`
+}
+
+// margin widens both sides of a comparison, so that an attempt begun just
+// before midnight still finds its transaction (and a clock a little off).
+const margin = 30 * time.Minute
+
+// dayData is what a comparison and a report read.
+type dayData struct {
+	start, end time.Time
+	atts       []journal.Attempt // created in [start-margin, end+margin)
+	entries    []localapi.HistoryEntry
+	reversals  []timedReversal
+}
+
+func (s *Staff) readDay(ctx context.Context, day string) (dayData, error) {
+	start, end, err := s.dayBounds(day)
+	if err != nil {
+		return dayData{}, err
+	}
+	d := dayData{start: start, end: end}
+	d.atts, err = s.cfg.Journal.ListAttempts(ctx, journal.AttemptFilter{Since: start.Add(-margin), Until: end.Add(margin)})
+	if err != nil {
+		return dayData{}, journalErr(err, "Reading the payments")
+	}
+	d.entries, err = s.historyRange(ctx, start.Add(-margin), end.Add(margin))
+	if err != nil {
+		return dayData{}, err
+	}
+	for _, a := range d.atts {
+		if a.Kind == journal.KindDebit && a.State == journal.StateApproved {
+			d.reversals = append(d.reversals, s.reversalsOf(ctx, a.UUID)...)
+		}
+	}
+	s.auditMu.Lock()
+	list, _ := s.readAudit(ctx)
+	s.auditMu.Unlock()
+	for _, e := range list {
+		if e.Action != "reversal" {
+			continue
+		}
+		if rec, ok := parseReversal(e.Detail); ok {
+			d.reversals = append(d.reversals, timedReversal{rec, e.At})
+		}
+	}
+	return d, nil
+}
+
+func inDay(t, start, end time.Time) bool { return !t.Before(start) && t.Before(end) }
+
+func (s *Staff) compare(ctx context.Context, d dayData) Comparison {
+	c := Comparison{Day: d.start.Format(time.DateOnly), From: d.start, To: d.end, Terminal: []HistoryEntry{}, Journal: []AttemptView{}, Differences: []Difference{}}
+	cache := orderCache{}
+	m := newMatcher(d.atts)
+	known := map[string]reversalRecord{}
+	for _, r := range d.reversals {
+		known[r.rec.ReversalTransactionID] = r.rec
+	}
+	money := func(v int64) string { return fmt.Sprintf("%d.%02d", v/100, v%100) }
+	for _, e := range d.entries {
+		h := s.historyEntry(e)
+		day := inDay(h.Created, d.start, d.end)
+		if e.Type == localapi.HistoryReversal {
+			if rec, ok := known[e.TransactionID]; ok {
+				h.InJournal = true
+				if rec.Amount != e.Amount+e.GiftAmount && day {
+					c.Differences = append(c.Differences, Difference{Kind: DiffAmount, At: h.Created, TransactionID: e.TransactionID,
+						JournalAmount: rec.Amount, TerminalAmount: e.Amount + e.GiftAmount, TerminalStatus: e.Status,
+						Message: fmt.Sprintf("The reversal %s is of %s on the terminal and of %s in the journal.", e.TransactionID, money(e.Amount+e.GiftAmount), money(rec.Amount))})
+				}
+			} else if day && e.Status == localapi.StatusOK {
+				c.Differences = append(c.Differences, Difference{Kind: DiffReversalUnknown, At: h.Created, TransactionID: e.TransactionID,
+					OrderID: e.CartID, TerminalAmount: e.Amount + e.GiftAmount, TerminalStatus: e.Status,
+					Message: fmt.Sprintf("The terminal lists a reversal of %s that was not made from this kiosk's staff screen.", money(e.Amount+e.GiftAmount))})
+			}
+			if day {
+				c.Terminal = append(c.Terminal, h)
+			}
+			continue
+		}
+		a := m.match(e)
+		if a != nil {
+			c.Matched++
+			h.InJournal, h.AttemptUUID, h.AttemptState, h.OrderID = true, a.UUID, a.State, a.OrderID
+		}
+		if day {
+			c.Terminal = append(c.Terminal, h)
+		}
+		if e.Type != localapi.HistoryDebit && e.Type != localapi.HistoryRefund {
+			continue
+		}
+		total := e.Amount + e.GiftAmount
+		switch {
+		case a == nil:
+			if day && e.Status == localapi.StatusOK {
+				c.Differences = append(c.Differences, Difference{Kind: DiffTerminalOnly, At: h.Created, TransactionID: e.TransactionID,
+					OrderID: e.CartID, TerminalAmount: total, TerminalStatus: e.Status,
+					Message: fmt.Sprintf("The terminal lists an approved %s of %s that the journal does not know (made on the terminal itself, or lost by the kiosk).", e.Type, money(total))})
+			}
+		default:
+			v := s.view(ctx, *a, cache)
+			jt := v.Amount + v.GiftAmount
+			if day || inDay(a.CreatedAt, d.start, d.end) {
+				ok := e.Status == localapi.StatusOK
+				switch {
+				case ok && a.State != journal.StateApproved:
+					msg := fmt.Sprintf("The terminal approved %s, and the journal says %s: the customer was charged.", money(total), a.State)
+					if a.State == journal.StateUnknown {
+						msg = fmt.Sprintf("The terminal approved %s for an attempt whose outcome is unknown: settle it as paid.", money(total))
+					}
+					c.Differences = append(c.Differences, Difference{Kind: DiffState, At: h.Created, TransactionID: e.TransactionID,
+						AttemptUUID: a.UUID, OrderID: a.OrderID, JournalAmount: jt, TerminalAmount: total, JournalState: a.State, TerminalStatus: e.Status, Message: msg})
+				case !ok && a.State == journal.StateApproved:
+					c.Differences = append(c.Differences, Difference{Kind: DiffState, At: h.Created, TransactionID: e.TransactionID,
+						AttemptUUID: a.UUID, OrderID: a.OrderID, JournalAmount: jt, TerminalAmount: total, JournalState: a.State, TerminalStatus: e.Status,
+						Message: fmt.Sprintf("The journal holds %s as approved, and the terminal lists it as %s.", money(jt), e.Status)})
+				case ok && amountDiffers(e, *a):
+					c.Differences = append(c.Differences, Difference{Kind: DiffAmount, At: h.Created, TransactionID: e.TransactionID,
+						AttemptUUID: a.UUID, OrderID: a.OrderID, JournalAmount: jt, TerminalAmount: total, JournalState: a.State, TerminalStatus: e.Status,
+						Message: fmt.Sprintf("The same transaction is of %s on the terminal and of %s in the journal.", money(total), money(jt))})
+				}
+			}
+		}
+	}
+	for i, a := range d.atts {
+		if !inDay(a.CreatedAt, d.start, d.end) {
+			continue
+		}
+		v := s.view(ctx, a, cache)
+		c.Journal = append(c.Journal, v)
+		if m.matched[i] || a.State != journal.StateApproved {
+			continue
+		}
+		c.Differences = append(c.Differences, Difference{Kind: DiffJournalOnly, At: a.CreatedAt, TransactionID: a.TransactionID,
+			AttemptUUID: a.UUID, OrderID: a.OrderID, JournalAmount: v.Amount + v.GiftAmount, JournalState: a.State,
+			Message: fmt.Sprintf("The journal holds an approved %s of %s (order %s) that the terminal does not list.", a.Kind, money(v.Amount+v.GiftAmount), orDash(v.OrderNumber, a.OrderID))})
+	}
+	return c
+}
+
+// amountDiffers: the entry's amount is not the attempt's, or its tip is not
+// the one the terminal answered (when it answered).
+func amountDiffers(e localapi.HistoryEntry, a journal.Attempt) bool {
+	if e.Amount != a.Amount {
+		return true
+	}
+	if tx, ok := transactionOf(a); ok {
+		return e.GiftAmount != tx.GiftAmount
+	}
+	return false
+}
+
+func orDash(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// Compare sets a day of the journal (yyyy-MM-dd in the kiosk's zone; ""
+// today) against the terminal's history of the same day, every page of it:
+// charges the journal does not know, approved attempts the terminal does
+// not list, and amounts or outcomes they disagree on.
+func (s *Staff) Compare(ctx context.Context, sessionID, day string) (Comparison, error) {
+	if _, err := s.session(sessionID); err != nil {
+		return Comparison{}, err
+	}
+	d, err := s.readDay(ctx, day)
+	if err != nil {
+		return Comparison{}, err
+	}
+	return s.compare(ctx, d), nil
+}

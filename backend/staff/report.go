@@ -1,0 +1,303 @@
+package staff
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/receipt"
+)
+
+// Kinds of money movement in a report.
+const (
+	KindDebit    = "debit"
+	KindRefund   = "refund"
+	KindReversal = "reversal"
+)
+
+// Total is a sum of approved movements of one kind (and one scheme).
+type Total struct {
+	Kind   string `json:"kind"`             // debit, refund, reversal
+	Scheme string `json:"scheme,omitempty"` // VISA, CB...; "" in the by-kind totals
+	Count  int    `json:"count"`
+	Amount int64  `json:"amount"` // cents, tips excluded
+	Gift   int64  `json:"gift"`   // cents
+}
+
+// Sum is Amount + Gift.
+func (t Total) Sum() int64 { return t.Amount + t.Gift }
+
+// Totals are one side's sums.
+type Totals struct {
+	ByScheme []Total `json:"byScheme"` // kind and scheme
+	ByKind   []Total `json:"byKind"`
+	// Net is what the day brought in: debits (tips included) less refunds
+	// and reversals.
+	Net int64 `json:"net"`
+}
+
+// Report is the end-of-day report.
+type Report struct {
+	Day         string       `json:"day"`
+	Currency    string       `json:"currency"`
+	Locale      string       `json:"locale"`
+	GeneratedAt time.Time    `json:"generatedAt"`
+	Journal     Totals       `json:"journal"`
+	Terminal    Totals       `json:"terminal"`
+	Differences []Difference `json:"differences"`
+}
+
+type totaler map[[2]string]*Total
+
+func (t totaler) add(kind, scheme string, amount, gift int64) {
+	if scheme == "" {
+		scheme = "?"
+	}
+	k := [2]string{kind, scheme}
+	if t[k] == nil {
+		t[k] = &Total{Kind: kind, Scheme: scheme}
+	}
+	t[k].Count++
+	t[k].Amount += amount
+	t[k].Gift += gift
+}
+
+var kindOrder = map[string]int{KindDebit: 0, KindRefund: 1, KindReversal: 2}
+
+func (t totaler) totals() Totals {
+	out := Totals{ByScheme: []Total{}, ByKind: []Total{}}
+	byKind := map[string]*Total{}
+	for _, v := range t {
+		out.ByScheme = append(out.ByScheme, *v)
+		if byKind[v.Kind] == nil {
+			byKind[v.Kind] = &Total{Kind: v.Kind}
+		}
+		k := byKind[v.Kind]
+		k.Count, k.Amount, k.Gift = k.Count+v.Count, k.Amount+v.Amount, k.Gift+v.Gift
+		if v.Kind == KindDebit {
+			out.Net += v.Sum()
+		} else {
+			out.Net -= v.Sum()
+		}
+	}
+	less := func(a, b Total) bool {
+		if kindOrder[a.Kind] != kindOrder[b.Kind] {
+			return kindOrder[a.Kind] < kindOrder[b.Kind]
+		}
+		return a.Scheme < b.Scheme
+	}
+	sort.Slice(out.ByScheme, func(i, j int) bool { return less(out.ByScheme[i], out.ByScheme[j]) })
+	for _, v := range byKind {
+		out.ByKind = append(out.ByKind, *v)
+	}
+	sort.Slice(out.ByKind, func(i, j int) bool { return less(out.ByKind[i], out.ByKind[j]) })
+	return out
+}
+
+// Report is the end-of-day report of a day (yyyy-MM-dd in the kiosk's
+// zone; "" today): totals by scheme and by kind from the journal and from
+// the terminal's history, and the differences Compare finds.
+func (s *Staff) Report(ctx context.Context, sessionID, day string) (Report, error) {
+	sess, err := s.session(sessionID)
+	if err != nil {
+		return Report{}, err
+	}
+	d, err := s.readDay(ctx, day)
+	if err != nil {
+		return Report{}, err
+	}
+	st, err := kiosk.LoadSettings(ctx, s.cfg.Journal, s.log)
+	if err != nil {
+		return Report{}, journalErr(err, "Reading the settings")
+	}
+	r := Report{Day: d.start.Format(time.DateOnly), Currency: st.Currency, Locale: st.DefaultLanguage, GeneratedAt: s.now()}
+	jt, tt := totaler{}, totaler{}
+	schemeOf := map[string]string{} // transactionId → scheme, for reversals
+	for _, a := range d.atts {
+		tx, ok := transactionOf(a)
+		if ok {
+			schemeOf[tx.TransactionID] = tx.Scheme
+		}
+		if a.State != journal.StateApproved || !inDay(a.CreatedAt, d.start, d.end) {
+			continue
+		}
+		gift, scheme := a.GiftAmount, ""
+		if ok {
+			gift, scheme = tx.GiftAmount, tx.Scheme
+		}
+		jt.add(string(a.Kind), scheme, a.Amount, gift)
+	}
+	for _, rv := range d.reversals {
+		if inDay(rv.at, d.start, d.end) {
+			jt.add(KindReversal, schemeOf[rv.rec.InitialTransactionID], rv.rec.Amount, 0)
+		}
+	}
+	for _, e := range d.entries {
+		c, err := e.Created()
+		if err != nil || !inDay(c, d.start, d.end) || e.Status != localapi.StatusOK {
+			continue
+		}
+		switch e.Type {
+		case localapi.HistoryDebit, localapi.HistoryRefund, localapi.HistoryReversal:
+			tt.add(e.Type, e.Scheme, e.Amount, e.GiftAmount)
+		}
+		if r.Currency == "" {
+			r.Currency = e.CurrencyCode
+		}
+	}
+	if r.Currency == "" {
+		r.Currency = kiosk.DefaultCurrency
+	}
+	r.Journal, r.Terminal = jt.totals(), tt.totals()
+	r.Differences = s.compare(ctx, d).Differences
+	s.audit(ctx, sess.Who, "report", r.Day, fmt.Sprintf("end-of-day report: journal net %d, terminal net %d, %d difference(s)", r.Journal.Net, r.Terminal.Net, len(r.Differences)), nil)
+	return r, nil
+}
+
+// decimal is cents as 12.34, for CSV: no grouping, a point, a sign.
+func decimal(cents int64) string {
+	sign := ""
+	if cents < 0 {
+		sign, cents = "-", -cents
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, cents/100, cents%100)
+}
+
+// CSV is the report for a spreadsheet: one row per total (section totals),
+// then one per difference.
+func (r Report) CSV() []byte {
+	var b bytes.Buffer
+	w := csv.NewWriter(&b)
+	w.Write([]string{"section", "source", "kind", "scheme", "count", "amount", "gift", "total", "currency", "day"})
+	for _, side := range []struct {
+		name string
+		t    Totals
+	}{{"journal", r.Journal}, {"terminal", r.Terminal}} {
+		for _, t := range side.t.ByScheme {
+			w.Write([]string{"by_scheme", side.name, t.Kind, t.Scheme, strconv.Itoa(t.Count), decimal(t.Amount), decimal(t.Gift), decimal(t.Sum()), r.Currency, r.Day})
+		}
+		for _, t := range side.t.ByKind {
+			w.Write([]string{"by_kind", side.name, t.Kind, "", strconv.Itoa(t.Count), decimal(t.Amount), decimal(t.Gift), decimal(t.Sum()), r.Currency, r.Day})
+		}
+		w.Write([]string{"net", side.name, "", "", "", "", "", decimal(side.t.Net), r.Currency, r.Day})
+	}
+	w.Write(nil)
+	w.Write([]string{"difference", "kind", "at", "transaction_id", "attempt_uuid", "order_id", "journal_amount", "terminal_amount", "message"})
+	for _, d := range r.Differences {
+		w.Write([]string{"difference", d.Kind, d.At.UTC().Format(time.RFC3339), d.TransactionID, d.AttemptUUID, d.OrderID,
+			decimal(d.JournalAmount), decimal(d.TerminalAmount), d.Message})
+	}
+	w.Flush()
+	return b.Bytes()
+}
+
+// Text is the report laid out on lines of columns characters (32 or 48),
+// for /print with format text.
+func (r Report) Text(columns int) string {
+	if columns < 24 {
+		columns = 48
+	}
+	f := receipt.Formatter{Locale: r.Locale, Currency: r.Currency}
+	var b strings.Builder
+	line := func(left, right string) {
+		pad := columns - utf8.RuneCountInString(left) - utf8.RuneCountInString(right)
+		if pad < 1 {
+			b.WriteString(left + "\n")
+			left, pad = "", columns-utf8.RuneCountInString(right)
+		}
+		b.WriteString(left + strings.Repeat(" ", max(pad, 0)) + right + "\n")
+	}
+	rule := strings.Repeat("-", columns) + "\n"
+	b.WriteString("END OF DAY " + r.Day + "\n")
+	b.WriteString(rule)
+	for _, side := range []struct {
+		name string
+		t    Totals
+	}{{"JOURNAL (kiosk)", r.Journal}, {"TERMINAL (history)", r.Terminal}} {
+		b.WriteString(side.name + "\n")
+		for _, t := range side.t.ByScheme {
+			line(fmt.Sprintf(" %s %s x%d", t.Kind, t.Scheme, t.Count), f.Format(t.Sum()))
+		}
+		for _, t := range side.t.ByKind {
+			line(fmt.Sprintf(" %s total x%d", t.Kind, t.Count), f.Format(t.Sum()))
+			if t.Gift != 0 {
+				line("  of which tips", f.Format(t.Gift))
+			}
+		}
+		line(" NET", f.Format(side.t.Net))
+		b.WriteString(rule)
+	}
+	if len(r.Differences) == 0 {
+		b.WriteString("No difference between the journal and the terminal.\n")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "DIFFERENCES: %d\n", len(r.Differences))
+	for _, d := range r.Differences {
+		for _, l := range wrap("- "+d.Message, columns) {
+			b.WriteString(l + "\n")
+		}
+		if d.TransactionID != "" {
+			for _, l := range wrap("  tx "+d.TransactionID, columns) {
+				b.WriteString(l + "\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// wrap cuts s into lines of at most n characters, at spaces where it can.
+func wrap(s string, n int) []string {
+	var out []string
+	var cur string
+	for _, w := range strings.Fields(s) {
+		for utf8.RuneCountInString(w) > n {
+			if cur != "" {
+				out, cur = append(out, cur), ""
+			}
+			rs := []rune(w)
+			out, w = append(out, string(rs[:n])), string(rs[n:])
+		}
+		switch {
+		case cur == "":
+			cur = w
+		case utf8.RuneCountInString(cur)+1+utf8.RuneCountInString(w) <= n:
+			cur += " " + w
+		default:
+			out, cur = append(out, cur), w
+		}
+	}
+	if cur != "" {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// PrintReport prints the report on the terminal's printer (text).
+func (s *Staff) PrintReport(ctx context.Context, sessionID string, r Report) error {
+	sess, err := s.session(sessionID)
+	if err != nil {
+		return err
+	}
+	st, err := kiosk.LoadSettings(ctx, s.cfg.Journal, s.log)
+	if err != nil {
+		return journalErr(err, "Reading the settings")
+	}
+	tctx, cancel := s.terminalCtx(ctx)
+	defer cancel()
+	resp, err := s.cfg.Terminal.Print(tctx, &localapi.PrintRequest{Data: r.Text(st.ReceiptColumns), Format: localapi.FormatText})
+	if err != nil {
+		s.audit(ctx, sess.Who, "report_print_failed", r.Day, err.Error(), rawOf(err))
+		return terminalErr(err, receiptMessage, "The report was not printed")
+	}
+	s.audit(ctx, sess.Who, "report_printed", r.Day, "end-of-day report printed", resp.Raw)
+	return nil
+}

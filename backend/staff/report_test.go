@@ -1,0 +1,261 @@
+package staff
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
+)
+
+func keypadCharge(e *env, amount int64) {
+	e.t.Helper()
+	b := terminalsim.Approve()
+	if _, err := e.sim.StartOnKeypad(amount, &b); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.sim.WaitIdle(e.ctx); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func TestCompareFindsBothSides(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	paid := e.pay(e.order(1000), 1000, journal.PolicyKiosk, journal.StateApproved)
+	keypadCharge(e, 777)
+
+	cmp, err := e.st.Compare(e.ctx, s.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmp.Matched != 1 || len(cmp.Terminal) != 2 || len(cmp.Journal) != 1 {
+		t.Fatalf("compare %+v", cmp)
+	}
+	if len(cmp.Differences) != 1 {
+		t.Fatalf("differences %+v", cmp.Differences)
+	}
+	d := cmp.Differences[0]
+	if d.Kind != DiffTerminalOnly || d.TerminalAmount != 777 || d.TransactionID == "" || !strings.Contains(d.Message, "does not know") {
+		t.Fatalf("difference %+v", d)
+	}
+
+	// Side by side: the history marks what the journal knows.
+	page, err := e.st.History(e.ctx, s.ID, HistoryFilter{Date: time.Now().UTC().Format(time.DateOnly), Limit: 1})
+	if err != nil || page.Total != 2 || len(page.Entries) != 1 {
+		t.Fatalf("history page %+v, %v", page, err)
+	}
+	page2, err := e.st.History(e.ctx, s.ID, HistoryFilter{Limit: 1, Offset: 1})
+	if err != nil || len(page2.Entries) != 1 {
+		t.Fatalf("second page %+v, %v", page2, err)
+	}
+	known := 0
+	for _, h := range append(page.Entries, page2.Entries...) {
+		if h.InJournal {
+			known++
+			if h.AttemptUUID != paid.UUID {
+				t.Fatalf("entry %+v", h)
+			}
+		}
+	}
+	if known != 1 {
+		t.Fatalf("%d entries known to the journal, want 1", known)
+	}
+	_, err = e.st.History(e.ctx, s.ID, HistoryFilter{Limit: 201})
+	wantCode(t, err, EINVALID)
+	_, err = e.st.History(e.ctx, s.ID, HistoryFilter{StartTime: "9h"})
+	wantCode(t, err, EINVALID)
+
+	// A terminal that forgot the charge: the journal's approved attempt is
+	// not listed.
+	e.sim.Reset()
+	cmp, err = e.st.Compare(e.ctx, s.ID, "")
+	if err != nil || len(cmp.Differences) != 1 || cmp.Differences[0].Kind != DiffJournalOnly || cmp.Differences[0].AttemptUUID != paid.UUID {
+		t.Fatalf("differences %+v, %v", cmp.Differences, err)
+	}
+	_, err = e.st.Compare(e.ctx, s.ID, "yesterday")
+	wantCode(t, err, EINVALID)
+}
+
+func TestComparePaginatesEveryPage(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	e.st.pageSize = 2 // five charges: three pages
+	for range 5 {
+		keypadCharge(e, 100)
+	}
+	e.pay(e.order(250), 250, journal.PolicyKiosk, journal.StateApproved)
+	entries, err := e.st.historyRange(e.ctx, time.Now().Add(-time.Hour), time.Time{})
+	if err != nil || len(entries) != 6 {
+		t.Fatalf("history %d entries, %v", len(entries), err)
+	}
+	cmp, err := e.st.Compare(e.ctx, s.ID, "")
+	if err != nil || len(cmp.Differences) != 5 || cmp.Matched != 1 {
+		t.Fatalf("compare %+v, %v", cmp.Differences, err)
+	}
+}
+
+func TestSettingsRefuseBadValues(t *testing.T) {
+	changed := []string{}
+	e := newEnv(t)
+	e.cfg.OnSettingsChanged = func(k string) { changed = append(changed, k) }
+	e.restart()
+	s := e.unlock()
+
+	if err := e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingIdleSeconds, json.RawMessage(`90`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{`5`, `"abc"`, `null`, `{`, `99999`} {
+		err := e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingIdleSeconds, json.RawMessage(bad))
+		se := wantCode(t, err, EINVALID)
+		if !strings.Contains(se.Message, "previous value is kept") && !strings.Contains(se.Message, "nothing was changed") {
+			t.Fatalf("message %q", se.Message)
+		}
+	}
+	if raw, _, _ := e.db.Setting(e.ctx, kiosk.SettingIdleSeconds); string(raw) != `90` {
+		t.Fatalf("stored %s, want the good value kept", raw)
+	}
+	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingMode, json.RawMessage(`"drive-in"`)), EINVALID)
+	if err := e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingMode, json.RawMessage(`"counter"`)); err != nil {
+		t.Fatal(err)
+	}
+	// The default language must stay among those offered.
+	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingLanguages, json.RawMessage(`["en","es"]`)), EINVALID)
+	if err := e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingLanguages, json.RawMessage(`["fr","en"]`)); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingDefaultLanguage, json.RawMessage(`"es"`)), EINVALID)
+	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingReceiptColumns, json.RawMessage(`40`)), EINVALID)
+	// The PIN and the audit list are out of reach.
+	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, SettingPIN, json.RawMessage(`{}`)), EINVALID)
+	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, SettingPINFailures, json.RawMessage(`{}`)), EINVALID)
+
+	list, err := e.st.Settings(e.ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Setting{}
+	for _, st := range list {
+		got[st.Key] = st
+		if strings.HasPrefix(st.Key, "staff.") {
+			t.Fatalf("staff setting listed: %+v", st)
+		}
+	}
+	if string(got[kiosk.SettingMode].Value) != `"counter"` || string(got[kiosk.SettingIdleSeconds].Value) != `90` ||
+		string(got[kiosk.SettingCurrency].Stored) != `null` || string(got[kiosk.SettingReceiptColumns].Value) != `48` {
+		t.Fatalf("settings %+v", got)
+	}
+	if len(changed) != 3 {
+		t.Fatalf("reload hook called for %v", changed)
+	}
+	if st, _ := e.st.Terminal(e.ctx, s.ID, false); st.Mode != "counter" || st.ClientTimeoutSeconds != testLimits.CounterTimeout.Seconds() {
+		t.Fatalf("terminal screen %+v", st)
+	}
+	audit, _ := e.st.Audit(e.ctx, s.ID, 0)
+	var saved, refused int
+	for _, a := range audit {
+		switch a.Action {
+		case "setting":
+			saved++
+		case "setting_refused":
+			refused++
+		}
+	}
+	if saved != 3 || refused < 5 {
+		t.Fatalf("audit: %d saved, %d refused", saved, refused)
+	}
+}
+
+func TestEndOfDayReport(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	first := e.order(1000)
+	e.pay(first, 1000, journal.PolicyKiosk, journal.StateApproved)
+	e.sim.SetTipsEnabled(true)
+	e.sim.Script(terminalsim.Approve().WithTip(200))
+	tipped := e.pay(e.order(1500), 1500, journal.PolicyCounter, journal.StateApproved)
+	if _, err := e.st.Refund(e.ctx, s.ID, first, 300); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.Reverse(e.ctx, s.ID, tipped.UUID); err != nil {
+		t.Fatal(err)
+	}
+	keypadCharge(e, 777)
+
+	r, err := e.st.Report(e.ctx, s.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byKind := func(ts Totals) map[string]Total {
+		m := map[string]Total{}
+		for _, t := range ts.ByKind {
+			m[t.Kind] = t
+		}
+		return m
+	}
+	j, term := byKind(r.Journal), byKind(r.Terminal)
+	if d := j[KindDebit]; d.Count != 2 || d.Amount != 2500 || d.Gift != 200 {
+		t.Fatalf("journal debits %+v", d)
+	}
+	if j[KindRefund].Sum() != 300 || j[KindReversal].Sum() != 1700 || r.Journal.Net != 2700-300-1700 {
+		t.Fatalf("journal totals %+v", r.Journal)
+	}
+	if d := term[KindDebit]; d.Count != 3 || d.Amount != 3277 || d.Gift != 200 {
+		t.Fatalf("terminal debits %+v", d)
+	}
+	if term[KindRefund].Sum() != 300 || term[KindReversal].Sum() != 1700 || r.Terminal.Net != 3477-300-1700 {
+		t.Fatalf("terminal totals %+v", r.Terminal)
+	}
+	for _, ts := range append(r.Journal.ByScheme, r.Terminal.ByScheme...) {
+		if ts.Scheme == "" || ts.Scheme == "?" {
+			t.Fatalf("a total without scheme: %+v", ts)
+		}
+	}
+	if len(r.Differences) != 1 || r.Differences[0].Kind != DiffTerminalOnly || r.Differences[0].TerminalAmount != 777 {
+		t.Fatalf("differences %+v", r.Differences)
+	}
+	if r.Currency != "EUR" || r.Day != time.Now().Format(time.DateOnly) {
+		t.Fatalf("report %+v", r)
+	}
+
+	rd := csv.NewReader(strings.NewReader(string(r.CSV())))
+	rd.FieldsPerRecord = -1
+	if _, err := rd.ReadAll(); err != nil {
+		t.Fatalf("CSV does not parse: %v", err)
+	}
+	text := string(r.CSV())
+	for _, want := range []string{
+		"by_kind,journal,debit,,2,25.00,2.00,27.00,EUR",
+		"by_kind,terminal,debit,,3,32.77,2.00,34.77,EUR",
+		"by_kind,journal,reversal,,1,17.00,0.00,17.00,EUR",
+		"net,journal,,,,,,7.00,EUR",
+		"difference,terminal_only,",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("CSV lacks %q:\n%s", want, text)
+		}
+	}
+	for _, cols := range []int{32, 48} {
+		out := r.Text(cols)
+		for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+			if utf8.RuneCountInString(l) > cols {
+				t.Fatalf("line longer than %d: %q", cols, l)
+			}
+		}
+		if !strings.Contains(out, "DIFFERENCES: 1") || !strings.Contains(out, "NET") {
+			t.Fatalf("text:\n%s", out)
+		}
+	}
+	before := len(e.sim.Printed())
+	if err := e.st.PrintReport(e.ctx, s.ID, r); err != nil {
+		t.Fatal(err)
+	}
+	if p := e.sim.Printed(); len(p) != before+1 || !strings.Contains(p[len(p)-1].Text, "END OF DAY") {
+		t.Fatalf("printed %+v", p)
+	}
+}

@@ -1,0 +1,217 @@
+package staff
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/kiosk"
+)
+
+// EditableSettings are the keys staff may change: the kiosk's settings.
+// The staff.* keys (PIN, lockout, audit) and the kiosk's internal order
+// sequence are never shown nor written here.
+var EditableSettings = []string{
+	kiosk.SettingMode, kiosk.SettingLanguages, kiosk.SettingDefaultLanguage, kiosk.SettingCurrency,
+	kiosk.SettingIdleSeconds, kiosk.SettingVoucherCap, kiosk.SettingMerchant,
+	kiosk.SettingReceiptFormat, kiosk.SettingReceiptColumns,
+}
+
+// Setting is one setting as staff see it.
+type Setting struct {
+	Key string `json:"key"`
+	// Value is what the kiosk uses now: the stored value, or the default
+	// when none is stored or the stored one is not valid.
+	Value json.RawMessage `json:"value"`
+	// Stored is the value in the journal, null when none.
+	Stored json.RawMessage `json:"stored"`
+	// Ignored: a value is stored but is not valid, so the default applies.
+	Ignored bool `json:"ignored,omitempty"`
+}
+
+// effective is the JSON of one key's value in st.
+func effective(st kiosk.Settings, key string) json.RawMessage {
+	var v any
+	switch key {
+	case kiosk.SettingMode:
+		v = st.Mode
+	case kiosk.SettingLanguages:
+		v = st.Languages
+	case kiosk.SettingDefaultLanguage:
+		v = st.DefaultLanguage
+	case kiosk.SettingCurrency:
+		v = st.Currency
+	case kiosk.SettingIdleSeconds:
+		v = st.IdleSeconds
+	case kiosk.SettingVoucherCap:
+		v = st.VoucherCap
+	case kiosk.SettingMerchant:
+		m := st.Merchant
+		v = map[string]any{"name": m.Name, "address": m.Address, "vatNumber": m.VATNumber, "footer": m.Footer, "qrUrl": m.QRURL}
+	case kiosk.SettingReceiptFormat:
+		v = st.ReceiptFormat
+	case kiosk.SettingReceiptColumns:
+		v = st.ReceiptColumns
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// Settings returns the editable settings, as stored and as in force.
+func (s *Staff) Settings(ctx context.Context, sessionID string) ([]Setting, error) {
+	if _, err := s.session(sessionID); err != nil {
+		return nil, err
+	}
+	all, err := s.cfg.Journal.Settings(ctx)
+	if err != nil {
+		return nil, journalErr(err, "Reading the settings")
+	}
+	warn := &warnings{}
+	st, err := kiosk.LoadSettings(ctx, s.cfg.Journal, slog.New(warn))
+	if err != nil {
+		return nil, journalErr(err, "Reading the settings")
+	}
+	out := make([]Setting, 0, len(EditableSettings))
+	for _, k := range EditableSettings {
+		set := Setting{Key: k, Value: effective(st, k), Stored: json.RawMessage("null")}
+		if raw, ok := all[k]; ok {
+			set.Stored = raw
+			set.Ignored = warn.about(k) != ""
+		}
+		out = append(out, set)
+	}
+	return out, nil
+}
+
+// SaveSetting validates value (JSON) for key by the kiosk's own rules and
+// stores it only if the kiosk would take it: a bad value never replaces a
+// good one. The change, old and new values, goes to the audit trail.
+func (s *Staff) SaveSetting(ctx context.Context, sessionID, key string, value json.RawMessage) error {
+	sess, err := s.session(sessionID)
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(EditableSettings, key) {
+		return errorf(EINVALID, "The setting %q cannot be changed from the staff screen.", key)
+	}
+	value = bytes.TrimSpace(value)
+	if !json.Valid(value) || bytes.Equal(value, []byte("null")) {
+		return errorf(EINVALID, "The value for %s is empty or not readable: nothing was changed.", key)
+	}
+	all, err := s.cfg.Journal.Settings(ctx)
+	if err != nil {
+		return journalErr(err, "Reading the settings")
+	}
+	if reason, err := s.validate(ctx, all, key, value); err != nil {
+		return err
+	} else if reason != "" {
+		s.audit(ctx, sess.Who, "setting_refused", key, fmt.Sprintf("refused %s: %s", value, reason), nil)
+		return errorf(EINVALID, "The value for %s was refused (%s): the previous value is kept.", key, reason)
+	}
+	old, had := all[key]
+	if err := s.cfg.Journal.SetSetting(ctx, key, value); err != nil {
+		return journalErr(err, "Saving the setting")
+	}
+	if !had {
+		old = json.RawMessage("null")
+	}
+	s.audit(ctx, sess.Who, "setting", key, fmt.Sprintf("%s → %s", old, value), nil)
+	if s.cfg.OnSettingsChanged != nil {
+		s.cfg.OnSettingsChanged(key)
+	}
+	return nil
+}
+
+// validate applies the kiosk's own LoadSettings to a copy of the settings
+// with the new value, in a throw-away in-memory journal, and reports the
+// kiosk's reason if it would ignore the value. (kiosk's validators are not
+// exported: see the report.)
+func (s *Staff) validate(ctx context.Context, all map[string]json.RawMessage, key string, value json.RawMessage) (string, error) {
+	mem, err := journal.OpenMemory(ctx)
+	if err != nil {
+		return "", journalErr(err, "Checking the setting")
+	}
+	defer mem.Close()
+	for _, k := range EditableSettings {
+		v, ok := all[k]
+		if k == key {
+			v, ok = value, true
+		}
+		if !ok {
+			continue
+		}
+		if err := mem.SetSetting(ctx, k, v); err != nil {
+			return "", journalErr(err, "Checking the setting")
+		}
+	}
+	warn := &warnings{}
+	if _, err := kiosk.LoadSettings(ctx, mem, slog.New(warn)); err != nil {
+		return "", journalErr(err, "Checking the setting")
+	}
+	if reason := warn.about(key); reason != "" {
+		return reason, nil
+	}
+	if (key == kiosk.SettingLanguages || key == kiosk.SettingDefaultLanguage) && warn.languageMismatch() {
+		return "the default language must be one of the languages offered", nil
+	}
+	return "", nil
+}
+
+// warnings is a slog.Handler keeping the kiosk's warnings about settings.
+type warnings struct {
+	mu      sync.Mutex
+	records []map[string]string
+}
+
+func (w *warnings) Enabled(context.Context, slog.Level) bool { return true }
+
+func (w *warnings) Handle(_ context.Context, r slog.Record) error {
+	if r.Level < slog.LevelWarn {
+		return nil
+	}
+	m := map[string]string{"msg": r.Message}
+	r.Attrs(func(a slog.Attr) bool {
+		m[a.Key] = a.Value.String()
+		return true
+	})
+	w.mu.Lock()
+	w.records = append(w.records, m)
+	w.mu.Unlock()
+	return nil
+}
+
+func (w *warnings) WithAttrs([]slog.Attr) slog.Handler { return w }
+func (w *warnings) WithGroup(string) slog.Handler      { return w }
+
+// about returns the reason of a warning about key, "" if none.
+func (w *warnings) about(key string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.records {
+		if r["key"] == key {
+			if e := r["err"]; e != "" {
+				return e
+			}
+			return "not valid"
+		}
+	}
+	return ""
+}
+
+func (w *warnings) languageMismatch() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range w.records {
+		if _, ok := r["default"]; ok {
+			if _, ok := r["offered"]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,125 @@
+// Package staff is what a member of staff does at a kiosk when something
+// went wrong: unlock with a PIN, look at the journal and at the terminal's
+// own history side by side, reverse or refund a payment, reprint or share a
+// receipt, settle an attempt whose outcome is unknown, change settings and
+// read the end-of-day report.
+//
+// The customer never reaches any of it: every operation takes the id of a
+// session opened by Unlock with the staff PIN, and fails with ESESSION once
+// the session has expired or been locked.
+//
+// Every action is written to the audit trail, with who did it (the session,
+// as "staff:<first 8 characters of its id>"), what, when and the terminal's
+// raw answer: on the attempt's own events when the action concerns a journal
+// attempt (journal.AddNote, journal.Resolve), otherwise in the interim audit
+// list of audit.go.
+//
+// Money rules carried over from the orchestrator: a reversal's amount is
+// computed from the terminal's transaction (amount + giftAmount), never
+// typed; a refund is a payment attempt of its own (its own uuid, journaled
+// before it leaves, never more than was charged); a transport error once a
+// request may have reached the terminal is "unknown, check the terminal's
+// history", never "failed".
+package staff
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/payment"
+)
+
+// Terminal is the part of the Local API client staff operations use;
+// *localapi.Client satisfies it.
+type Terminal interface {
+	Reversal(ctx context.Context, req *localapi.ReversalRequest) (*localapi.ReversalResponse, error)
+	Transactions(ctx context.Context, req *localapi.TransactionsRequest) (*localapi.TransactionList, error)
+	Ping(ctx context.Context, showMessage bool) (*localapi.PingResponse, error)
+	Print(ctx context.Context, req *localapi.PrintRequest) (*localapi.StatusResponse, error)
+	ShareReceipt(ctx context.Context, req *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error)
+}
+
+// Config wires a Staff service.
+type Config struct {
+	Journal  *journal.DB
+	Payments *payment.Orchestrator // refunds go through it; nil: Refund is refused
+	Terminal Terminal
+	// Limits are shown on the terminal screen (the orchestrator's timeouts).
+	// Zero: payment.DefaultLimits.
+	Limits payment.Limits
+	Now    func() time.Time // nil: time.Now
+	Logger *slog.Logger     // nil: discard
+	// SessionTTL is how long a session lasts without activity. Default 5 min.
+	SessionTTL time.Duration
+	// Demo accepts DemoPIN while no PIN has been set (the demo build says so
+	// on screen). Never set it on a kiosk taking real payments.
+	Demo bool
+	// Location is the time zone of "a day" (today, the end-of-day report).
+	// Nil: time.Local.
+	Location *time.Location
+	// Argon2 overrides the PIN hashing cost (tests use a cheap one). Nil:
+	// DefaultArgon2. The parameters are stored with each hash, so changing
+	// them never invalidates a PIN already set.
+	Argon2 *Argon2Params
+	// OnSettingsChanged is called after a setting was saved, so the kiosk
+	// can reload its settings. Nil: nothing.
+	OnSettingsChanged func(key string)
+	// TerminalTimeout bounds one non-payment call to the terminal
+	// (/reversal, /transactions, /print, /share-receipt, /ping). Default 30 s.
+	TerminalTimeout time.Duration
+}
+
+// Staff is the staff service. Its methods are safe for concurrent use.
+type Staff struct {
+	cfg Config
+	log *slog.Logger
+
+	pinMu    sync.Mutex // PIN checks and the failure counter, one at a time
+	mu       sync.Mutex
+	sessions map[string]*session
+
+	auditMu sync.Mutex // the interim audit list is read-modify-write
+	actMu   sync.Mutex // one money action (reversal, resolution) at a time
+
+	pageSize int // /transactions page size when reading a whole range; tests shrink it
+}
+
+// New returns a Staff service.
+func New(cfg Config) (*Staff, error) {
+	if cfg.Journal == nil || cfg.Terminal == nil {
+		return nil, errors.New("staff: a journal and a terminal are required")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = DefaultSessionTTL
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.Local
+	}
+	if cfg.Limits == (payment.Limits{}) {
+		cfg.Limits = payment.DefaultLimits
+	}
+	if cfg.TerminalTimeout <= 0 {
+		cfg.TerminalTimeout = 30 * time.Second
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Staff{cfg: cfg, log: log, sessions: map[string]*session{}, pageSize: localapi.MaxTransactionsLimit}, nil
+}
+
+func (s *Staff) now() time.Time { return s.cfg.Now() }
+
+// terminalCtx bounds one call to the terminal.
+func (s *Staff) terminalCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.cfg.TerminalTimeout)
+}
