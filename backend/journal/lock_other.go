@@ -11,7 +11,7 @@ import (
 // Without a lock that the kernel releases on process death, a second process
 // could drive the same journal: refuse to run rather than risk it.
 func tryLock(*os.File) (bool, error) {
-	return false, errors.New("data directory locking is not implemented on " + runtime.GOOS)
+	return false, errors.New("Comptoir cannot lock its data directory on " + runtime.GOOS + ": refusing to run without the lock")
 }
 
 func unlock(*os.File) error { return nil }
