@@ -19,6 +19,7 @@ func cmdDiscover(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	timeout := fs.Duration("timeout", discovery.DefaultWindow, "how long to listen")
 	ifaces := fs.String("iface", "", "interfaces to browse, comma-separated (default: every multicast IPv4 interface)")
 	sims := fs.Bool("simulators", false, "also list simulated terminals (comptoir simulator --mdns)")
+	choose := fs.String("choose", "", "remember this instance (by name) as the terminal to use, when several answer")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -31,12 +32,44 @@ func cmdDiscover(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "comptoir discover:", err)
 		return 2
 	}
-	found, err := discovery.Browse(ctx, discovery.Options{Window: *timeout, Interfaces: ifs, AcceptSimulated: *sims})
+	opts := discovery.Options{Window: *timeout, Interfaces: ifs, AcceptSimulated: *sims}
+	if *choose != "" {
+		return chooseTerminal(ctx, common, *choose, opts, stdout, stderr)
+	}
+	found, err := discovery.Browse(ctx, opts)
 	printJSON(stdout, found)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(stderr, "comptoir discover:", err)
 		return 1
 	}
+	return 0
+}
+
+// chooseTerminal remembers an instance name in the journal's settings, where
+// the kiosk's discovery looks first. The name is checked against what
+// answers now, so a typo is not remembered.
+func chooseTerminal(ctx context.Context, c commonFlags, name string, opts discovery.Options, stdout, stderr io.Writer) int {
+	dir, err := c.resolveDataDir()
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir discover:", err)
+		return 1
+	}
+	db, err := journal.Open(ctx, dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir discover:", err)
+		return 1
+	}
+	defer db.Close()
+	t, err := discovery.Resolve(ctx, name, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "comptoir discover: no terminal %q answers now: %v\n", name, err)
+		return 1
+	}
+	if err := (settingsStore{db}).Set(ctx, discovery.DefaultStoreKey, t.Instance); err != nil {
+		fmt.Fprintln(stderr, "comptoir discover:", err)
+		return 1
+	}
+	printJSON(stdout, t)
 	return 0
 }
 

@@ -34,8 +34,9 @@ const usage = `Usage:
                                  one payment through the journal; Ctrl-C cancels
                                  (abort, then the true outcome); exit 0 approved,
                                  1 not approved, 3 outcome unknown
-  comptoir discover [--timeout D] [--iface NAMES] [--simulators]
-                                 terminals found by mDNS, each pinged
+  comptoir discover [--timeout D] [--iface NAMES] [--simulators] [--choose NAME]
+                                 terminals found by mDNS, each pinged; --choose
+                                 remembers one when several answer
   comptoir recover               resolve every unfinished attempt now
   comptoir attempts [--open] [--limit N]
                                  the journal, newest first

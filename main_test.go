@@ -235,3 +235,30 @@ func TestDemoFindsItsSimulatorByMDNS(t *testing.T) {
 		t.Errorf("a payment through the tracker: %v", err)
 	}
 }
+
+func TestDiscoverChooseRemembersTheName(t *testing.T) {
+	sim := startSim(t)
+	opts := advertiseOptions(sim)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop, err := sim.Advertise(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	dir := t.TempDir()
+	name := sim.Config().InstanceName
+	var out, errOut bytes.Buffer
+	args := []string{"discover", "--data-dir", dir, "--iface", opts.Interfaces[0].Name, "--simulators", "--timeout", "3s", "--choose", strings.ToLower(name)}
+	if code := run(args, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d %s", code, errOut.String())
+	}
+	out.Reset()
+	if code := run([]string{"settings", "--data-dir", dir, "get", "terminal.instance"}, &out, &errOut); code != 0 || strings.TrimSpace(out.String()) != `"`+name+`"` {
+		t.Errorf("remembered %q (exit %d)", out.String(), code)
+	}
+	args[len(args)-1] = "Yavin Nobody"
+	if code := run(args, &out, &errOut); code != 1 {
+		t.Errorf("an instance that does not answer was accepted: exit %d", code)
+	}
+}
