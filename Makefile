@@ -45,10 +45,15 @@ fuzz:
 	go test -run '^$$' -fuzz FuzzRequestBody -fuzztime $(FUZZTIME) ./backend/journal/
 	go test -run '^$$' -fuzz FuzzDecode -fuzztime $(FUZZTIME) ./backend/escpos/
 
-# Benchmarks (method in docs/benchmarks.md): the journal's durable commit,
-# recovery's scan with a million attempts, a whole payment, discovery.
+# Benchmarks and a soak run (scripts/bench/run.sh; method and numbers in
+# docs/benchmarks.md, which it regenerates with docs/bench-soak-memory.png):
+# per-payment overhead in browser mode, the journal's fsync and recovery
+# scan, start-up (Chromium; desktop under Xvfb beside an empty Wails app),
+# memory, discovery, sizes, 10,000 payments with journal vs ledger check,
+# and the go test -bench means. About 10 minutes; BENCH_RESULTS=DIR keeps
+# the raw samples.
 bench:
-	go test -run '^$$' -bench . -benchtime 2s ./backend/journal/ ./backend/payment/ ./backend/discovery/
+	scripts/bench/run.sh
 
 clean:
 	rm -rf build/bin frontend/dist/assets frontend/dist/index.html

@@ -3,14 +3,18 @@
 package kiosk
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,7 +36,9 @@ import (
 // cancel on the terminal, and an approval whose HTTP answer is lost (the
 // kiosk must resend the same uuid and learn it was charged). Then the
 // journal and the terminal's ledger must agree exactly. It samples this
-// process's RSS and Go heap over time for the plot.
+// process's RSS and Go heap over time for the plot: make bench runs the
+// terminal in a process of its own (SOAK_SIM_URL) so that they are the
+// kiosk's alone.
 //
 // Built only with -tags bench; runs only when BENCH_OUT names a directory.
 func TestSoak(t *testing.T) {
@@ -45,15 +51,7 @@ func TestSoak(t *testing.T) {
 		n = v
 	}
 	ctx := context.Background()
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 1e-9, NoTestAmounts: true,
-		Timings: terminalsim.Timings{Screens: 10000 * time.Hour, CardRead: 10000 * time.Hour, RequestHold: 10000 * time.Hour}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	defer sim.Close()
+	sim := soakTerminal(t)
 	client, err := localapi.NewClient(sim.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -150,24 +148,32 @@ func TestSoak(t *testing.T) {
 		{"cancel", terminalsim.CustomerCancels(), PhaseDeclined, 10},
 		{"lost_answer", terminalsim.AnswerLostAfterCharge(), PhaseApproved, 10},
 	}
+	// The customers, all scripted before the first payment: the terminal
+	// takes one behaviour from its queue per new payment (a resend of a
+	// known uuid takes none).
 	rng := rand.New(rand.NewPCG(1, 2))
 	scripted := map[string]int{}
+	seq := make([]int, n)
+	script := make([]terminalsim.Behaviour, n)
+	for i := range seq {
+		r := rng.IntN(100)
+		for j, c := range kinds {
+			if r < c.w {
+				seq[i] = j
+				break
+			}
+			r -= c.w
+		}
+		script[i] = kinds[seq[i]].b
+		scripted[kinds[seq[i]].name]++
+	}
+	sim.Script(t, script)
 	phases := map[Phase]int{}
 	wrong := []string{}
 	uuids := map[string]string{} // attempt uuid -> scripted kind
 	latency := make([]float64, 0, n)
 	for i := 0; i < n; i++ {
-		r := rng.IntN(100)
-		k := kinds[0]
-		for _, c := range kinds {
-			if r < c.w {
-				k = c
-				break
-			}
-			r -= c.w
-		}
-		scripted[k.name]++
-		sim.Script(k.b)
+		k := kinds[seq[i]]
 		mustView(s.Start("fr"))
 		mustView(s.AddItem(product, 1+i%3))
 		t0 := time.Now()
@@ -201,6 +207,12 @@ func TestSoak(t *testing.T) {
 	close(sampler)
 	runtime.GC()
 	sample()
+	// What stays live after 10,000 payments: a heap profile, summarised
+	// by make bench (go tool pprof -top).
+	if f, err := os.Create(filepath.Join(out, "soak-heap.pprof")); err == nil {
+		_ = pprof.WriteHeapProfile(f)
+		f.Close()
+	}
 
 	// The journal and the ledger must agree exactly.
 	attempts, err := db.ListAttempts(ctx, journal.AttemptFilter{})
@@ -221,7 +233,7 @@ func TestSoak(t *testing.T) {
 	}
 	debits := 0
 	charged := map[string]bool{}
-	for _, l := range sim.Ledger() {
+	for _, l := range sim.Ledger(t) {
 		if l.Kind != localapi.TypeDebit {
 			problems = append(problems, "unexpected ledger entry: "+l.Kind+" "+l.TransactionID)
 			continue
@@ -275,7 +287,7 @@ func TestSoak(t *testing.T) {
 		"scripted": scripted, "phases": phases, "journalStates": states, "attempts": len(attempts),
 		"ledgerDebits": debits, "approvedAttempts": len(approved), "paidOrders": paidOrders,
 		"agree": agree, "problems": problems, "memory": mem, "paymentMs": latency,
-		"journalBytes": dbBytes, "distinctAttemptUUIDs": len(uuids),
+		"journalBytes": dbBytes, "distinctAttemptUUIDs": len(uuids), "terminalProcess": sim.remote,
 	}
 	b, _ := json.MarshalIndent(res, "", " ")
 	if err := os.WriteFile(filepath.Join(out, "soak.json"), b, 0o644); err != nil {
@@ -283,6 +295,82 @@ func TestSoak(t *testing.T) {
 	}
 	t.Logf("%d payments in %s (%.0f/s); ledger %d debits, journal %d approved; agree=%v",
 		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), debits, len(approved), agree)
+}
+
+// soakTerm is the simulated terminal of the soak: in this process, or in
+// its own (SOAK_SIM_URL, scripts/bench/simserver, driven by its control API)
+// so that this process's memory is the kiosk's alone.
+type soakTerm struct {
+	remote bool
+	url    string
+	sim    *terminalsim.Terminal
+}
+
+func soakTerminal(t *testing.T) *soakTerm {
+	if u := os.Getenv("SOAK_SIM_URL"); u != "" {
+		return &soakTerm{remote: true, url: u}
+	}
+	long := 10000 * time.Hour
+	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 1e-9, NoTestAmounts: true,
+		Timings: terminalsim.Timings{Screens: long, CardRead: long, RequestHold: long}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	return &soakTerm{url: sim.URL(), sim: sim}
+}
+
+func (s *soakTerm) URL() string { return s.url }
+
+func (s *soakTerm) control(t *testing.T, method, path string, body, into any) {
+	t.Helper()
+	base := strings.TrimSuffix(s.url, "/localapi/v4")
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, base+path, rd)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("%s %s: HTTP %d %s", method, path, resp.StatusCode, b)
+	}
+	if into != nil {
+		if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (s *soakTerm) Script(t *testing.T, b []terminalsim.Behaviour) {
+	if !s.remote {
+		s.sim.Script(b...)
+		return
+	}
+	// In chunks: the control API reads at most 1 MB a request.
+	for i := 0; i < len(b); i += 1000 {
+		s.control(t, http.MethodPost, "/sim/script", map[string]any{"clear": i == 0, "behaviours": b[i:min(i+1000, len(b))]}, nil)
+	}
+}
+
+func (s *soakTerm) Ledger(t *testing.T) []terminalsim.LedgerEntry {
+	if !s.remote {
+		return s.sim.Ledger()
+	}
+	var l []terminalsim.LedgerEntry
+	s.control(t, http.MethodGet, "/sim/ledger", nil, &l)
+	return l
 }
 
 // phaseSignal wakes the soak loop at every published checkout.
@@ -296,7 +384,6 @@ func (p *phaseSignal) Emit(name string, data any) {
 		}
 	}
 }
-
 
 func selfRSS() int64 {
 	b, err := os.ReadFile("/proc/self/status")

@@ -1,0 +1,44 @@
+//go:build bench
+
+package discovery
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestBenchResolveSamples times N discoveries one by one for
+// docs/benchmarks.md (make bench): start of an mDNS browse to a terminal
+// confirmed by /ping, a simulator advertised on loopback, a fresh resolver
+// each time (as the Tracker does). Built only with -tags bench; writes only
+// when BENCH_OUT names a directory.
+func TestBenchResolveSamples(t *testing.T) {
+	dir := os.Getenv("BENCH_OUT")
+	if dir == "" {
+		t.Skip("BENCH_OUT not set: run through make bench")
+	}
+	const n = 300
+	name := "Yavin Bench " + tag()
+	sim := newSim(t, name)
+	advertiseSim(t, sim)
+	opts := Options{Interfaces: []net.Interface{loopback(t)}, NameFilter: name, Port: -1, Window: 5 * time.Second, AcceptSimulated: true}
+	samples := make([]float64, 0, n)
+	for i := 0; i < n; i++ {
+		start := time.Now()
+		term, err := Resolve(context.Background(), name, opts)
+		d := time.Since(start)
+		if err != nil || term.BaseURL != sim.URL() {
+			t.Fatalf("%+v %v", term, err)
+		}
+		samples = append(samples, float64(d)/float64(time.Millisecond))
+	}
+	b, _ := json.MarshalIndent(map[string]any{"samples": samples}, "", " ")
+	if err := os.WriteFile(filepath.Join(dir, "discovery.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
