@@ -75,44 +75,7 @@ func TestBenchRecoverySamples(t *testing.T) {
 	dir := t.TempDir()
 	db := openDir(t, dir)
 	buildStart := time.Now()
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []struct {
-		q    string
-		args []any
-	}{
-		{`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 9999)
-		  INSERT INTO orders (id, created_at, updated_at, currency, total, status)
-		  SELECT 'hist-' || i, i, i, 'EUR', 1250, 'paid' FROM n`, nil},
-		{`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ? - 1)
-		  INSERT INTO attempts (uuid, order_id, kind, amount, policy, terminal, request_body, state,
-		                        send_count, created_at, first_sent_at, last_sent_at, final_at, updated_at)
-		  SELECT printf('hist-%08d', i), 'hist-' || (i % 10000), 'debit', 1250, 'kiosk', 'T' || (i % 5),
-		         '{"amount":1250}', CASE i % 4 WHEN 0 THEN 'approved' WHEN 1 THEN 'declined'
-		                                       WHEN 2 THEN 'failed' ELSE 'cancelled' END,
-		         1, i, i, i, i, i
-		  FROM n`, []any{history}},
-		{`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 9)
-		  INSERT INTO orders (id, created_at, updated_at, currency, total) SELECT 'open-' || i, 0, 0, 'EUR', 1250 FROM n`, nil},
-		{`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 9)
-		  INSERT INTO attempts (uuid, order_id, kind, amount, policy, terminal, request_body, state,
-		                        send_count, created_at, updated_at)
-		  SELECT printf('open-%02d', i), 'open-' || i, 'debit', 1250, 'kiosk', 'open-T' || i,
-		         '{"amount":1250}', 'sent', 1, ? + i, ? + i
-		  FROM n`, []any{history, history}},
-	} {
-		if _, err := tx.ExecContext(ctx, s.q, s.args...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-		t.Fatal(err)
-	}
+	fillHistory(t, db, history)
 	build := time.Since(buildStart)
 	var count int
 	if err := db.w.QueryRowContext(ctx, "SELECT count(*) FROM attempts").Scan(&count); err != nil {
