@@ -61,6 +61,17 @@ func runChild(role, dir string) int {
 		}
 		time.Sleep(time.Hour) // until the parent's SIGKILL
 		return 4
+	case "audit-exit":
+		// AppendAudit has returned: the line must survive an exit without Close.
+		for i := range 3 {
+			r := AuditRecord{Who: "staff:child", Action: "child", Subject: fmt.Sprint(i)}
+			if err := db.AppendAudit(ctx, r); err != nil {
+				fmt.Printf("error %s %v\n", ErrorCode(err), err)
+				return 2
+			}
+		}
+		fmt.Println("ready")
+		os.Exit(1)
 	}
 	fmt.Printf("error unknown role %q\n", role)
 	return 2

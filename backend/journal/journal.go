@@ -6,7 +6,9 @@
 // synchronous=FULL) before the request leaves the process, every state change
 // is a guarded compare-and-set with an event row in the same transaction, and
 // the schema itself refuses a second unresolved attempt for an order or a
-// terminal. It is also the audit trail.
+// terminal. It is also the audit trail: an attempt's events for what
+// happened to a payment, the append-only audit table (AppendAudit) for
+// everything else.
 //
 // One process owns a data directory at a time: Open takes an exclusive lock on
 // dir/comptoir.lock until Close.

@@ -32,7 +32,7 @@ func TestMigrationsApplyAndAreIdempotent(t *testing.T) {
 		if v != len(ms) || v < 1 {
 			t.Fatalf("open #%d: user_version = %d, want %d", i, v, len(ms))
 		}
-		for _, table := range []string{"orders", "order_events", "attempts", "attempt_events", "settings"} {
+		for _, table := range []string{"orders", "order_events", "attempts", "attempt_events", "settings", "audit"} {
 			var n int
 			if err := db.r.QueryRowContext(ctx,
 				`SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?`, table).Scan(&n); err != nil || n != 1 {

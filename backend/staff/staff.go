@@ -11,8 +11,9 @@
 // Every action is written to the audit trail, with who did it (the session,
 // as "staff:<first 8 characters of its id>"), what, when and the terminal's
 // raw answer: on the attempt's own events when the action concerns a journal
-// attempt (journal.AddNote, journal.Resolve), otherwise in the interim audit
-// list of audit.go.
+// attempt (journal.AddNote, journal.Resolve), otherwise in the journal's
+// append-only audit table (journal.AppendAudit, read back by Audit). Actions
+// taken elsewhere in the app during a session go there too, through Record.
 //
 // Money rules carried over from the orchestrator: a reversal's amount is
 // computed from the terminal's transaction (amount + giftAmount), never
