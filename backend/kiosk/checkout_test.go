@@ -266,8 +266,14 @@ func TestUnknownOutcomeIsNeverDeclined(t *testing.T) {
 		t.Fatalf("Retry from unknown: %s", v.Error)
 	}
 	e.waitFor("needs attention", func(CheckoutView) bool { return e.order(v.OrderID).Status == journal.OrderNeedsAttention })
-	if v := e.must(e.s.Finish()); v.Phase != PhaseWelcome {
-		t.Fatalf("Finish: %s", v.Phase)
+	if v, _ := e.s.Finish(); v.Error != ErrWrongPhase || v.Phase != PhaseUnknown {
+		t.Fatalf("Finish from unknown (the customer's button): %s %s", v.Phase, v.Error)
+	}
+	if v := e.must(e.s.Release()); v.Phase != PhaseWelcome {
+		t.Fatalf("Release: %s", v.Phase)
+	}
+	if st := e.order(v.OrderID).Status; st != journal.OrderNeedsAttention {
+		t.Fatalf("after staff released the screen the order is %s, want needs_attention", st)
 	}
 }
 

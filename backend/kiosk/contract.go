@@ -215,8 +215,12 @@ type InfoView struct {
 //	PayRestByCard() CheckoutView                    voucher part declined → card for all that is due
 //	CancelOrder() CheckoutView                      declined/failed → welcome
 //	ChooseReceipt(choice ReceiptChoice) CheckoutView  approved: print, email, sms or none
-//	Finish() CheckoutView                           approved/unknown → welcome
+//	Finish() CheckoutView                           approved → welcome (unknown: staff Release it)
 //	Abandon() CheckoutView                          idle timeout: → welcome, unless a payment is out
 //
 // An intent refused in the current phase returns the unchanged view with
 // Error set; errors returned as Go errors are for failures (journal, I/O).
+//
+// The staff screens do not use these intents: they have their own calls,
+// each behind the staff PIN's session (backend/staffapi; App.Staff on the
+// desktop, POST /api/staff/<Name> in browser mode).

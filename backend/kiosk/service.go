@@ -658,17 +658,48 @@ func (s *Service) SetQuantity(lineID string, qty int) (CheckoutView, error) {
 	}), nil
 }
 
-// Finish returns to the welcome screen once the order is paid (approved)
-// or handed to staff (unknown: the order stays needs_attention).
+// Finish returns to the welcome screen once the order is paid (approved).
+// An unknown outcome is not the customer's to close: staff Release it.
 func (s *Service) Finish() (CheckoutView, error) {
 	return s.intent(func() string {
-		if s.co.phase != PhaseApproved && s.co.phase != PhaseUnknown {
+		if s.co.phase != PhaseApproved {
 			return ErrWrongPhase
 		}
 		s.resetLocked(PhaseWelcome)
 		s.availabilityLocked()
 		return ""
 	}), nil
+}
+
+// Release is staff closing the customer screen: from unknown (the order
+// stays needs_attention, staff settle it from the journal), from declined
+// or failed (the order is cancelled, or needs_attention when a part was
+// charged), or from ordering and approved. Refused while a payment is
+// out: the terminal may still charge.
+func (s *Service) Release() (CheckoutView, error) {
+	var (
+		ord  *order
+		paid int64
+	)
+	v := s.intent(func() string {
+		switch s.co.phase {
+		case PhaseWelcome, PhaseUnavailable:
+			return ""
+		case PhaseOrdering, PhaseApproved, PhaseUnknown:
+		case PhaseDeclined, PhaseFailed:
+			ord = s.co.order
+			if s.co.payment != nil {
+				paid = s.co.payment.Paid
+			}
+		default:
+			return ErrWrongPhase
+		}
+		s.resetLocked(PhaseWelcome)
+		s.availabilityLocked()
+		return ""
+	})
+	s.closeOrder(ord, paid)
+	return v, nil
 }
 
 // CancelOrder gives up an order that was not charged: declined/failed →
