@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -10,10 +11,13 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/staff"
+	"github.com/comptoir-pos/comptoir/backend/staffapi"
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
 	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
@@ -38,10 +42,13 @@ type App struct {
 	showOnce sync.Once
 	flags    commonFlags
 
+	quitting atomic.Bool // staff chose Quit: the window may close
+
 	mu      sync.Mutex
 	stack   *kioskStack // nil until started, or when it could not start
 	problem string      // why the kiosk cannot start, for the UI
 	closers []io.Closer // the log file
+	logger  *slog.Logger
 }
 
 func newApp(flags commonFlags) *App { return &App{flags: flags} }
@@ -63,19 +70,26 @@ type wailsEmitter struct{ ctx context.Context }
 func (w wailsEmitter) Emit(event string, data any) { runtime.EventsEmit(w.ctx, event, data) }
 
 func (a *App) startKiosk(ctx context.Context) {
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	if dir, err := a.flags.resolveDataDir(); err == nil {
-		var closer io.Closer
-		logger, closer = kioskLogger(dir, os.Stderr)
-		a.closers = append(a.closers, closer)
-	}
+	logger := a.kioskLogger()
 	stack, err := startKiosk(ctx, a.flags, wailsEmitter{ctx}, logger)
 	if err != nil {
 		a.setProblem(startupProblem(err))
 		log.Printf("comptoir: the kiosk cannot start: %v", err)
+		// Without a terminal, staff mode still runs, to choose one.
+		if errors.Is(err, errNoTerminal) || errors.Is(err, errSeveralTerminals) {
+			if so, serr := startStaffOnly(ctx, a.flags, logger); serr == nil {
+				so.staff = so.staff.WithDesktop(a.quit, a.restart)
+				a.mu.Lock()
+				a.stack = so
+				a.mu.Unlock()
+			} else {
+				log.Printf("comptoir: staff mode cannot start either: %v", serr)
+			}
+		}
 		runtime.EventsEmit(ctx, kiosk.EventTerminal, a.Terminal())
 		return
 	}
+	stack.staff = stack.staff.WithDesktop(a.quit, a.restart)
 	a.mu.Lock()
 	a.stack, a.problem = stack, ""
 	a.mu.Unlock()
@@ -86,6 +100,47 @@ func (a *App) startKiosk(ctx context.Context) {
 	}
 	runtime.EventsEmit(ctx, kiosk.EventTerminal, stack.svc.Terminal())
 	runtime.EventsEmit(ctx, kiosk.EventCheckout, stack.svc.Checkout())
+}
+
+// kioskLogger is the JSON log in the data directory, opened once.
+func (a *App) kioskLogger() *slog.Logger {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.logger == nil {
+		a.logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+		if dir, err := a.flags.resolveDataDir(); err == nil {
+			var closer io.Closer
+			a.logger, closer = kioskLogger(dir, os.Stderr)
+			a.closers = append(a.closers, closer)
+		}
+	}
+	return a.logger
+}
+
+// restart is staff's Restart: the kiosk stops and starts again, so that a
+// terminal chosen in staff mode is used. Refused while a payment is out;
+// recovery runs at the start as after any stop.
+func (a *App) restart() error {
+	a.mu.Lock()
+	stack := a.stack
+	a.mu.Unlock()
+	if stack != nil && stack.svc != nil {
+		if p := stack.svc.Checkout().Phase; p == kiosk.PhasePaying || p == kiosk.PhaseCanceling {
+			return &staff.Error{Code: staff.EINVALID, Message: "A payment is in progress on the terminal: restart once it has ended."}
+		}
+	}
+	go func() {
+		a.mu.Lock()
+		a.stack, a.problem = nil, "Restarting…"
+		a.mu.Unlock()
+		if stack != nil {
+			stack.close()
+		}
+		runtime.EventsEmit(a.ctx, kiosk.EventTerminal, a.Terminal())
+		log.Printf("comptoir: restarted by staff")
+		a.startKiosk(a.ctx)
+	}()
+	return nil
 }
 
 func (a *App) setProblem(p string) {
@@ -109,6 +164,8 @@ func startupProblem(err error) string {
 	switch {
 	case errors.Is(err, errNoTerminal):
 		return "No payment terminal is configured or found."
+	case errors.Is(err, errSeveralTerminals):
+		return "Several payment terminals answer: staff choose one in staff mode."
 	case journal.ErrorCode(err) == journal.ELOCKED:
 		return "Comptoir is already running on this computer with the same data."
 	case journal.ErrorCode(err) == journal.EFULL:
@@ -238,6 +295,60 @@ func (a *App) Finish() (kiosk.CheckoutView, error) { return a.intent((*kiosk.Ser
 
 func (a *App) Abandon() (kiosk.CheckoutView, error) { return a.intent((*kiosk.Service).Abandon) }
 
+// Staff runs one staff call (backend/staffapi): the staff screens' single
+// entry point, answering an envelope so that error codes reach the UI.
+func (a *App) Staff(name string, args []json.RawMessage) staffapi.Result {
+	a.mu.Lock()
+	var api *staffapi.API
+	if a.stack != nil {
+		api = a.stack.staff
+	}
+	a.mu.Unlock()
+	if api == nil {
+		return staffapi.Result{Error: &staffapi.ErrorView{Code: staffapi.EUNAVAILABLE,
+			Message: "Staff mode needs the kiosk running: " + a.Terminal().Problem}}
+	}
+	res, err := api.Call(a.ctx, name, args)
+	if err != nil {
+		return staffapi.Result{Error: &staffapi.ErrorView{Code: staffapi.EBADCALL, Message: err.Error()}}
+	}
+	return res
+}
+
+// quit is staff's Quit: the one way to close a kiosk window.
+func (a *App) quit() {
+	a.quitting.Store(true)
+	log.Printf("comptoir: closed by staff")
+	runtime.Quit(a.ctx)
+}
+
+// beforeClose keeps the window open unless closing is allowed (see
+// closeAllowed); Alt+F4 on a kiosk does nothing.
+func (a *App) beforeClose(context.Context) (prevent bool) {
+	svc := a.svc()
+	if svc == nil {
+		return !closeAllowed(a.quitting.Load(), false, "", "")
+	}
+	prevent = !closeAllowed(a.quitting.Load(), true, svc.Settings().Mode, svc.Checkout().Phase)
+	if prevent {
+		log.Printf("comptoir: window close refused (closing a kiosk is a staff action)")
+	}
+	return prevent
+}
+
+// closeAllowed says whether the window may close: always after staff's
+// Quit or when the kiosk is not running; never in kiosk mode otherwise;
+// in counter mode (a staff PC) unless a payment is out on the terminal.
+func closeAllowed(quitting, running bool, mode string, phase kiosk.Phase) bool {
+	switch {
+	case quitting || !running:
+		return true
+	case mode == "kiosk":
+		return false
+	}
+	return phase != kiosk.PhasePaying && phase != kiosk.PhaseCanceling
+}
+
 func (a *App) show(reason string) {
 	a.showOnce.Do(func() {
 		runtime.WindowShow(a.ctx)
@@ -278,6 +389,7 @@ func runDesktop(flags commonFlags) error {
 		OnStartup:        app.startup,
 		OnDomReady:       app.domReady,
 		OnShutdown:       app.shutdown,
+		OnBeforeClose:    app.beforeClose,
 		Bind:             []interface{}{app},
 		SingleInstanceLock: &options.SingleInstanceLock{
 			UniqueId:               "com.comptoir-pos.comptoir",

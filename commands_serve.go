@@ -49,7 +49,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// No WriteTimeout: it would cut the event stream; the handler bounds
 	// each write itself.
 	srv := &http.Server{
-		Handler:           httpui.New(httpui.Options{Service: stack.svc, Events: events, Assets: dist, Logger: logger}),
+		Handler:           httpui.New(httpui.Options{Service: stack.svc, Staff: stack.staff, Events: events, Assets: dist, Logger: logger}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	go srv.Serve(ln)

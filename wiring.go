@@ -11,6 +11,8 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/staff"
+	"github.com/comptoir-pos/comptoir/backend/staffapi"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
@@ -21,7 +23,13 @@ type terminalLink struct {
 	url     string
 	source  kiosk.TerminalSource
 	printer kiosk.Printer
-	stop    func()
+	client  staff.Terminal // the Local API for staff calls
+	// how is how it was found: demo, flag (--terminal), discovery, or
+	// address (the manual address saved by staff).
+	how      string
+	instance string             // discovery's instance name, when found by discovery
+	tracker  *discovery.Tracker // nil for a fixed address
+	stop     func()
 }
 
 // openTerminal picks the terminal: the built-in simulator with --demo, the
@@ -53,15 +61,15 @@ func openTerminal(ctx context.Context, c commonFlags, db *journal.DB, kioskDemo 
 			sim.Close()
 			return nil, err
 		}
-		return &terminalLink{term: client, id: "demo", url: client.BaseURL(), printer: client,
+		return &terminalLink{term: client, id: "demo", url: client.BaseURL(), printer: client, client: client, how: "demo",
 			source: kiosk.FixedTerminal("Simulated terminal", client.BaseURL()), stop: func() { sim.Close() }}, nil
 	case c.terminal != "":
-		client, err := localapi.NewClient(c.terminal, localapi.WithUserAgent(userAgent()))
-		if err != nil {
-			return nil, err
-		}
-		return &terminalLink{term: client, id: client.BaseURL(), url: client.BaseURL(), printer: client,
-			source: kiosk.FixedTerminal(client.BaseURL(), client.BaseURL()), stop: func() {}}, nil
+		return fixedTerminal(c.terminal, "flag")
+	}
+	if addr, ok, err := (settingsStore{db}).Get(ctx, settingTerminalAddress); err != nil {
+		return nil, err
+	} else if ok && addr != "" {
+		return fixedTerminal(addr, "address")
 	}
 	tr, instance, err := discoverTerminal(ctx, db, c.discoverWait)
 	if err != nil {
@@ -69,8 +77,23 @@ func openTerminal(ctx context.Context, c commonFlags, db *journal.DB, kioskDemo 
 	}
 	// The instance name, not the address: DHCP may move the terminal, and
 	// recovery must still know it is the same one.
-	return &terminalLink{term: tr, id: "mdns:" + instance, url: tr.BaseURL(), printer: kiosk.PrinterAt(tr.BaseURL),
-		source: kiosk.TrackerStatus(tr), stop: func() { tr.Close() }}, nil
+	at := kiosk.PrinterAt(tr.BaseURL)
+	return &terminalLink{term: tr, id: "mdns:" + instance, url: tr.BaseURL(), printer: at, client: at,
+		how: "discovery", instance: instance, tracker: tr, source: kiosk.TrackerStatus(tr), stop: func() { tr.Close() }}, nil
+}
+
+// settingTerminalAddress is the manual address staff saved: when set, the
+// next start uses it instead of discovery (--terminal still wins).
+const settingTerminalAddress = "terminal.address"
+
+// fixedTerminal is the terminal at a fixed address.
+func fixedTerminal(address, how string) (*terminalLink, error) {
+	client, err := localapi.NewClient(address, localapi.WithUserAgent(userAgent()))
+	if err != nil {
+		return nil, err
+	}
+	return &terminalLink{term: client, id: client.BaseURL(), url: client.BaseURL(), printer: client, client: client, how: how,
+		source: kiosk.FixedTerminal(client.BaseURL(), client.BaseURL()), stop: func() {}}, nil
 }
 
 // demoByDiscovery advertises the demo simulator on loopback and finds it
@@ -107,7 +130,9 @@ func demoByDiscovery(ctx context.Context, sim *terminalsim.Terminal) *terminalLi
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return &terminalLink{term: tr, id: "demo", url: tr.BaseURL(), printer: kiosk.PrinterAt(tr.BaseURL),
+	at := kiosk.PrinterAt(tr.BaseURL)
+	return &terminalLink{term: tr, id: "demo", url: tr.BaseURL(), printer: at, client: at, how: "demo",
+		instance: sim.Config().InstanceName, tracker: tr,
 		source: kiosk.TrackerStatus(tr), stop: func() { tr.Close(); stop(); stopAdv(); sim.Close() }}
 }
 
@@ -153,6 +178,7 @@ func openPayments(ctx context.Context, c commonFlags, lim payment.Limits, em pay
 // service (which recovers before taking orders).
 type kioskStack struct {
 	svc   *kiosk.Service
+	staff *staffapi.API
 	url   string
 	close func()
 }
@@ -171,10 +197,16 @@ func startKiosk(ctx context.Context, c commonFlags, em kiosk.Emitter, logger *sl
 		p.close()
 		return nil, err
 	}
+	api, err := startStaff(c, p, svc, logger)
+	if err != nil {
+		svc.Close()
+		p.close()
+		return nil, err
+	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() { defer close(done); svc.Run(runCtx) }()
-	return &kioskStack{svc: svc, url: p.link.url, close: func() {
+	return &kioskStack{svc: svc, staff: api, url: p.link.url, close: func() {
 		cancel()
 		<-done
 		svc.Close()

@@ -1,5 +1,6 @@
 // Package httpui is browser mode: the kiosk Service over HTTP. The intents
-// are POST /api/<Name> with a JSON array of arguments; the snapshots are
+// are POST /api/<Name> with a JSON array of arguments, the staff calls
+// POST /api/staff/<Name> (backend/staffapi); the snapshots are
 // server-sent events on GET /api/events; everything else is the built
 // frontend.
 //
@@ -28,6 +29,8 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/staff"
+	"github.com/comptoir-pos/comptoir/backend/staffapi"
 )
 
 // DefaultHeartbeat is the interval of the SSE comments that keep proxies
@@ -40,6 +43,8 @@ const maxBody = 64 << 10
 // Options configures the handler.
 type Options struct {
 	Service *kiosk.Service
+	// Staff serves the staff screens' calls; nil: none.
+	Staff *staffapi.API
 	// Events is the Broadcaster the Service emits to (its Config.Emitter).
 	// Nil: the event stream sends the current snapshots, then heartbeats only.
 	Events *Broadcaster
@@ -71,6 +76,7 @@ func New(opt Options) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("POST /api/{name}", s.intent)
+	mux.HandleFunc("POST /api/staff/{name}", s.staff)
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such API endpoint: "+r.Method+" "+r.URL.Path)
 	})
@@ -130,6 +136,29 @@ func sameOrigin(origin string, r *http.Request) bool {
 	return u.Scheme == scheme && strings.EqualFold(u.Host, r.Host)
 }
 
+// readArgs reads a call's body: a JSON array of the arguments. It writes the
+// error response itself and returns false when the body does not fit.
+func readArgs(w http.ResponseWriter, r *http.Request) ([]json.RawMessage, bool) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" {
+		writeError(w, http.StatusUnsupportedMediaType, "the body must be application/json")
+		return nil, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "the body could not be read: "+err.Error())
+		return nil, false
+	}
+	args := []json.RawMessage{}
+	if len(strings.TrimSpace(string(body))) > 0 {
+		if err := json.Unmarshal(body, &args); err != nil {
+			writeError(w, http.StatusBadRequest, "the body must be a JSON array of the arguments")
+			return nil, false
+		}
+	}
+	return args, true
+}
+
 // intent calls the intent named in the path with the body's arguments.
 func (s *server) intent(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
@@ -138,22 +167,9 @@ func (s *server) intent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("unknown intent %q", name))
 		return
 	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
-		writeError(w, http.StatusUnsupportedMediaType, "the body must be application/json")
+	args, ok := readArgs(w, r)
+	if !ok {
 		return
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "the body could not be read: "+err.Error())
-		return
-	}
-	args := []json.RawMessage{}
-	if len(strings.TrimSpace(string(body))) > 0 {
-		if err := json.Unmarshal(body, &args); err != nil {
-			writeError(w, http.StatusBadRequest, "the body must be a JSON array of the arguments")
-			return
-		}
 	}
 	if s.opt.Service == nil {
 		writeError(w, http.StatusServiceUnavailable, "the kiosk service is not running")
@@ -169,6 +185,34 @@ func (s *server) intent(w http.ResponseWriter, r *http.Request) {
 		s.log.Error("intent failed", "intent", name, "err", err)
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
+	}
+	writeJSON(w, http.StatusOK, result)
+}
+
+// staff calls a staff call (backend/staffapi). Its answer is always the
+// envelope, HTTP 200; a call that does not exist or whose arguments do not
+// fit is a 404 or a 400.
+func (s *server) staff(w http.ResponseWriter, r *http.Request) {
+	args, ok := readArgs(w, r)
+	if !ok {
+		return
+	}
+	if s.opt.Staff == nil {
+		writeError(w, http.StatusServiceUnavailable, "staff mode is not running")
+		return
+	}
+	name := r.PathValue("name")
+	result, err := s.opt.Staff.Call(r.Context(), name, args)
+	if err != nil {
+		status := http.StatusBadRequest
+		if !slices.Contains(staffapi.Names(), name) {
+			status = http.StatusNotFound
+		}
+		writeError(w, status, err.Error())
+		return
+	}
+	if result.Error != nil && result.Error.Code == staff.EINTERNAL {
+		s.log.Error("staff call failed", "call", name, "err", result.Error.Message)
 	}
 	writeJSON(w, http.StatusOK, result)
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/staff"
+	"github.com/comptoir-pos/comptoir/backend/staffapi"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
@@ -77,7 +79,13 @@ func newEnv(t *testing.T) *env {
 		"assets/index-abc12.js": {Data: []byte("console.log(1)")},
 		"favicon.svg":           {Data: []byte("<svg/>")},
 	}
-	srv := httptest.NewServer(New(Options{Service: s, Events: b, Assets: assets, Heartbeat: 50 * time.Millisecond}))
+	st, err := staff.New(staff.Config{Journal: db, Payments: o, Terminal: client, Demo: true,
+		Argon2: &staff.Argon2Params{Time: 1, Memory: 64, Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := staffapi.New(staffapi.Config{Staff: st, Kiosk: s})
+	srv := httptest.NewServer(New(Options{Service: s, Staff: api, Events: b, Assets: assets, Heartbeat: 50 * time.Millisecond}))
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
@@ -391,5 +399,55 @@ func TestAssets(t *testing.T) {
 		if resp.StatusCode != c.code || !strings.Contains(string(b), c.want) || !strings.Contains(resp.Header.Get("Cache-Control"), c.cache) {
 			t.Fatalf("%s: %d %q cache %q", c.path, resp.StatusCode, b, resp.Header.Get("Cache-Control"))
 		}
+	}
+}
+
+// staffCall posts a staff call and decodes its envelope.
+func (e *env) staffCall(name, body string) (int, staffapi.Result, json.RawMessage) {
+	e.t.Helper()
+	resp, b := e.post("staff/"+name, body)
+	var env struct {
+		staffapi.Result
+		Value json.RawMessage `json:"value"`
+	}
+	if resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(b, &env); err != nil {
+			e.t.Fatalf("staff %s: %v: %s", name, err, b)
+		}
+	}
+	return resp.StatusCode, env.Result, env.Value
+}
+
+func TestStaffCalls(t *testing.T) {
+	e := newEnv(t)
+	if code, _, _ := e.staffCall("Nope", "[]"); code != http.StatusNotFound {
+		t.Fatalf("unknown staff call: %d", code)
+	}
+	if code, _, _ := e.staffCall("Unlock", `[1234]`); code != http.StatusBadRequest {
+		t.Fatalf("a number for the PIN: %d", code)
+	}
+	code, r, _ := e.staffCall("CloseCheckout", `["guess"]`)
+	if code != http.StatusOK || r.OK || r.Error == nil || r.Error.Code != staff.ESESSION {
+		t.Fatalf("a call without a session: %d %+v", code, r.Error)
+	}
+	if resp, _ := e.post("staff/Gate", "[]", "Origin", "http://evil.example"); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a cross-origin staff call: %d", resp.StatusCode)
+	}
+
+	_, r, raw := e.staffCall("Unlock", `["1234"]`)
+	var sess staff.Session
+	if !r.OK || json.Unmarshal(raw, &sess) != nil || sess.ID == "" || !sess.DemoPIN {
+		t.Fatalf("unlock with the demo PIN: %+v %s", r.Error, raw)
+	}
+	// Staff close a customer screen: the kiosk goes back to welcome.
+	e.checkout("Start", `["en"]`)
+	_, r, raw = e.staffCall("CloseCheckout", `["`+sess.ID+`"]`)
+	var v kiosk.CheckoutView
+	if !r.OK || json.Unmarshal(raw, &v) != nil || v.Phase != kiosk.PhaseWelcome || e.s.Checkout().Phase != kiosk.PhaseWelcome {
+		t.Fatalf("close checkout: %+v %s", r.Error, raw)
+	}
+	e.staffCall("Lock", `["`+sess.ID+`"]`)
+	if _, r, _ := e.staffCall("Settings", `["`+sess.ID+`"]`); r.OK || r.Error.Code != staff.ESESSION {
+		t.Fatalf("a call after Lock: %+v", r.Error)
 	}
 }

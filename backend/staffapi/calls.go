@@ -1,0 +1,158 @@
+package staffapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"github.com/comptoir-pos/comptoir/backend/staff"
+)
+
+// call is one entry of the table: its argument count and its function.
+type call struct {
+	n int
+	f func(ctx context.Context, a *API, args []json.RawMessage) (any, error)
+}
+
+// calls is every staff call, by name. Explicit, not reflected: a method of
+// staff.Staff is not reachable from the UI until it is listed here.
+var calls = map[string]call{
+	"Gate":   c0(func(ctx context.Context, a *API) (any, error) { return a.gate(ctx) }),
+	"SetPIN": c1(func(ctx context.Context, a *API, pin string) (any, error) { return a.setPIN(ctx, pin) }),
+	"Unlock": c1(func(ctx context.Context, a *API, pin string) (any, error) { return a.cfg.Staff.Unlock(ctx, pin) }),
+	"Touch":  c1(func(_ context.Context, a *API, sid string) (any, error) { return a.cfg.Staff.Touch(sid) }),
+	"Lock": c1(func(ctx context.Context, a *API, sid string) (any, error) {
+		a.cfg.Staff.Lock(ctx, sid)
+		return nil, nil
+	}),
+	"ChangePIN": c3(func(ctx context.Context, a *API, sid, current, next string) (any, error) {
+		return nil, a.cfg.Staff.ChangePIN(ctx, sid, current, next)
+	}),
+	"About": c1(func(_ context.Context, a *API, sid string) (any, error) { return a.about(sid) }),
+	"Terminal": c2(func(ctx context.Context, a *API, sid string, greet bool) (any, error) {
+		return a.terminal(ctx, sid, greet)
+	}),
+	"ChooseTerminal": c2(func(ctx context.Context, a *API, sid, instance string) (any, error) {
+		return a.choose(ctx, sid, instance, false)
+	}),
+	"SetTerminalAddress": c2(func(ctx context.Context, a *API, sid, address string) (any, error) {
+		return a.choose(ctx, sid, address, true)
+	}),
+	"Attempts": c2(func(ctx context.Context, a *API, sid string, f staff.Filter) (any, error) {
+		return a.cfg.Staff.Attempts(ctx, sid, f)
+	}),
+	"History": c2(func(ctx context.Context, a *API, sid string, f staff.HistoryFilter) (any, error) {
+		return a.cfg.Staff.History(ctx, sid, f)
+	}),
+	"Compare": c2(func(ctx context.Context, a *API, sid, day string) (any, error) {
+		return a.cfg.Staff.Compare(ctx, sid, day)
+	}),
+	"Reverse": c2(func(ctx context.Context, a *API, sid, uuid string) (any, error) {
+		return a.cfg.Staff.Reverse(ctx, sid, uuid)
+	}),
+	"ReverseTransaction": c2(func(ctx context.Context, a *API, sid, transactionID string) (any, error) {
+		return a.cfg.Staff.ReverseTransaction(ctx, sid, transactionID)
+	}),
+	"Refund": c3(func(ctx context.Context, a *API, sid, orderID string, amount int64) (any, error) {
+		return a.cfg.Staff.Refund(ctx, sid, orderID, amount)
+	}),
+	"Reprint": c2(func(ctx context.Context, a *API, sid, uuid string) (any, error) {
+		return nil, a.cfg.Staff.Reprint(ctx, sid, uuid)
+	}),
+	"Share": c3(func(ctx context.Context, a *API, sid, uuid, medium string) (any, error) {
+		return nil, a.cfg.Staff.Share(ctx, sid, uuid, medium)
+	}),
+	"ResolveUnknown": c2(func(ctx context.Context, a *API, sid, uuid string) (any, error) {
+		return a.cfg.Staff.ResolveUnknown(ctx, sid, uuid)
+	}),
+	"ConfirmUnknown": c4(func(ctx context.Context, a *API, sid, uuid string, paid bool, note string) (any, error) {
+		return a.cfg.Staff.ConfirmUnknown(ctx, sid, uuid, paid, note)
+	}),
+	"Settings": c1(func(ctx context.Context, a *API, sid string) (any, error) { return a.cfg.Staff.Settings(ctx, sid) }),
+	"SaveSetting": c3(func(ctx context.Context, a *API, sid, key string, value json.RawMessage) (any, error) {
+		return a.saveSetting(ctx, sid, key, value)
+	}),
+	"ReloadCatalog": c1(func(ctx context.Context, a *API, sid string) (any, error) { return a.reloadCatalog(ctx, sid) }),
+	"Report": c2(func(ctx context.Context, a *API, sid, day string) (any, error) {
+		return a.report(ctx, sid, day)
+	}),
+	"ReportCSV": c2(func(ctx context.Context, a *API, sid, day string) (any, error) {
+		return a.reportCSV(ctx, sid, day)
+	}),
+	"PrintReport": c2(func(ctx context.Context, a *API, sid, day string) (any, error) {
+		return a.printReport(ctx, sid, day)
+	}),
+	"Audit": c2(func(ctx context.Context, a *API, sid string, limit int) (any, error) {
+		return a.cfg.Staff.Audit(ctx, sid, limit)
+	}),
+	"CloseCheckout": c1(func(ctx context.Context, a *API, sid string) (any, error) { return a.closeCheckout(ctx, sid) }),
+	"Quit":          c1(func(ctx context.Context, a *API, sid string) (any, error) { return a.quit(ctx, sid) }),
+	"Restart":       c1(func(ctx context.Context, a *API, sid string) (any, error) { return a.restart(ctx, sid) }),
+}
+
+// decode reads the arguments into out, in order.
+func decode(args []json.RawMessage, out ...any) error {
+	for i, p := range out {
+		if err := json.Unmarshal(args[i], p); err != nil {
+			return &ArgError{fmt.Sprintf("argument %d: expected %s: %v", i+1, reflect.TypeOf(p).Elem(), err)}
+		}
+	}
+	return nil
+}
+
+func c0(f func(context.Context, *API) (any, error)) call {
+	return call{0, func(ctx context.Context, a *API, _ []json.RawMessage) (any, error) { return f(ctx, a) }}
+}
+
+func c1[A any](f func(context.Context, *API, A) (any, error)) call {
+	return call{1, func(ctx context.Context, a *API, args []json.RawMessage) (any, error) {
+		var x A
+		if err := decode(args, &x); err != nil {
+			return nil, err
+		}
+		return f(ctx, a, x)
+	}}
+}
+
+func c2[A, B any](f func(context.Context, *API, A, B) (any, error)) call {
+	return call{2, func(ctx context.Context, a *API, args []json.RawMessage) (any, error) {
+		var (
+			x A
+			y B
+		)
+		if err := decode(args, &x, &y); err != nil {
+			return nil, err
+		}
+		return f(ctx, a, x, y)
+	}}
+}
+
+func c3[A, B, C any](f func(context.Context, *API, A, B, C) (any, error)) call {
+	return call{3, func(ctx context.Context, a *API, args []json.RawMessage) (any, error) {
+		var (
+			x A
+			y B
+			z C
+		)
+		if err := decode(args, &x, &y, &z); err != nil {
+			return nil, err
+		}
+		return f(ctx, a, x, y, z)
+	}}
+}
+
+func c4[A, B, C, D any](f func(context.Context, *API, A, B, C, D) (any, error)) call {
+	return call{4, func(ctx context.Context, a *API, args []json.RawMessage) (any, error) {
+		var (
+			x A
+			y B
+			z C
+			w D
+		)
+		if err := decode(args, &x, &y, &z, &w); err != nil {
+			return nil, err
+		}
+		return f(ctx, a, x, y, z, w)
+	}}
+}

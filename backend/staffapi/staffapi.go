@@ -1,0 +1,328 @@
+// Package staffapi is the staff screens' calls, one table for both
+// transports: the desktop binding (App.Staff) and browser mode
+// (POST /api/staff/<Name>). Every call answers an envelope,
+// {"ok":true,"value":...} or {"ok":false,"error":{code,message,...}}, so
+// that the UI gets the staff service's error codes intact (Wails turns a Go
+// error into a bare string).
+//
+// Every call but Gate, SetPIN and Unlock takes the session id as its first
+// argument and is refused with ESESSION without a live session: the
+// customer screens cannot reach any of it without the PIN.
+package staffapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/staff"
+)
+
+// Codes of this layer, besides backend/staff's.
+const (
+	EUNAVAILABLE = "EUNAVAILABLE" // the kiosk is not running, so neither is staff mode
+	EBADCALL     = "EBADCALL"     // no such call, or arguments that do not fit: a bug of the caller
+)
+
+// ErrorView is a failed call, as the UI reads it.
+type ErrorView struct {
+	Code            string `json:"code"`
+	Message         string `json:"message"`
+	RetryAfterMs    int64  `json:"retryAfterMs,omitempty"`
+	TerminalCode    string `json:"terminalCode,omitempty"`
+	TerminalMessage string `json:"terminalMessage,omitempty"`
+}
+
+// Result is the envelope of every call.
+type Result struct {
+	OK    bool       `json:"ok"`
+	Value any        `json:"value,omitempty"`
+	Error *ErrorView `json:"error,omitempty"`
+}
+
+// About is the build and installation, for the staff screen.
+type About struct {
+	Version   string `json:"version"`
+	Commit    string `json:"commit"`
+	BuildTime string `json:"buildTime"`
+	DataDir   string `json:"dataDir"`
+	Demo      bool   `json:"demo"`
+	Mode      string `json:"mode"`
+	// Browser: browser mode, where the app cannot close its own window.
+	Browser bool `json:"browser"`
+}
+
+// Endpoint is a terminal's name and Local API address.
+type Endpoint struct {
+	Instance string `json:"instance"`
+	Address  string `json:"address"`
+}
+
+// TerminalInfo is how this process found its terminal and what the journal
+// remembers for the next start.
+type TerminalInfo struct {
+	Source     string     `json:"source"` // demo, flag (--terminal), discovery, address (saved manual address)
+	State      string     `json:"state"`  // discovery's state; "" for a fixed address
+	InUse      Endpoint   `json:"inUse"`
+	Candidates []Endpoint `json:"candidates"`
+	Saved      Endpoint   `json:"saved"`
+	// RestartRequired: the saved choice is not the terminal in use.
+	RestartRequired bool   `json:"restartRequired"`
+	Note            string `json:"note,omitempty"`
+}
+
+// TerminalPanel is the staff terminal screen.
+type TerminalPanel struct {
+	Status staff.TerminalStatus `json:"status"`
+	TerminalInfo
+}
+
+// TerminalControl is the terminal choice, which lives with the process's
+// wiring. A choice is saved for the next start, never applied under a
+// running payment: the journal names each attempt's terminal, and recovery
+// must resend to the one that took it.
+type TerminalControl interface {
+	Info(ctx context.Context) TerminalInfo
+	Choose(ctx context.Context, instance string) error
+	SetAddress(ctx context.Context, address string) error
+}
+
+// Config wires the calls.
+type Config struct {
+	Staff    *staff.Staff
+	Kiosk    *kiosk.Service
+	Terminal TerminalControl
+	About    About
+	// Quit closes the app; nil in browser mode.
+	Quit func()
+	// Restart stops the kiosk and starts it again (a terminal choice then
+	// applies); it refuses while a payment is out. Nil in browser mode.
+	Restart func() error
+}
+
+// API serves the calls.
+type API struct{ cfg Config }
+
+// New returns the API.
+func New(cfg Config) *API { return &API{cfg: cfg} }
+
+// WithDesktop returns the API with the desktop's Quit and Restart.
+func (a *API) WithDesktop(quit func(), restart func() error) *API {
+	cfg := a.cfg
+	cfg.Quit, cfg.Restart = quit, restart
+	return &API{cfg: cfg}
+}
+
+// ArgError is a call whose name or arguments do not fit: a bug of the
+// caller, not an answer for staff.
+type ArgError struct{ Msg string }
+
+func (e *ArgError) Error() string { return e.Msg }
+
+// Call runs the named call with its JSON arguments. The error is an
+// *ArgError only; everything else is in the Result.
+func (a *API) Call(ctx context.Context, name string, args []json.RawMessage) (Result, error) {
+	c, ok := calls[name]
+	if !ok {
+		return Result{}, &ArgError{fmt.Sprintf("unknown staff call %q", name)}
+	}
+	if len(args) != c.n {
+		return Result{}, &ArgError{fmt.Sprintf("%s: expected %d argument(s), got %d", name, c.n, len(args))}
+	}
+	v, err := c.f(ctx, a, args)
+	var ae *ArgError
+	if errors.As(err, &ae) {
+		return Result{}, err
+	}
+	if err != nil {
+		return Result{Error: View(err)}, nil
+	}
+	return Result{OK: true, Value: v}, nil
+}
+
+// Names lists the calls, for tests and documentation.
+func Names() []string {
+	out := make([]string, 0, len(calls))
+	for n := range calls {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// View turns an error into what the UI shows.
+func View(err error) *ErrorView {
+	var se *staff.Error
+	if errors.As(err, &se) {
+		return &ErrorView{Code: se.Code, Message: se.Message, RetryAfterMs: se.RetryAfter.Milliseconds(),
+			TerminalCode: string(se.TerminalCode), TerminalMessage: se.TerminalMessage}
+	}
+	return &ErrorView{Code: staff.EINTERNAL, Message: "Something went wrong: " + err.Error()}
+}
+
+// session checks the session of a call that staff's own methods do not.
+func (a *API) session(sid string) (staff.Session, error) { return a.cfg.Staff.Touch(sid) }
+
+// record writes a staff action of this layer to the audit trail.
+func (a *API) record(ctx context.Context, sid, action, subject, detail string) {
+	_ = a.cfg.Staff.Record(ctx, sid, action, subject, detail)
+}
+
+// Gate is what the PIN pad needs before any session.
+type Gate struct {
+	HasPIN bool `json:"hasPin"`
+	Demo   bool `json:"demo"`
+}
+
+// CSVExport is the end-of-day report as a file.
+type CSVExport struct {
+	Filename string `json:"filename"`
+	CSV      string `json:"csv"`
+}
+
+func (a *API) gate(ctx context.Context) (Gate, error) {
+	has, err := a.cfg.Staff.HasPIN(ctx)
+	return Gate{HasPIN: has, Demo: a.cfg.About.Demo}, err
+}
+
+func (a *API) setPIN(ctx context.Context, pin string) (staff.Session, error) {
+	if err := a.cfg.Staff.SetPIN(ctx, pin); err != nil {
+		return staff.Session{}, err
+	}
+	return a.cfg.Staff.Unlock(ctx, pin)
+}
+
+func (a *API) about(sid string) (About, error) {
+	if _, err := a.session(sid); err != nil {
+		return About{}, err
+	}
+	ab := a.cfg.About
+	ab.Browser = a.cfg.Quit == nil
+	if a.cfg.Kiosk != nil {
+		ab.Mode = a.cfg.Kiosk.Settings().Mode
+	}
+	return ab, nil
+}
+
+func (a *API) terminal(ctx context.Context, sid string, greet bool) (TerminalPanel, error) {
+	st, err := a.cfg.Staff.Terminal(ctx, sid, greet)
+	if err != nil {
+		return TerminalPanel{}, err
+	}
+	p := TerminalPanel{Status: st}
+	if a.cfg.Terminal != nil {
+		p.TerminalInfo = a.cfg.Terminal.Info(ctx)
+	}
+	if p.Candidates == nil {
+		p.Candidates = []Endpoint{}
+	}
+	return p, nil
+}
+
+func (a *API) choose(ctx context.Context, sid, instance string, address bool) (TerminalPanel, error) {
+	if _, err := a.session(sid); err != nil {
+		return TerminalPanel{}, err
+	}
+	if a.cfg.Terminal == nil {
+		return TerminalPanel{}, &staff.Error{Code: staff.EINVALID, Message: "The terminal cannot be changed here."}
+	}
+	action, change := "terminal_choose", a.cfg.Terminal.Choose
+	if address {
+		action, change = "terminal_address", a.cfg.Terminal.SetAddress
+	}
+	if err := change(ctx, instance); err != nil {
+		return TerminalPanel{}, err
+	}
+	a.record(ctx, sid, action, instance, "saved for the next start")
+	return a.terminal(ctx, sid, false)
+}
+
+func (a *API) saveSetting(ctx context.Context, sid, key string, value json.RawMessage) ([]staff.Setting, error) {
+	if err := a.cfg.Staff.SaveSetting(ctx, sid, key, value); err != nil {
+		return nil, err
+	}
+	return a.cfg.Staff.Settings(ctx, sid)
+}
+
+func (a *API) reloadCatalog(ctx context.Context, sid string) (any, error) {
+	if _, err := a.session(sid); err != nil {
+		return nil, err
+	}
+	if a.cfg.Kiosk == nil {
+		return nil, &staff.Error{Code: staff.EINVALID, Message: "The kiosk is not running."}
+	}
+	if err := a.cfg.Kiosk.Reload(); err != nil {
+		a.record(ctx, sid, "catalog_reload_refused", kiosk.CatalogFile, err.Error())
+		return nil, &staff.Error{Code: staff.EINVALID, Message: "The catalog was not reloaded, the previous one stays: " + err.Error(), Err: err}
+	}
+	a.record(ctx, sid, "catalog_reload", kiosk.CatalogFile, "reloaded")
+	return nil, nil
+}
+
+func (a *API) report(ctx context.Context, sid, day string) (staff.Report, error) {
+	return a.cfg.Staff.Report(ctx, sid, day)
+}
+
+func (a *API) reportCSV(ctx context.Context, sid, day string) (CSVExport, error) {
+	r, err := a.report(ctx, sid, day)
+	if err != nil {
+		return CSVExport{}, err
+	}
+	return CSVExport{Filename: "comptoir-report-" + r.Day + ".csv", CSV: string(r.CSV())}, nil
+}
+
+func (a *API) printReport(ctx context.Context, sid, day string) (any, error) {
+	r, err := a.report(ctx, sid, day)
+	if err != nil {
+		return nil, err
+	}
+	return nil, a.cfg.Staff.PrintReport(ctx, sid, r)
+}
+
+func (a *API) closeCheckout(ctx context.Context, sid string) (kiosk.CheckoutView, error) {
+	if _, err := a.session(sid); err != nil {
+		return kiosk.CheckoutView{}, err
+	}
+	if a.cfg.Kiosk == nil {
+		return kiosk.CheckoutView{}, &staff.Error{Code: staff.EINVALID, Message: "The kiosk is not running."}
+	}
+	before := a.cfg.Kiosk.Checkout()
+	v, err := a.cfg.Kiosk.Release()
+	if err != nil {
+		return v, err
+	}
+	if v.Error != "" {
+		return v, &staff.Error{Code: staff.EINVALID, Message: "The customer screen cannot be closed now: a payment is still in progress on the terminal."}
+	}
+	a.record(ctx, sid, "checkout_release", before.OrderNumber, "customer screen "+string(before.Phase)+" closed by staff")
+	return v, nil
+}
+
+func (a *API) restart(ctx context.Context, sid string) (any, error) {
+	if _, err := a.session(sid); err != nil {
+		return nil, err
+	}
+	if a.cfg.Restart == nil {
+		return nil, &staff.Error{Code: staff.EINVALID, Message: "In browser mode Comptoir is restarted where it was started (its service, or the command line)."}
+	}
+	if err := a.cfg.Restart(); err != nil {
+		return nil, err
+	}
+	a.record(ctx, sid, "restart", "", "Comptoir restarted by staff")
+	return nil, nil
+}
+
+func (a *API) quit(ctx context.Context, sid string) (any, error) {
+	if _, err := a.session(sid); err != nil {
+		return nil, err
+	}
+	if a.cfg.Quit == nil {
+		return nil, &staff.Error{Code: staff.EINVALID, Message: "In browser mode Comptoir is stopped where it was started (Ctrl-C, or its service)."}
+	}
+	a.record(ctx, sid, "quit", "", "Comptoir closed by staff")
+	a.cfg.Quit()
+	return nil, nil
+}

@@ -1,0 +1,259 @@
+package staffapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/staff"
+)
+
+// deadTerminal answers nothing: these tests are about the calls' gate and
+// envelope, the staff package tests the actions against the simulator.
+type deadTerminal struct{}
+
+var errDead = errors.New("no terminal in this test")
+
+func (deadTerminal) Reversal(context.Context, *localapi.ReversalRequest) (*localapi.ReversalResponse, error) {
+	return nil, errDead
+}
+func (deadTerminal) Transactions(context.Context, *localapi.TransactionsRequest) (*localapi.TransactionList, error) {
+	return nil, errDead
+}
+func (deadTerminal) Ping(context.Context, bool) (*localapi.PingResponse, error) { return nil, errDead }
+func (deadTerminal) Print(context.Context, *localapi.PrintRequest) (*localapi.StatusResponse, error) {
+	return nil, errDead
+}
+func (deadTerminal) ShareReceipt(context.Context, *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error) {
+	return nil, errDead
+}
+
+type fakeControl struct {
+	chosen, address string
+	refuse          error
+}
+
+func (f *fakeControl) Info(context.Context) TerminalInfo {
+	return TerminalInfo{Source: "discovery", Saved: Endpoint{Instance: f.chosen, Address: f.address}}
+}
+func (f *fakeControl) Choose(_ context.Context, instance string) error {
+	if f.refuse != nil {
+		return f.refuse
+	}
+	f.chosen = instance
+	return nil
+}
+func (f *fakeControl) SetAddress(_ context.Context, address string) error {
+	if f.refuse != nil {
+		return f.refuse
+	}
+	f.address = address
+	return nil
+}
+
+func newAPI(t *testing.T, demo bool) (*API, *staff.Staff, *fakeControl) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := journal.OpenMemory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	st, err := staff.New(staff.Config{Journal: db, Terminal: deadTerminal{}, Demo: demo,
+		Argon2: &staff.Argon2Params{Time: 1, Memory: 64, Threads: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl := &fakeControl{}
+	return New(Config{Staff: st, Terminal: ctl, About: About{Version: "1.2.3", Demo: demo}}), st, ctl
+}
+
+func raw(vs ...any) []json.RawMessage {
+	out := make([]json.RawMessage, len(vs))
+	for i, v := range vs {
+		b, err := json.Marshal(v)
+		if err != nil {
+			panic(err)
+		}
+		out[i] = b
+	}
+	return out
+}
+
+func mustCall(t *testing.T, a *API, name string, args ...any) Result {
+	t.Helper()
+	r, err := a.Call(context.Background(), name, raw(args...))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return r
+}
+
+func unlock(t *testing.T, a *API) string {
+	t.Helper()
+	r := mustCall(t, a, "Unlock", staff.DemoPIN)
+	s, ok := r.Value.(staff.Session)
+	if !r.OK || !ok || s.ID == "" {
+		t.Fatalf("unlock: %+v", r)
+	}
+	return s.ID
+}
+
+// open are the calls that take no session: the PIN pad's.
+var open = []string{"Gate", "SetPIN", "Unlock"}
+
+// TestEveryCallNeedsASession: without the PIN, nothing but the PIN pad's
+// own calls answers, whatever the arguments.
+func TestEveryCallNeedsASession(t *testing.T) {
+	a, _, ctl := newAPI(t, true)
+	for _, name := range Names() {
+		if slices.Contains(open, name) || name == "Lock" {
+			continue
+		}
+		for _, sid := range []string{"", "not-a-session"} {
+			args := make([]any, calls[name].n)
+			args[0] = sid
+			r := mustCall(t, a, name, args...)
+			if r.OK || r.Error == nil || r.Error.Code != staff.ESESSION {
+				t.Errorf("%s with session %q: %+v %+v, want ESESSION", name, sid, r, r.Error)
+			}
+		}
+	}
+	if ctl.chosen != "" || ctl.address != "" {
+		t.Fatalf("a call without a session changed the terminal: %+v", ctl)
+	}
+	// Lock of a session that does not exist does nothing and says nothing.
+	if r := mustCall(t, a, "Lock", "not-a-session"); !r.OK {
+		t.Fatalf("Lock: %+v", r.Error)
+	}
+}
+
+func TestUnlockErrorsKeepTheirCodes(t *testing.T) {
+	a, _, _ := newAPI(t, false)
+	r := mustCall(t, a, "Gate")
+	if g := r.Value.(Gate); g.HasPIN || g.Demo {
+		t.Fatalf("gate on a fresh install: %+v", g)
+	}
+	if r := mustCall(t, a, "Unlock", "1234"); r.OK || r.Error.Code != staff.ENOPIN {
+		t.Fatalf("unlock with no PIN set and no demo: %+v", r.Error)
+	}
+	r = mustCall(t, a, "SetPIN", "482916")
+	if s, ok := r.Value.(staff.Session); !r.OK || !ok || s.ID == "" {
+		t.Fatalf("SetPIN must open a session: %+v", r)
+	}
+	if r := mustCall(t, a, "SetPIN", "111111"); r.OK || r.Error.Code != staff.EPINSET {
+		t.Fatalf("a second SetPIN: %+v", r.Error)
+	}
+	var last Result
+	for range 10 {
+		last = mustCall(t, a, "Unlock", "000000")
+		if last.Error != nil && last.Error.Code == staff.ELOCKEDOUT {
+			break
+		}
+		if last.OK || last.Error.Code != staff.EWRONGPIN {
+			t.Fatalf("wrong PIN: %+v", last.Error)
+		}
+	}
+	if last.Error == nil || last.Error.Code != staff.ELOCKEDOUT || last.Error.RetryAfterMs <= 0 {
+		t.Fatalf("repeated wrong PINs must lock the pad with a delay in ms: %+v", last.Error)
+	}
+	// Locked out, even the right PIN waits.
+	if r := mustCall(t, a, "Unlock", "482916"); r.OK || r.Error.Code != staff.ELOCKEDOUT {
+		t.Fatalf("right PIN while locked out: %+v", r.Error)
+	}
+}
+
+func TestBadCallsAreArgErrors(t *testing.T) {
+	a, _, _ := newAPI(t, true)
+	var ae *ArgError
+	if _, err := a.Call(context.Background(), "Nope", nil); !errors.As(err, &ae) {
+		t.Fatalf("unknown call: %v", err)
+	}
+	if _, err := a.Call(context.Background(), "Unlock", nil); !errors.As(err, &ae) {
+		t.Fatalf("missing argument: %v", err)
+	}
+	_, err := a.Call(context.Background(), "Refund", raw("sid", "order", "12.50"))
+	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "argument 3") {
+		t.Fatalf("a string for the refund's cents must be refused, naming the argument: %v", err)
+	}
+}
+
+func TestTerminalChoiceIsAuditedAndRefusalsPassThrough(t *testing.T) {
+	a, st, ctl := newAPI(t, true)
+	sid := unlock(t, a)
+	r := mustCall(t, a, "ChooseTerminal", sid, "Yavin 42")
+	if !r.OK {
+		t.Fatalf("choose: %+v", r.Error)
+	}
+	p := r.Value.(TerminalPanel)
+	if ctl.chosen != "Yavin 42" || p.Saved.Instance != "Yavin 42" || p.Status.Reachable {
+		t.Fatalf("panel %+v (the dead terminal must not be reachable)", p)
+	}
+	ctl.refuse = &staff.Error{Code: staff.ETERMINAL, Message: "No payment terminal answers there."}
+	if r := mustCall(t, a, "SetTerminalAddress", sid, "10.0.0.9"); r.OK || r.Error.Code != staff.ETERMINAL || ctl.address != "" {
+		t.Fatalf("refused address: %+v, saved %q", r.Error, ctl.address)
+	}
+	entries, err := st.Audit(context.Background(), sid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(entries, func(e staff.AuditEntry) bool {
+		return e.Action == "terminal_choose" && e.Subject == "Yavin 42"
+	}) {
+		t.Fatalf("the choice is not in the audit trail: %+v", entries)
+	}
+}
+
+func TestQuitAndRestartOnlyOnTheDesktop(t *testing.T) {
+	a, _, _ := newAPI(t, true)
+	sid := unlock(t, a)
+	if r := mustCall(t, a, "About", sid); !r.OK || !r.Value.(About).Browser || r.Value.(About).Version != "1.2.3" {
+		t.Fatalf("about in browser mode: %+v", r)
+	}
+	if r := mustCall(t, a, "Quit", sid); r.OK || r.Error.Code != staff.EINVALID {
+		t.Fatalf("quit in browser mode: %+v", r.Error)
+	}
+	if r := mustCall(t, a, "Restart", sid); r.OK || r.Error.Code != staff.EINVALID {
+		t.Fatalf("restart in browser mode: %+v", r.Error)
+	}
+	quits, restarts := 0, 0
+	refuse := &staff.Error{Code: staff.EINVALID, Message: "A payment is in progress."}
+	var restartErr error = refuse
+	d := a.WithDesktop(func() { quits++ }, func() error { restarts++; return restartErr })
+	if r := mustCall(t, d, "Restart", sid); r.OK || r.Error.Message != refuse.Message || restarts != 1 {
+		t.Fatalf("a refused restart: %+v", r.Error)
+	}
+	restartErr = nil
+	if r := mustCall(t, d, "Restart", sid); !r.OK || restarts != 2 {
+		t.Fatalf("restart: %+v", r.Error)
+	}
+	if r := mustCall(t, d, "About", sid); r.Value.(About).Browser {
+		t.Fatal("the desktop API says browser")
+	}
+	if r := mustCall(t, d, "Quit", sid); !r.OK || quits != 1 {
+		t.Fatalf("quit: %+v, %d calls", r.Error, quits)
+	}
+	if r := mustCall(t, d, "Quit", "not-a-session"); r.OK || quits != 1 {
+		t.Fatalf("quit without a session closed the app")
+	}
+}
+
+func TestCloseCheckoutWithoutKiosk(t *testing.T) {
+	a, _, _ := newAPI(t, true)
+	sid := unlock(t, a)
+	if r := mustCall(t, a, "CloseCheckout", sid); r.OK || r.Error.Code != staff.EINVALID {
+		t.Fatalf("close checkout with no kiosk: %+v", r.Error)
+	}
+}
+
+func TestViewOfOtherErrors(t *testing.T) {
+	v := View(errors.New("disk on fire"))
+	if v.Code != staff.EINTERNAL || !strings.Contains(v.Message, "disk on fire") {
+		t.Fatalf("%+v", v)
+	}
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/discovery"
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/staff"
+	"github.com/comptoir-pos/comptoir/backend/staffapi"
+)
+
+// startStaff builds the staff service and its calls on a running kiosk.
+// A saved setting makes the kiosk read its settings again.
+func startStaff(c commonFlags, p *payments, svc *kiosk.Service, logger *slog.Logger) (*staffapi.API, error) {
+	st, err := staff.New(staff.Config{
+		Journal: p.db, Payments: p.o, Terminal: p.link.client, Limits: payment.DefaultLimits,
+		Logger: logger, Demo: c.demo,
+		OnSettingsChanged: func(key string) {
+			if err := svc.Reload(); err != nil {
+				logger.Warn("settings reloaded after a change, with an error", "key", key, "err", err)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return staffapi.New(staffapi.Config{
+		Staff: st, Kiosk: svc, Terminal: &terminalControl{link: p.link, db: p.db},
+		About: staffapi.About{Version: version, Commit: commit, BuildTime: buildTime, DataDir: p.dir, Demo: c.demo},
+	}), nil
+}
+
+// startStaffOnly is staff mode without a kiosk: no terminal was found, or
+// several were and none is chosen. Staff choose one, then Restart.
+func startStaffOnly(ctx context.Context, c commonFlags, logger *slog.Logger) (*kioskStack, error) {
+	dir, err := c.resolveDataDir()
+	if err != nil {
+		return nil, err
+	}
+	db, err := journal.Open(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	noTerminal := kiosk.PrinterAt(func() string { return "" })
+	st, err := staff.New(staff.Config{Journal: db, Terminal: noTerminal, Logger: logger, Demo: c.demo})
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	api := staffapi.New(staffapi.Config{
+		Staff: st, Terminal: &terminalControl{link: &terminalLink{how: "none"}, db: db},
+		About: staffapi.About{Version: version, Commit: commit, BuildTime: buildTime, DataDir: dir, Demo: c.demo},
+	})
+	return &kioskStack{staff: api, close: func() { db.Close() }}, nil
+}
+
+// terminalControl shows how the terminal was found and saves staff's
+// choice for the next start (see staffapi.TerminalControl).
+type terminalControl struct {
+	link *terminalLink
+	db   *journal.DB
+	// ping checks a manual address before it is saved; nil: a real /ping.
+	ping func(ctx context.Context, address string) error
+	// browse finds the terminals on the network when no Tracker runs; nil:
+	// discovery.Browse on every interface.
+	browse func(ctx context.Context) ([]discovery.Terminal, error)
+}
+
+func (t *terminalControl) saved(ctx context.Context) staffapi.Endpoint {
+	store := settingsStore{t.db}
+	inst, _, _ := store.Get(ctx, discovery.DefaultStoreKey)
+	addr, _, _ := store.Get(ctx, settingTerminalAddress)
+	return staffapi.Endpoint{Instance: inst, Address: addr}
+}
+
+func (t *terminalControl) Info(ctx context.Context) staffapi.TerminalInfo {
+	l := t.link
+	info := staffapi.TerminalInfo{Source: l.how, InUse: staffapi.Endpoint{Instance: l.instance, Address: l.url},
+		Candidates: []staffapi.Endpoint{}, Saved: t.saved(ctx)}
+	if l.tracker != nil {
+		st := l.tracker.Status()
+		info.State = string(st.State)
+		if st.Address != "" {
+			info.InUse.Address = st.Address
+		}
+		for _, c := range st.Candidates {
+			info.Candidates = append(info.Candidates, staffapi.Endpoint{Instance: c.Instance, Address: c.BaseURL})
+		}
+	}
+	if l.how == "none" {
+		browse := t.browse
+		if browse == nil {
+			browse = func(ctx context.Context) ([]discovery.Terminal, error) {
+				return discovery.Browse(ctx, discovery.Options{})
+			}
+		}
+		found, err := browse(ctx)
+		for _, c := range found {
+			if c.Confirmed {
+				info.Candidates = append(info.Candidates, staffapi.Endpoint{Instance: c.Instance, Address: c.BaseURL})
+			}
+		}
+		info.Note = "No terminal in use: choose one found on the network, or enter its address, then restart."
+		if err != nil {
+			info.Note += " (The network search failed: " + err.Error() + ".)"
+		}
+		info.RestartRequired = info.Saved.Instance != "" || info.Saved.Address != ""
+		return info
+	}
+	switch l.how {
+	case "demo":
+		info.Note = "Demo: Comptoir uses its built-in simulated terminal. A choice saved here applies when it starts without --demo."
+	case "flag":
+		info.Note = "The terminal was given on the command line (--terminal): it wins over a choice saved here."
+	case "address":
+		info.RestartRequired = !sameAddress(info.Saved.Address, l.url)
+	case "discovery":
+		info.RestartRequired = info.Saved.Address != "" ||
+			(info.Saved.Instance != "" && !strings.EqualFold(info.Saved.Instance, l.instance))
+	}
+	if info.RestartRequired {
+		info.Note = "The saved choice is not the terminal in use: it applies when Comptoir restarts (close it from this screen, with no payment in progress)."
+	}
+	return info
+}
+
+func sameAddress(a, b string) bool {
+	ca, err1 := localapi.NewClient(a)
+	cb, err2 := localapi.NewClient(b)
+	return err1 == nil && err2 == nil && ca.BaseURL() == cb.BaseURL()
+}
+
+// Choose saves a discovered terminal's instance name and goes back to
+// discovery at the next start.
+func (t *terminalControl) Choose(ctx context.Context, instance string) error {
+	instance = strings.TrimSpace(instance)
+	if instance == "" {
+		return &staff.Error{Code: staff.EINVALID, Message: "Choose a terminal by its name."}
+	}
+	store := settingsStore{t.db}
+	if err := store.Set(ctx, discovery.DefaultStoreKey, instance); err != nil {
+		return &staff.Error{Code: staff.EINTERNAL, Message: "The choice could not be saved: " + journal.ErrorMessage(err) + ".", Err: err}
+	}
+	if err := store.Set(ctx, settingTerminalAddress, ""); err != nil {
+		return &staff.Error{Code: staff.EINTERNAL, Message: "The choice could not be saved: " + journal.ErrorMessage(err) + ".", Err: err}
+	}
+	return nil
+}
+
+// SetAddress saves a manual address, once a terminal answers there; ""
+// goes back to discovery.
+func (t *terminalControl) SetAddress(ctx context.Context, address string) error {
+	address = strings.TrimSpace(address)
+	if address != "" {
+		c, err := localapi.NewClient(address)
+		if err != nil {
+			return &staff.Error{Code: staff.EINVALID, Message: "This is not a terminal address (for example 192.168.1.20:16125): " + err.Error() + ". Nothing was saved.", Err: err}
+		}
+		address = c.BaseURL()
+		ping := t.ping
+		if ping == nil {
+			ping = func(ctx context.Context, _ string) error { _, err := c.Ping(ctx, false); return err }
+		}
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err = ping(pctx, address)
+		cancel()
+		if err != nil {
+			return &staff.Error{Code: staff.ETERMINAL, Message: "No payment terminal answers at " + address + ": check the address and that the terminal is on. Nothing was saved.", Err: err}
+		}
+	}
+	if err := (settingsStore{t.db}).Set(ctx, settingTerminalAddress, address); err != nil {
+		return &staff.Error{Code: staff.EINTERNAL, Message: "The address could not be saved: " + journal.ErrorMessage(err) + ".", Err: err}
+	}
+	return nil
+}

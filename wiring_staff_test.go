@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/comptoir-pos/comptoir/backend/discovery"
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/staff"
+)
+
+func newControl(t *testing.T, link *terminalLink) *terminalControl {
+	t.Helper()
+	db, err := journal.OpenMemory(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return &terminalControl{link: link, db: db}
+}
+
+func TestManualAddressSavedOnlyWhenATerminalAnswers(t *testing.T) {
+	ctx := context.Background()
+	c := newControl(t, &terminalLink{how: "discovery", instance: "Yavin A", url: "http://10.0.0.5:16125/localapi/v4"})
+	c.ping = func(context.Context, string) error { return errors.New("connection refused") }
+	err := c.SetAddress(ctx, "10.0.0.9:16125")
+	if staff.ErrorCode(err) != staff.ETERMINAL {
+		t.Fatalf("an address where nothing answers: %v", err)
+	}
+	if c.saved(ctx).Address != "" {
+		t.Fatal("an address where nothing answers was saved")
+	}
+	if err := c.SetAddress(ctx, "http://"); staff.ErrorCode(err) != staff.EINVALID {
+		t.Fatalf("not an address: %v", err)
+	}
+
+	var pinged string
+	c.ping = func(_ context.Context, a string) error { pinged = a; return nil }
+	if err := c.SetAddress(ctx, "10.0.0.9:16125"); err != nil {
+		t.Fatal(err)
+	}
+	info := c.Info(ctx)
+	if info.Saved.Address != pinged || pinged == "" || !info.RestartRequired {
+		t.Fatalf("saved %+v, pinged %q", info, pinged)
+	}
+
+	// Choosing a discovered terminal goes back to discovery: the manual
+	// address is forgotten.
+	if err := c.Choose(ctx, "Yavin A"); err != nil {
+		t.Fatal(err)
+	}
+	if info := c.Info(ctx); info.Saved.Address != "" || info.Saved.Instance != "Yavin A" || info.RestartRequired {
+		t.Fatalf("after choosing the terminal in use: %+v", info)
+	}
+	if err := c.Choose(ctx, "Yavin B"); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Info(ctx).RestartRequired {
+		t.Fatal("another terminal saved, yet no restart required")
+	}
+	if err := c.Choose(ctx, "  "); staff.ErrorCode(err) != staff.EINVALID {
+		t.Fatalf("empty choice: %v", err)
+	}
+}
+
+// TestSavedAddressIsUsedAtStart: the next start uses the address staff
+// saved instead of discovery.
+func TestSavedAddressIsUsedAtStart(t *testing.T) {
+	ctx := context.Background()
+	db, err := journal.OpenMemory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := (settingsStore{db}).Set(ctx, settingTerminalAddress, "http://127.0.0.1:16125/localapi/v4"); err != nil {
+		t.Fatal(err)
+	}
+	link, err := openTerminal(ctx, commonFlags{}, db, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.stop()
+	if link.how != "address" || link.url != "http://127.0.0.1:16125/localapi/v4" || link.tracker != nil {
+		t.Fatalf("link %+v", link)
+	}
+}
+
+func TestCloseAllowed(t *testing.T) {
+	for _, c := range []struct {
+		quitting, running bool
+		mode              string
+		phase             kiosk.Phase
+		want              bool
+	}{
+		{false, true, "kiosk", kiosk.PhaseWelcome, false},
+		{false, true, "kiosk", kiosk.PhaseOrdering, false},
+		{true, true, "kiosk", kiosk.PhasePaying, true},
+		{false, false, "", "", true},
+		{false, true, "counter", kiosk.PhaseWelcome, true},
+		{false, true, "counter", kiosk.PhasePaying, false},
+		{false, true, "counter", kiosk.PhaseCanceling, false},
+	} {
+		if got := closeAllowed(c.quitting, c.running, c.mode, c.phase); got != c.want {
+			t.Errorf("closeAllowed(%v, %v, %q, %q) = %v, want %v", c.quitting, c.running, c.mode, c.phase, got, c.want)
+		}
+	}
+}
+
+// TestNoTerminalListsWhatTheNetworkOffers: staff mode without a kiosk
+// lists the confirmed terminals found, and a choice asks for a restart.
+func TestNoTerminalListsWhatTheNetworkOffers(t *testing.T) {
+	ctx := context.Background()
+	c := newControl(t, &terminalLink{how: "none"})
+	c.browse = func(context.Context) ([]discovery.Terminal, error) {
+		return []discovery.Terminal{
+			{Instance: "Yavin A", BaseURL: "http://10.0.0.5:16125/localapi/v4", Confirmed: true},
+			{Instance: "Printer", BaseURL: "http://10.0.0.7:80/localapi/v4"},
+			{Instance: "Yavin B", BaseURL: "http://10.0.0.6:16125/localapi/v4", Confirmed: true},
+		}, nil
+	}
+	info := c.Info(ctx)
+	if len(info.Candidates) != 2 || info.Candidates[1].Instance != "Yavin B" || info.RestartRequired {
+		t.Fatalf("info %+v", info)
+	}
+	if err := c.Choose(ctx, "Yavin B"); err != nil {
+		t.Fatal(err)
+	}
+	if info := c.Info(ctx); !info.RestartRequired || info.Saved.Instance != "Yavin B" {
+		t.Fatalf("after the choice: %+v", info)
+	}
+}
