@@ -16,6 +16,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 	"github.com/comptoir-pos/comptoir/backend/staffapi"
 	"github.com/wailsapp/wails/v2"
@@ -71,7 +72,7 @@ func (w wailsEmitter) Emit(event string, data any) { runtime.EventsEmit(w.ctx, e
 
 func (a *App) startKiosk(ctx context.Context) {
 	logger := a.kioskLogger()
-	stack, err := startKiosk(ctx, a.flags, wailsEmitter{ctx}, logger)
+	stack, err := startKiosk(ctx, a.flags, payment.DefaultLimits, wailsEmitter{ctx}, logger)
 	if err != nil {
 		a.setProblem(startupProblem(err))
 		log.Printf("comptoir: the kiosk cannot start: %v", err)

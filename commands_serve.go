@@ -18,7 +18,9 @@ import (
 // Chromium kiosk, a second screen, and the end-to-end tests.
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var common commonFlags
+	var lf limitFlags
 	fs := newFlagSet("serve", stderr, &common)
+	lf.register(fs)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address (the UI drives payments: keep it on loopback)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -35,7 +37,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer closer.Close()
 	}
 	events := httpui.NewBroadcaster()
-	stack, err := startKiosk(ctx, common, events, logger)
+	stack, err := startKiosk(ctx, common, lf.limits(), events, logger)
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir serve:", err)
 		return 1

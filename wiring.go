@@ -183,9 +183,9 @@ type kioskStack struct {
 	close func()
 }
 
-func startKiosk(ctx context.Context, c commonFlags, em kiosk.Emitter, logger *slog.Logger) (*kioskStack, error) {
+func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk.Emitter, logger *slog.Logger) (*kioskStack, error) {
 	relay := kiosk.NewRelay(nil)
-	p, err := openPayments(ctx, c, payment.DefaultLimits, relay, logger, true)
+	p, err := openPayments(ctx, c, lim, relay, logger, true)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ func startKiosk(ctx context.Context, c commonFlags, em kiosk.Emitter, logger *sl
 		p.close()
 		return nil, err
 	}
-	api, err := startStaff(c, p, svc, logger)
+	api, err := startStaff(c, p, lim, svc, logger)
 	if err != nil {
 		svc.Close()
 		p.close()

@@ -17,9 +17,9 @@ import (
 
 // startStaff builds the staff service and its calls on a running kiosk.
 // A saved setting makes the kiosk read its settings again.
-func startStaff(c commonFlags, p *payments, svc *kiosk.Service, logger *slog.Logger) (*staffapi.API, error) {
+func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Service, logger *slog.Logger) (*staffapi.API, error) {
 	st, err := staff.New(staff.Config{
-		Journal: p.db, Payments: p.o, Terminal: p.link.client, Limits: payment.DefaultLimits,
+		Journal: p.db, Payments: p.o, Terminal: p.link.client, Limits: lim,
 		Logger: logger, Demo: c.demo,
 		OnSettingsChanged: func(key string) {
 			if err := svc.Reload(); err != nil {
