@@ -50,10 +50,16 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	// No WriteTimeout: it would cut the event stream; the handler bounds
 	// each write itself.
+	// Shutdown waits for requests to end; the event streams end only when
+	// their request's context does, so it is cancelled at shutdown.
+	streams, endStreams := context.WithCancel(context.Background())
+	defer endStreams()
 	srv := &http.Server{
 		Handler:           httpui.New(httpui.Options{Service: stack.svc, Staff: stack.staff, Events: events, Assets: dist, Logger: logger}),
 		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return streams },
 	}
+	srv.RegisterOnShutdown(endStreams)
 	go srv.Serve(ln)
 	fmt.Fprintf(stdout, "Comptoir at http://%s/ (terminal %s). Ctrl-C stops it.\n", ln.Addr(), stack.url)
 	<-ctx.Done()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 )
@@ -43,6 +44,19 @@ func cmdSettings(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		if err != nil {
 			fmt.Fprintln(stderr, "comptoir settings:", err)
 			return 1
+		}
+		// A damaged value is shown as a string, and said: the list must
+		// still print so that the value can be seen and set again.
+		keys := make([]string, 0, len(all))
+		for k := range all {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if !json.Valid(all[k]) {
+				fmt.Fprintf(stderr, "comptoir settings: %s is not valid JSON (shown as a string; the default applies until it is set again)\n", k)
+				all[k], _ = json.Marshal(string(all[k]))
+			}
 		}
 		printJSON(stdout, all)
 	case rest[0] == "get" && len(rest) == 2:

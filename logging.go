@@ -21,7 +21,22 @@ func kioskLogger(dataDir string, stderr io.Writer) (*slog.Logger, io.Closer) {
 	dir := filepath.Join(dataDir, "logs")
 	if err := os.MkdirAll(dir, 0o700); err == nil {
 		lj := &lumberjack.Logger{Filename: filepath.Join(dir, "comptoir.log"), MaxSize: 10, MaxBackups: 5, MaxAge: 30}
-		out, closer = io.MultiWriter(lj, stderr), lj
+		out, closer = everyWriter{lj, stderr}, lj
 	}
 	return slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo})), closer
+}
+
+// everyWriter writes to each of its writers whatever the others do: unlike
+// io.MultiWriter it does not stop at the first error, so a log file on a
+// full disk does not silence stderr, which is when the log matters most.
+type everyWriter []io.Writer
+
+func (ws everyWriter) Write(p []byte) (int, error) {
+	var first error
+	for _, w := range ws {
+		if _, err := w.Write(p); err != nil && first == nil {
+			first = err
+		}
+	}
+	return len(p), first
 }

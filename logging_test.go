@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -33,5 +34,20 @@ func TestKioskLoggerWithoutAWritableFolderStillLogs(t *testing.T) {
 	closer.Close()
 	if !strings.Contains(out.String(), "still here") {
 		t.Errorf("stderr got %q", out.String())
+	}
+}
+
+type failingWriter struct{ err error }
+
+func (f failingWriter) Write([]byte) (int, error) { return 0, f.err }
+
+// TestEveryWriterKeepsWritingAfterAFailure: a log file on a full disk must
+// not silence stderr.
+func TestEveryWriterKeepsWritingAfterAFailure(t *testing.T) {
+	var out strings.Builder
+	full := failingWriter{errors.New("no space left on device")}
+	n, err := everyWriter{full, &out}.Write([]byte("line\n"))
+	if out.String() != "line\n" || n != 5 || err == nil {
+		t.Fatalf("wrote %q, n %d, err %v", out.String(), n, err)
 	}
 }
