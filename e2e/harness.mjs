@@ -55,7 +55,7 @@ function start(args, pattern, env = {}) {
 }
 
 function stop(proc) {
-  if (!proc || proc.child.exitCode !== null) return Promise.resolve();
+  if (!proc || proc.child.exitCode !== null || proc.child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     proc.child.once("exit", resolve);
     proc.child.kill("SIGTERM");
@@ -66,7 +66,9 @@ function stop(proc) {
 /**
  * setup starts a simulator, a kiosk on it, and a browser page on the kiosk.
  * Options: timescale (the simulator's), viewport, terminal ("sim" or a
- * dead address for the unreachable case).
+ * dead address for the unreachable case), dataDir (the kiosk's data
+ * directory, default a fresh one) and keepDataDir (leave it in place at the
+ * end: a mount point, say, that its test removes itself).
  */
 export async function setup(t, opts = {}) {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "comptoir-e2e-data-"));
@@ -76,10 +78,9 @@ export async function setup(t, opts = {}) {
   );
   const simBase = sim.url.replace(/\/localapi\/v4$/, "");
   const terminal = opts.terminal ?? sim.url;
-  const kiosk = await start(
-    ["serve", "--addr", "127.0.0.1:0", "--terminal", terminal, "--data-dir", dataDir],
-    /Comptoir at (http:\/\/\S+\/)/,
-  );
+  const startKiosk = () =>
+    start(["serve", "--addr", "127.0.0.1:0", "--terminal", terminal, "--data-dir", dataDir], /Comptoir at (http:\/\/\S+\/)/);
+  let kiosk = await startKiosk();
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
     args: [
@@ -102,7 +103,26 @@ export async function setup(t, opts = {}) {
     page,
     kioskURL: kiosk.url,
     simBase,
+    dataDir,
     consoleErrors,
+    /** kioskLogs is what the running kiosk wrote on stderr so far. */
+    kioskLogs: () => kiosk.logs(),
+    kioskPid: () => kiosk.child.pid,
+    /**
+     * stopKiosk stops the kiosk (SIGTERM) and waits for it to exit. The page
+     * leaves it first: an open event stream holds serve's shutdown for 5 s.
+     */
+    async stopKiosk() {
+      await page.goto("about:blank").catch(() => {});
+      await stop(kiosk);
+    },
+    /** startKiosk starts the kiosk again on the same data directory and terminal, and opens it in the page. */
+    async startKiosk() {
+      await env.stopKiosk();
+      kiosk = await startKiosk();
+      env.kioskURL = kiosk.url;
+      await page.goto(kiosk.url);
+    },
     /** sim calls the simulator's control API. */
     async sim(path, body) {
       const res = await fetch(simBase + path, body === undefined ? {} : { method: "POST", body: JSON.stringify(body) });
@@ -131,7 +151,7 @@ export async function setup(t, opts = {}) {
     await browser.close().catch(() => {});
     await stop(kiosk);
     await stop(sim);
-    rmSync(dataDir, { recursive: true, force: true });
+    if (!opts.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
   });
   return env;
 }
