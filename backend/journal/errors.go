@@ -112,6 +112,9 @@ func mapErr(err error, what string) error {
 	case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
 		return &Error{Code: ENOTFOUND, Message: what + ": a referenced record does not exist", Err: err}
 	case sqlite3.SQLITE_CONSTRAINT_TRIGGER:
+		if m := triggerConflict(se.Error()); m != "" {
+			return &Error{Code: ECONFLICT, Message: what + ": " + m, Err: err}
+		}
 		return &Error{Code: EINVALID, Message: what + ": refused by the journal's schema", Err: err}
 	}
 	switch code & 0xff {
@@ -127,6 +130,26 @@ func mapErr(err error, what string) error {
 		return &Error{Code: EINTERNAL, Message: what + ": the database stayed busy", Err: err}
 	}
 	return &Error{Code: EINTERNAL, Message: what, Err: err}
+}
+
+// conflictTriggers are the messages of the triggers that refuse an insert
+// taking an attempt's unique key (migration 3): the constraint a plain
+// INSERT would break, found before it so that INSERT OR REPLACE cannot
+// remove the row in the way. They are conflicts, as the constraint is.
+var conflictTriggers = []string{
+	"an attempt with this id already exists",
+	"an attempt with this uuid already exists",
+	"the order already has an unresolved attempt",
+	"the terminal already has an unresolved attempt",
+}
+
+func triggerConflict(msg string) string {
+	for _, m := range conflictTriggers {
+		if strings.Contains(msg, m) {
+			return m
+		}
+	}
+	return ""
 }
 
 // uniqueMessage explains which uniqueness rule a write broke. SQLite names the

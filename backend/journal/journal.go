@@ -11,7 +11,9 @@
 // everything else.
 //
 // One process owns a data directory at a time: Open takes an exclusive lock on
-// dir/comptoir.lock until Close.
+// dir/comptoir.lock until Close. PeekSetting reads one setting without it,
+// read-only, for a process that must know a setting before it may own the
+// directory.
 package journal
 
 import (
@@ -194,11 +196,6 @@ func (db *DB) openFile(ctx context.Context, o options) error {
 //     uses it for every BeginTx except ReadOnly ones.
 //   - _query_only on the read pool: a bug cannot write through it.
 func fileDSN(p string, o options, readOnly bool) string {
-	slashed := filepath.ToSlash(p)
-	if !strings.HasPrefix(slashed, "/") {
-		slashed = "/" + slashed // Windows: file:///C:/...
-	}
-	u := url.URL{Scheme: "file", Path: slashed}
 	q := []string{
 		"_pragma=" + url.QueryEscape(fmt.Sprintf("busy_timeout(%d)", o.busyTimeout.Milliseconds())),
 		"_pragma=" + url.QueryEscape("foreign_keys(1)"),
@@ -209,7 +206,18 @@ func fileDSN(p string, o options, readOnly bool) string {
 	} else {
 		q = append(q, "_pragma="+url.QueryEscape("journal_mode(WAL)"), "_txlock=immediate")
 	}
-	return u.String() + "?" + strings.Join(q, "&")
+	return fileURI(p) + "?" + strings.Join(q, "&")
+}
+
+// fileURI is the "file:" URI of the file at the absolute path p, without a
+// query.
+func fileURI(p string) string {
+	slashed := filepath.ToSlash(p)
+	if !strings.HasPrefix(slashed, "/") {
+		slashed = "/" + slashed // Windows: file:///C:/...
+	}
+	u := url.URL{Scheme: "file", Path: slashed}
+	return u.String()
 }
 
 var memorySeq atomic.Int64

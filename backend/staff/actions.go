@@ -81,7 +81,8 @@ func (s *Staff) Reverse(ctx context.Context, sessionID, uuid string) (ReversalRe
 // ReverseTransaction reverses a debit of the terminal's history that the
 // journal does not know (a charge made on the terminal's keypad, for
 // instance). The amount is taken from the history entry, never typed. The
-// outcome goes to the interim audit list.
+// outcome is a line of the journal's audit table (action "reversal"), which
+// the day's comparison and report read back.
 func (s *Staff) ReverseTransaction(ctx context.Context, sessionID, transactionID string) (ReversalResult, error) {
 	sess, err := s.session(sessionID)
 	if err != nil {
@@ -112,7 +113,7 @@ func (s *Staff) ReverseTransaction(ctx context.Context, sessionID, transactionID
 		return ReversalResult{}, errorf(EINVALID, "Only an approved card payment can be reversed; this is a %s (%s).", found.Type, found.Status)
 	}
 	return s.reverse(ctx, sess, transactionID, found.Amount+found.GiftAmount, func(text string) {
-		s.audit(ctx, sess.Who, "reversal", transactionID, text, nil)
+		s.audit(ctx, sess.Who, actionReversal, transactionID, text, nil)
 	})
 }
 

@@ -26,12 +26,18 @@ type AuditEntry struct {
 // comparison reads "reversal" lines back as reversals made at this kiosk).
 // TestOwnActionsAreReserved keeps the list complete.
 var ownActions = map[string]bool{
-	"attempt_note": true, "audit_import": true, "audit_import_unreadable": true,
+	actionAttemptNote: true, "audit_import": true, "audit_import_unreadable": true,
 	"lock": true, "pin_change_refused": true, "pin_changed": true, "pin_set": true,
 	"ping": true, "refund_refused": true, "report": true, "report_print_failed": true,
-	"report_printed": true, "reversal": true, "setting": true, "setting_refused": true,
+	"report_printed": true, actionReversal: true, "setting": true, "setting_refused": true,
 	"unlock": true, "unlock_failed": true,
 }
+
+// Actions read back by the day's comparison (readDay).
+const (
+	actionReversal    = "reversal"     // a reversal of a transaction the journal does not know
+	actionAttemptNote = "attempt_note" // a note its attempt could not take
+)
 
 const maxActionLength = 64
 
@@ -171,18 +177,6 @@ func (s *Staff) entries(ctx context.Context, q journal.AuditQuery) ([]AuditEntry
 	return out, nil
 }
 
-// readAudit returns every audit line, oldest first.
-func (s *Staff) readAudit(ctx context.Context) ([]AuditEntry, error) {
-	list, err := s.entries(ctx, journal.AuditQuery{})
-	if err != nil {
-		return nil, err
-	}
-	for i, j := 0, len(list)-1; i < j; i, j = i+1, j-1 {
-		list[i], list[j] = list[j], list[i]
-	}
-	return list, nil
-}
-
 // Audit returns the audit trail of actions that concern no attempt, newest
 // first, at most limit entries (0: all).
 func (s *Staff) Audit(ctx context.Context, sessionID string, limit int) ([]AuditEntry, error) {
@@ -201,7 +195,7 @@ func (s *Staff) Audit(ctx context.Context, sessionID string, limit int) ([]Audit
 func (s *Staff) note(ctx context.Context, uuid, who, text string) {
 	if err := s.cfg.Journal.AddNote(ctx, uuid, who, text); err != nil {
 		s.log.Error("staff: note not written on the attempt", "uuid", uuid, "err", err)
-		s.audit(ctx, who, "attempt_note", uuid, text, nil)
+		s.audit(ctx, who, actionAttemptNote, uuid, text, nil)
 	}
 }
 

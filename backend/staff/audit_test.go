@@ -1,11 +1,13 @@
 package staff
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -199,6 +201,17 @@ func legacyList(t *testing.T, at time.Time) ([]AuditEntry, json.RawMessage) {
 		t.Fatal(err)
 	}
 	return list, b
+}
+
+// readAudit returns every audit line, oldest first, through the path the
+// day's comparison reads by.
+func (s *Staff) readAudit(ctx context.Context) ([]AuditEntry, error) {
+	list, err := s.entries(ctx, journal.AuditQuery{})
+	if err != nil {
+		return nil, err
+	}
+	slices.Reverse(list)
+	return list, nil
 }
 
 func TestLegacyAuditListMovedOnce(t *testing.T) {

@@ -482,18 +482,42 @@ func (s *Staff) readDay(ctx context.Context, day string) (dayData, error) {
 			d.reversals = append(d.reversals, s.reversalsOf(ctx, a.UUID)...)
 		}
 	}
-	s.auditMu.Lock()
-	list, _ := s.readAudit(ctx)
-	s.auditMu.Unlock()
-	for _, e := range list {
-		if e.Action != "reversal" {
-			continue
+	// Reversals of transactions the journal does not know, and those whose
+	// note the journal refused on their attempt, are audit lines: only the
+	// day's, through the audit table's (action, at) index, so the cost does
+	// not grow with the history.
+	for _, action := range reversalActions {
+		list, err := s.entries(ctx, journal.AuditQuery{Action: action, Since: start.Add(-margin), Until: end.Add(margin)})
+		if err != nil {
+			return dayData{}, journalErr(err, "Reading the reversals")
 		}
-		if rec, ok := parseReversal(e.Detail); ok {
-			d.reversals = append(d.reversals, timedReversal{rec, e.At})
+		for _, e := range list {
+			if rec, ok := parseReversal(e.Detail); ok {
+				d.reversals = append(d.reversals, timedReversal{rec, e.At})
+			}
 		}
 	}
+	d.reversals = uniqueReversals(d.reversals)
 	return d, nil
+}
+
+// reversalActions are the audit actions whose lines may record a reversal
+// made here: ReverseTransaction's own, and the note of a reversal that its
+// attempt could not take (see note).
+var reversalActions = []string{actionReversal, actionAttemptNote}
+
+// uniqueReversals keeps one record per reversal transaction, the first.
+func uniqueReversals(rs []timedReversal) []timedReversal {
+	seen := make(map[string]bool, len(rs))
+	out := rs[:0]
+	for _, r := range rs {
+		if seen[r.rec.ReversalTransactionID] {
+			continue
+		}
+		seen[r.rec.ReversalTransactionID] = true
+		out = append(out, r)
+	}
+	return out
 }
 
 func inDay(t, start, end time.Time) bool { return !t.Before(start) && t.Before(end) }

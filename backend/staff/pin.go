@@ -18,7 +18,7 @@ import (
 const (
 	SettingPIN         = "staff.pin"          // pinRecord: the argon2id hash and its parameters
 	SettingPINFailures = "staff.pin_failures" // failureRecord: survives a restart
-	SettingAudit       = "staff.audit"        // interim audit list (audit.go)
+	SettingAudit       = "staff.audit"        // older builds' audit list, moved to the audit table (audit.go)
 )
 
 // DemoPIN is accepted, in demo mode only, while no PIN has been set. The

@@ -259,3 +259,121 @@ func TestEndOfDayReport(t *testing.T) {
 		t.Fatalf("printed %+v", p)
 	}
 }
+
+// A reversal of a transaction the journal does not know lives in the audit
+// table only: the comparison and the report of its day find it there, and
+// another day's do not.
+func TestAuditReversalsFoundForTheirDayOnly(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	keypadCharge(e, 430)
+	cmp, err := e.st.Compare(e.ctx, s.ID, "")
+	if err != nil || len(cmp.Differences) != 1 || cmp.Differences[0].Kind != DiffTerminalOnly {
+		t.Fatalf("compare before the reversal %+v, %v", cmp, err)
+	}
+	res, err := e.st.ReverseTransaction(e.ctx, s.ID, cmp.Differences[0].TransactionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Reversals of other days, written as this package writes them.
+	start, _, err := e.st.dayBounds("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(at time.Time, action, reversalTx string, amount int64) {
+		t.Helper()
+		rec, _ := json.Marshal(reversalRecord{ReversalTransactionID: reversalTx, InitialTransactionID: "init-" + reversalTx, Amount: amount})
+		if err := e.db.AppendAudit(e.ctx, journal.AuditRecord{At: at, Who: s.Who, Action: action, Subject: "init-" + reversalTx,
+			Detail: reversalNotePrefix + string(rec) + "\nterminal answered: {}"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yesterday := start.Add(-margin - time.Minute) // just outside today's window
+	old := start.AddDate(0, 0, -3).Add(10 * time.Hour)
+	line(yesterday, actionReversal, "rv-yesterday", 111)
+	line(old, actionReversal, "rv-old", 999)
+	line(old.Add(time.Minute), actionAttemptNote, "rv-old-note", 250)
+	// Not a reversal: an ordinary note, and a refused reversal.
+	if err := e.db.AppendAudit(e.ctx, journal.AuditRecord{At: old, Who: s.Who, Action: actionAttemptNote, Detail: "receipt reprinted"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.AppendAudit(e.ctx, journal.AuditRecord{At: old, Who: s.Who, Action: actionReversal, Detail: "reversal of x for 5 refused by the terminal (TOO_LATE)"}); err != nil {
+		t.Fatal(err)
+	}
+
+	reversals := func(day string) map[string]int64 {
+		t.Helper()
+		d, err := e.st.readDay(e.ctx, day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]int64{}
+		for _, r := range d.reversals {
+			m[r.rec.ReversalTransactionID] = r.rec.Amount
+		}
+		return m
+	}
+	journalReversals := func(day string) Total {
+		t.Helper()
+		r, err := e.st.Report(e.ctx, s.ID, day)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range r.Differences {
+			if d.Kind == DiffReversalUnknown {
+				t.Fatalf("report of %q: %+v", day, d)
+			}
+		}
+		for _, k := range r.Journal.ByKind {
+			if k.Kind == KindReversal {
+				return k
+			}
+		}
+		return Total{}
+	}
+	dayOf := func(at time.Time) string { return at.Format(time.DateOnly) }
+
+	// Today: the reversal made at the kiosk, and nothing of the other days.
+	if got := reversals(""); len(got) != 1 || got[res.ReversalTransactionID] != 430 {
+		t.Fatalf("today's reversals %v, want only %s", got, res.ReversalTransactionID)
+	}
+	cmp, err = e.st.Compare(e.ctx, s.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range cmp.Differences {
+		if d.Kind == DiffReversalUnknown {
+			t.Fatalf("the kiosk's own reversal is unknown to the comparison: %+v", d)
+		}
+	}
+	found := false
+	for _, h := range cmp.Terminal {
+		if h.TransactionID == res.ReversalTransactionID {
+			found = h.InJournal
+		}
+	}
+	if !found {
+		t.Fatalf("the reversal %s is not marked as the kiosk's: %+v", res.ReversalTransactionID, cmp.Terminal)
+	}
+	if k := journalReversals(""); k.Count != 1 || k.Sum() != 430 {
+		t.Fatalf("today's journal reversals %+v", k)
+	}
+
+	// The other days: their own lines only.
+	if got := reversals(dayOf(yesterday)); len(got) != 1 || got["rv-yesterday"] != 111 {
+		t.Fatalf("yesterday's reversals %v", got)
+	}
+	if k := journalReversals(dayOf(yesterday)); k.Count != 1 || k.Sum() != 111 {
+		t.Fatalf("yesterday's journal reversals %+v", k)
+	}
+	if got := reversals(dayOf(old)); len(got) != 2 || got["rv-old"] != 999 || got["rv-old-note"] != 250 {
+		t.Fatalf("reversals three days ago %v", got)
+	}
+	if k := journalReversals(dayOf(old)); k.Count != 2 || k.Sum() != 1249 {
+		t.Fatalf("journal reversals three days ago %+v", k)
+	}
+	if got := reversals(dayOf(old.AddDate(0, 0, -1))); len(got) != 0 {
+		t.Fatalf("reversals four days ago %v", got)
+	}
+}

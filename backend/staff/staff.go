@@ -85,8 +85,7 @@ type Staff struct {
 	mu       sync.Mutex
 	sessions map[string]*session
 
-	auditMu sync.Mutex // the interim audit list is read-modify-write
-	actMu   sync.Mutex // one money action (reversal, resolution) at a time
+	actMu sync.Mutex // one money action (reversal, resolution) at a time
 
 	pageSize int // /transactions page size when reading a whole range; tests shrink it
 }
