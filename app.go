@@ -368,6 +368,25 @@ func (a *App) focus(options.SecondInstanceData) {
 	runtime.WindowShow(a.ctx)
 }
 
+// startsFrameless: a self-service kiosk has no title bar to close or move
+// its window. Wails fixes the frame when the window is made, before the
+// journal is open, so the mode is peeked at (without the data directory's
+// lock). An unreadable mode is the default, kiosk; --windowed keeps the frame.
+func startsFrameless(flags commonFlags) bool {
+	if flags.windowed {
+		return false
+	}
+	mode := kiosk.DefaultMode
+	if dir, err := flags.resolveDataDir(); err == nil {
+		raw, ok, err := journal.PeekSetting(context.Background(), dir, kiosk.SettingMode)
+		var m string
+		if err == nil && ok && json.Unmarshal(raw, &m) == nil {
+			mode = m
+		}
+	}
+	return mode != "counter"
+}
+
 // runDesktop opens the kiosk window and blocks until it is closed.
 func runDesktop(flags commonFlags) error {
 	// No check for index.html here: `wails build` runs this function to
@@ -378,8 +397,10 @@ func runDesktop(flags commonFlags) error {
 	}
 
 	app := newApp(flags)
+	frameless := startsFrameless(flags)
 	return wails.Run(&options.App{
 		Title:            "Comptoir",
+		Frameless:        frameless,
 		Width:            1280,
 		Height:           800,
 		MinWidth:         800,

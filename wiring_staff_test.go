@@ -131,3 +131,33 @@ func TestNoTerminalListsWhatTheNetworkOffers(t *testing.T) {
 		t.Fatalf("after the choice: %+v", info)
 	}
 }
+
+func TestStartsFramelessUnlessCounterOrWindowed(t *testing.T) {
+	dir := t.TempDir()
+	flags := commonFlags{dataDir: dir}
+	if !startsFrameless(flags) {
+		t.Fatal("a fresh install is a kiosk: frameless")
+	}
+	db, err := journal.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.SetSetting(context.Background(), kiosk.SettingMode, []byte(`"counter"`)); err != nil {
+		t.Fatal(err)
+	}
+	// Read while the journal is open elsewhere (it holds the lock).
+	if startsFrameless(flags) {
+		t.Fatal("counter mode must keep its frame")
+	}
+	if err := db.SetSetting(context.Background(), kiosk.SettingMode, []byte(`"kiosk"`)); err != nil {
+		t.Fatal(err)
+	}
+	if !startsFrameless(flags) {
+		t.Fatal("kiosk mode: frameless")
+	}
+	flags.windowed = true
+	if startsFrameless(flags) {
+		t.Fatal("--windowed keeps the frame")
+	}
+}
