@@ -10,8 +10,10 @@ import (
 	"log"
 	"log/slog"
 	"os"
+	"os/signal"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
@@ -361,6 +363,8 @@ func (a *App) show(reason string) {
 // focus brings the running window forward when a second copy is launched:
 // a kiosk must never end up with two windows driving one terminal.
 func (a *App) focus(options.SecondInstanceData) {
+	// The desktop smoke test waits for this line.
+	log.Printf("comptoir: a second launch was stopped; this window is brought forward")
 	if a.ctx == nil {
 		return
 	}
@@ -397,6 +401,19 @@ func runDesktop(flags commonFlags) error {
 	}
 
 	app := newApp(flags)
+	// A stop asked by the system (SIGTERM at shutdown, Ctrl-C in a
+	// terminal) is not a customer's Alt+F4: it may close a kiosk window.
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(stop)
+	go func() {
+		if _, ok := <-stop; ok {
+			app.quitting.Store(true)
+			if app.ctx != nil {
+				runtime.Quit(app.ctx)
+			}
+		}
+	}()
 	frameless := startsFrameless(flags)
 	return wails.Run(&options.App{
 		Title:            "Comptoir",

@@ -24,6 +24,35 @@ if [[ ${SMOKE_INSIDE_XVFB:-} == 1 ]]; then
 	# The app runs in its own process group so its helpers go with it.
 	trap '[[ -n $app ]] && kill -- "-$app" 2>/dev/null && wait "$app" 2>/dev/null; true' EXIT
 
+	# A second launch must not open a second window on the same terminal:
+	# Wails' single-instance lock (over the session bus) hands it to the
+	# first, which comes forward and says so; the second exits.
+	second_launch() {
+		if [[ -z ${DBUS_SESSION_BUS_ADDRESS:-} ]]; then
+			echo "desktop-smoke: no session bus: the second-launch check is skipped"
+			return
+		fi
+		# It exits with status 1 once handed over: only a timeout is a failure.
+		local rc=0
+		timeout 30 "$bin" --demo >"$work/second.log" 2>&1 || rc=$?
+		if ((rc == 124)); then
+			echo "desktop-smoke: the second launch did not exit by itself" >&2
+			cat "$work/second.log" >&2
+			exit 1
+		fi
+		for ((j = 0; j < 10; j++)); do
+			if grep -q 'a second launch was stopped' "$work/app.log"; then
+				kill -0 "$app" || { echo "desktop-smoke: the first window died at the second launch" >&2; exit 1; }
+				echo "desktop-smoke: a second launch was handed to the first window"
+				return
+			fi
+			sleep 1
+		done
+		echo "desktop-smoke: the first window never heard of the second launch" >&2
+		cat "$work/app.log" "$work/second.log" >&2
+		exit 1
+	}
+
 	# --demo: the built-in simulated terminal, as a new user first sees it.
 	setsid "$bin" --demo >"$work/app.log" 2>&1 &
 	app=$!
@@ -44,6 +73,7 @@ if [[ ${SMOKE_INSIDE_XVFB:-} == 1 ]]; then
 			cp "$work/shot.png" "$shot"
 			echo "desktop-smoke: rendered within $((i + 1))s ($colours colours): $shot"
 			grep 'window shown' "$work/app.log" || true
+			second_launch
 			exit 0
 		fi
 	done
