@@ -2,6 +2,7 @@ import { mount } from "svelte";
 import App from "./App.svelte";
 import "./app.css";
 import { useTransport } from "./lib/bridge";
+import { useStaffTransport } from "./lib/staffBridge";
 import type { OrderingView } from "./screens/Ordering.svelte";
 
 const target = document.getElementById("app");
@@ -11,8 +12,17 @@ if (!target) throw new Error("missing #app element");
 // Loaded on demand so it stays out of the main bundle.
 const query = new URLSearchParams(location.search);
 if (query.has("mock")) {
-  const { mockOptionsFromURL, mockTransport } = await import("./lib/mock");
-  useTransport(mockTransport(mockOptionsFromURL(location.search)));
+  const [{ mockOptionsFromURL, mockTransport }, { mockStaffTransport, staffMockOptionsFromURL }] = await Promise.all([
+    import("./lib/mock"),
+    import("./lib/staffMock"),
+  ]);
+  const kiosk = mockTransport(mockOptionsFromURL(location.search));
+  useTransport(kiosk);
+  // Staff: PIN 1234 (&staff=setup: first run). Releasing the customer
+  // screen ends the mock's order as Finish does.
+  useStaffTransport(
+    mockStaffTransport({ ...staffMockOptionsFromURL(location.search), closeCheckout: () => kiosk.call("Finish", []) }),
+  );
 }
 const view = query.get("view");
 

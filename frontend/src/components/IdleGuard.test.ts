@@ -41,6 +41,19 @@ describe("IdleGuard", () => {
     expect(fake.intents()).toEqual(["Abandon"]);
   });
 
+  it("waits while staff are at the kiosk, then counts from the start", async () => {
+    const { context, fake } = kioskWith({ phase: "ordering" }, { info: { idleSeconds: 30 } });
+    const { rerender } = render(IdleGuard, { context, props: { paused: true } });
+    await vi.advanceTimersByTimeAsync(600_000);
+    expect(screen.queryByTestId("idle-warning")).toBeNull();
+    expect(fake.intents()).toEqual([]);
+    await rerender({ paused: false });
+    await vi.advanceTimersByTimeAsync(25_000);
+    expect(fake.intents()).toEqual([]);
+    await vi.advanceTimersByTimeAsync(6_000);
+    expect(fake.intents()).toEqual(["Abandon"]);
+  });
+
   it("does not abandon a payment that started while idle", async () => {
     const { context, fake, k } = kioskWith({ phase: "ordering" }, { info: { idleSeconds: 30 } });
     render(IdleGuard, { context });

@@ -54,7 +54,9 @@ export interface Transport {
   onConnect?(handler: () => void): () => void;
 }
 
-type Bound = Record<string, ((...args: unknown[]) => Promise<unknown>) | undefined>;
+/** The Go methods Wails binds on window.go.main.App. */
+export type WailsBindings = Record<string, ((...args: unknown[]) => Promise<unknown>) | undefined>;
+type Bound = WailsBindings;
 
 interface WailsRuntime {
   EventsOn?(event: string, cb: (...data: unknown[]) => void): () => void;
@@ -67,7 +69,8 @@ export interface WailsHost {
   runtime?: WailsRuntime;
 }
 
-function message(err: unknown): string {
+/** describeError is the text of whatever a call rejected with. */
+export function describeError(err: unknown): string {
   if (err instanceof Error) return err.message;
   if (typeof err === "string") return err;
   try {
@@ -78,7 +81,7 @@ function message(err: unknown): string {
 }
 
 /** errorText reads `comptoir serve`'s {"error": "..."} bodies, or plain text. */
-function errorText(body: string): string {
+export function errorText(body: string): string {
   try {
     const j = JSON.parse(body) as { error?: unknown };
     if (j && typeof j.error === "string") return j.error;
@@ -101,7 +104,7 @@ export function desktopTransport(host: WailsHost): Transport {
         return await fn(...args);
       } catch (err) {
         // Wails rejects with the Go error's text.
-        throw new BridgeError(name, "backend", message(err));
+        throw new BridgeError(name, "backend", describeError(err));
       }
     },
     on(event, handler) {
@@ -181,7 +184,7 @@ export function browserTransport(deps: BrowserDeps): Transport {
           body: JSON.stringify(args),
         });
       } catch (err) {
-        throw new BridgeError(name, "unavailable", message(err));
+        throw new BridgeError(name, "unavailable", describeError(err));
       }
       const text = await res.text();
       if (!res.ok) {
@@ -265,9 +268,12 @@ export function on<E extends EventName>(event: E, handler: (data: Events[E]) => 
 
 // ---- The desktop shell's own bindings (outside the kiosk contract). ----
 
-function desktopApp(host: WailsHost = globalThis as WailsHost): Bound | undefined {
+/** wailsBindings is the Go bindings Wails injects, undefined outside the desktop shell. */
+export function wailsBindings(host: WailsHost = globalThis as WailsHost): WailsBindings | undefined {
   return host.go?.main?.App;
 }
+
+const desktopApp = wailsBindings;
 
 /** version is the backend build's version, or "browser" outside the desktop. */
 export async function version(host?: WailsHost): Promise<string> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatCents } from "./format";
+import { formatCents, parseAmount } from "./format";
 
 // Intl separates groups and symbols with no-break spaces; spell them out so a
 // failing test shows which one changed.
@@ -32,5 +32,32 @@ describe("formatCents", () => {
 
   it("rejects currencies whose minor units it does not know", () => {
     expect(() => formatCents(1000, "JPY", "ja-JP")).toThrow(/unsupported currency JPY/);
+  });
+});
+
+describe("parseAmount", () => {
+  it.each([
+    ["4.50", 450],
+    ["4,50", 450],
+    ["4,5", 450],
+    ["4.", 400],
+    ["4", 400],
+    [" 12.30 ", 1230],
+    ["0.05", 5],
+    ["0", 0],
+    ["1000", 100000],
+  ])("reads %j as %i cents", (text, cents) => {
+    expect(parseAmount(text, "EUR")).toBe(cents);
+  });
+
+  it.each(["", " ", "4.555", "-4.50", "+4", "4.50€", "€4.50", "1 000", "1,000.00", "abc", ".5", "4..5", "1e3", "99999999999999999"])(
+    "refuses %j",
+    (text) => {
+      expect(parseAmount(text, "EUR")).toBeNull();
+    },
+  );
+
+  it("refuses an unknown currency rather than guess its decimals", () => {
+    expect(parseAmount("4.50", "XYZ")).toBeNull();
   });
 });

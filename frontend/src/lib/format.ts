@@ -23,3 +23,21 @@ export function formatCents(cents: number, currency: string, locale: string): st
     maximumFractionDigits: digits,
   }).format(cents / 10 ** digits);
 }
+
+/**
+ * parseAmount reads an amount typed in the currency's units ("4.50", "4,5",
+ * "12") as a whole number of minor units (450, 450, 1200). It returns null
+ * for anything else: a sign, more decimals than the currency has, grouping,
+ * letters, an unknown currency. Zero is returned as 0: the caller decides
+ * whether zero is allowed.
+ */
+export function parseAmount(text: string, currency: string): number | null {
+  const digits = minorUnits[currency];
+  if (digits === undefined) return null;
+  const m = /^(\d+)(?:[.,](\d*))?$/.exec(text.trim());
+  if (!m) return null;
+  const [, units, fraction = ""] = m;
+  if (fraction.length > digits) return null;
+  const cents = Number(units) * 10 ** digits + Number(fraction.padEnd(digits, "0") || "0");
+  return Number.isSafeInteger(cents) ? cents : null;
+}

@@ -82,6 +82,15 @@ describe("Unknown", () => {
     expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("We cannot confirm your payment");
     expect(screen.getByText(/call a member of staff/)).toBeTruthy();
   });
+
+  it("gives the customer no way to close it: staff release it from the staff screens", () => {
+    const { context, fake } = kioskWith({ phase: "unknown", orderId: "ord_9", payment: { ...card, message: "no answer" } });
+    render(Unknown, { context });
+    expect(screen.queryAllByRole("button")).toHaveLength(0);
+    expect(screen.queryByTestId("unknown-finish")).toBeNull();
+    expect(screen.getByTestId("screen-unknown").textContent).not.toMatch(/close|fermer|cerrar/i);
+    expect(fake.intents()).toEqual([]);
+  });
 });
 
 describe("Approved", () => {

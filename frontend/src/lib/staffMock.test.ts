@@ -1,0 +1,47 @@
+import { describe, expect, it } from "vitest";
+import { createStaffApi } from "./staffBridge";
+import type { Session } from "./staffContract";
+import { mockStaffTransport, staffMockOptionsFromURL } from "./staffMock";
+
+describe("staff dev mock", () => {
+  it("reads first run from the URL", () => {
+    expect(staffMockOptionsFromURL("?mock&staff=setup")).toEqual({ setup: true });
+    expect(staffMockOptionsFromURL("?mock")).toEqual({ setup: false });
+  });
+
+  it("unlocks with the demo PIN 1234 and locks the pad after three wrong PINs", async () => {
+    let now = Date.parse("2025-01-10T12:00:00Z");
+    const api = createStaffApi(mockStaffTransport({ now: () => now }));
+    expect(await api.call("Gate")).toEqual({ ok: true, value: { hasPin: false, demo: true } });
+    expect(await api.call("Unlock", "0000")).toMatchObject({ ok: false, error: { code: "EWRONG_PIN" } });
+    expect(await api.call("Unlock", "0000")).toMatchObject({ ok: false, error: { code: "EWRONG_PIN" } });
+    expect(await api.call("Unlock", "0000")).toMatchObject({ ok: false, error: { code: "ELOCKED_OUT", retryAfterMs: 30000 } });
+    expect(await api.call("Unlock", "1234")).toMatchObject({ ok: false, error: { code: "ELOCKED_OUT" } });
+    now += 31_000;
+    const r = await api.call("Unlock", "1234");
+    expect(r).toMatchObject({ ok: true, value: { demoPin: true } });
+    const sid = (r as { value: Session }).value.id;
+    now += 6 * 60_000;
+    expect(await api.call("Touch", sid)).toMatchObject({ ok: false, error: { code: "ESESSION" } });
+  });
+
+  it("has a journal with an unknown attempt and a day with one difference", async () => {
+    const api = createStaffApi(mockStaffTransport());
+    const r = await api.call("Unlock", "1234");
+    const sid = (r as { value: Session }).value.id;
+    const page = await api.call("Attempts", sid, { today: false, needsAttention: false, orderNumber: "", amount: 0, limit: 50, offset: 0 });
+    expect(page.ok && page.value.attempts.map((a) => a.state)).toContain("unknown");
+    const cmp = await api.call("Compare", sid, "");
+    expect(cmp.ok && cmp.value.differences.map((d) => d.kind)).toEqual(["terminal_only"]);
+    const hist = await api.call("History", sid, { date: "", startTime: "", endTime: "", limit: 50, offset: 0 });
+    expect(hist.ok && hist.value.entries.filter((e) => !e.inJournal).map((e) => e.transactionId)).toEqual(["TX-9001"]);
+  });
+
+  it("asks for a first PIN in setup mode", async () => {
+    const api = createStaffApi(mockStaffTransport({ setup: true }));
+    expect(await api.call("Gate")).toEqual({ ok: true, value: { hasPin: false, demo: false } });
+    expect(await api.call("Unlock", "1234")).toMatchObject({ ok: false, error: { code: "ENOPIN" } });
+    expect(await api.call("SetPIN", "2468")).toMatchObject({ ok: true });
+    expect(await api.call("SetPIN", "1357")).toMatchObject({ ok: false, error: { code: "EPIN_SET" } });
+  });
+});

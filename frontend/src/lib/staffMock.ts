@@ -1,0 +1,543 @@
+// A scripted fake staff backend for `?mock`: look at the staff screens
+// without the Go side. It is a script, not the staff logic:
+//
+//   PIN 1234 (demo: no PIN set; three wrong PINs lock the pad for 30 s)
+//   &staff=setup   first run: no PIN, not demo, the pad asks for a new one
+//   a journal of a few attempts: approved, declined, approved with a tip, one
+//   unknown, a refund, one already reversed; a terminal history with one
+//   charge the journal does not know (the difference of the day).
+
+import type { CheckoutView } from "./contract";
+import type { StaffTransport } from "./staffBridge";
+import type {
+  About,
+  AttemptView,
+  AuditEntry,
+  Comparison,
+  Envelope,
+  Evidence,
+  Filter,
+  HistoryEntry,
+  HistoryFilter,
+  PaymentView,
+  Report,
+  ReversalResult,
+  Session,
+  Setting,
+  ShareMedium,
+  StaffError,
+  TerminalPanel,
+  TerminalRef,
+  Total,
+} from "./staffContract";
+
+// Kept here rather than imported, so the mock chunk shares no module with the app.
+function localDay(d: Date): string {
+  const p = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
+}
+
+export interface StaffMockOptions {
+  /** First run: no PIN, not demo. */
+  setup?: boolean;
+  /** Releases the customer screen (the kiosk mock's Finish). */
+  closeCheckout?: () => unknown;
+  now?: () => number;
+  /** Session length, ms. Default 5 min. */
+  ttlMs?: number;
+}
+
+export function staffMockOptionsFromURL(search: string): StaffMockOptions {
+  const q = new URLSearchParams(search);
+  return { setup: q.get("staff") === "setup" };
+}
+
+class Refusal {
+  constructor(readonly error: StaffError) {}
+}
+
+function refuse(code: string, message: string, extra: Partial<StaffError> = {}): never {
+  throw new Refusal({ code, message, ...extra });
+}
+
+const DEMO_PIN = "1234";
+
+/** mockStaffTransport is a scripted staff backend behind the staff transport. */
+export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport {
+  const now = opts.now ?? (() => Date.now());
+  const ttl = opts.ttlMs ?? 5 * 60_000;
+  const demo = !opts.setup;
+  let pin: string | null = null;
+  let failures = 0;
+  let lockedUntil = 0;
+  const sessions = new Map<string, Session>();
+  const audit: AuditEntry[] = [];
+  let seq = 0;
+
+  const iso = (t: number) => new Date(t).toISOString();
+  const minutesAgo = (m: number) => iso(now() - m * 60_000);
+  const day = (t: number) => localDay(new Date(t));
+
+  function note(who: string, action: string, subject = "", detail = "") {
+    audit.push({ at: iso(now()), who, action, subject, detail });
+  }
+
+  // ---- The journal's script ----
+  const attempt = (a: Partial<AttemptView> & Pick<AttemptView, "idempotentUuid" | "orderId" | "state" | "amount">): AttemptView => ({
+    kind: "debit",
+    policy: "kiosk",
+    giftAmount: 0,
+    sendCount: 1,
+    createdAt: minutesAgo(30),
+    needsAttention: false,
+    currency: "EUR",
+    ...a,
+  });
+  const attempts: AttemptView[] = [
+    attempt({ idempotentUuid: "0192f0c4-0001-7000-8000-000000000001", orderId: "ord_0041", orderNumber: "41", orderStatus: "paid", state: "approved", amount: 1500, transactionId: "TX-0041", scheme: "VISA", createdAt: minutesAgo(95), finalAt: minutesAgo(94) }),
+    attempt({ idempotentUuid: "0192f0c4-0002-7000-8000-000000000002", orderId: "ord_0042", orderNumber: "42", orderStatus: "paid", state: "declined", amount: 2350, error: "", createdAt: minutesAgo(70) }),
+    attempt({ idempotentUuid: "0192f0c4-0003-7000-8000-000000000003", orderId: "ord_0042", orderNumber: "42", orderStatus: "paid", state: "approved", amount: 2350, giftAmount: 200, transactionId: "TX-0042", scheme: "MASTERCARD", policy: "counter", createdAt: minutesAgo(68) }),
+    attempt({ idempotentUuid: "0192f0c4-0004-7000-8000-000000000004", orderId: "ord_0043", orderNumber: "43", orderStatus: "needs_attention", state: "unknown", amount: 890, sendCount: 14, error: "no answer from the terminal after 15 min", needsAttention: true, createdAt: minutesAgo(40) }),
+    attempt({ idempotentUuid: "0192f0c4-0005-7000-8000-000000000005", orderId: "ord_0041", orderNumber: "41", orderStatus: "paid", state: "approved", kind: "refund", policy: "refund", amount: 500, transactionId: "TX-0044", scheme: "VISA", createdAt: minutesAgo(20) }),
+    attempt({ idempotentUuid: "0192f0c4-0006-7000-8000-000000000006", orderId: "ord_0038", orderNumber: "38", orderStatus: "paid", state: "approved", amount: 1200, transactionId: "TX-0038", scheme: "CB", createdAt: iso(now() - 26 * 3600_000), reversalTransactionId: "RV-0038" }),
+  ];
+
+  // ---- The terminal's history ----
+  const entry = (e: Partial<HistoryEntry>): HistoryEntry => ({ status: "ok", type: "debit", currencyCode: "EUR", inJournal: false, ...e });
+  /** The reversals made from these staff screens. */
+  const reversals = new Set<string>();
+  const history: HistoryEntry[] = [
+    entry({ transactionId: "TX-9001", amount: 990, scheme: "VISA", cartId: "", createdAt: minutesAgo(50), reference: "keypad" }),
+    entry({ transactionId: "TX-0041", amount: 1500, scheme: "VISA", cartId: "ord_0041", createdAt: minutesAgo(94) }),
+    entry({ transactionId: "TX-0042-KO", status: "ko", amount: 2350, scheme: "MASTERCARD", cartId: "ord_0042", createdAt: minutesAgo(70) }),
+    entry({ transactionId: "TX-0042", amount: 2350, giftAmount: 200, scheme: "MASTERCARD", cartId: "ord_0042", createdAt: minutesAgo(67) }),
+    entry({ transactionId: "TX-0043", amount: 890, scheme: "CB", cartId: "ord_0043", createdAt: minutesAgo(39) }),
+    entry({ transactionId: "TX-0044", type: "refund", amount: 500, scheme: "VISA", cartId: "ord_0041", createdAt: minutesAgo(20) }),
+  ];
+
+  function marked(): HistoryEntry[] {
+    return history
+      .map((e) => {
+        // By transactionId, else (an attempt the terminal never answered) by order, kind and amount.
+        const a =
+          attempts.find((x) => x.transactionId && x.transactionId === e.transactionId) ??
+          attempts.find((x) => !x.transactionId && e.cartId && x.orderId === e.cartId && x.kind === e.type && x.amount === e.amount);
+        const out: HistoryEntry = { ...e, created: e.createdAt, inJournal: !!a };
+        if (a) Object.assign(out, { attemptUuid: a.idempotentUuid, attemptState: a.state, orderId: a.orderId });
+        if (e.type === "reversal") out.inJournal = reversals.has(e.transactionId ?? "");
+        return out;
+      })
+      .sort((x, y) => (y.createdAt ?? "").localeCompare(x.createdAt ?? ""));
+  }
+
+  // ---- Terminal ----
+  const candidates: TerminalRef[] = [
+    { instance: "Yavin-Sim-01", address: "http://192.168.1.40:16125/localapi/v4" },
+    { instance: "Yavin-Bar-02", address: "http://192.168.1.41:16125/localapi/v4" },
+  ];
+  let saved: TerminalRef = { ...candidates[0] };
+  let restartRequired = false;
+  let terminalNote = "";
+  function panel(greet: boolean): TerminalPanel {
+    return {
+      status: {
+        reachable: true,
+        greeted: greet || undefined,
+        mode: String(settings.get("kiosk.mode") ?? "kiosk"),
+        clientTimeoutSeconds: settings.get("kiosk.mode") === "counter" ? 125 : 62,
+        refundTimeoutSeconds: 62,
+        requestOpenSeconds: 900,
+        raw: '{"status":"ok"}',
+      },
+      source: "discovery",
+      state: "connected",
+      inUse: { ...candidates[0] },
+      candidates: candidates.map((c) => ({ ...c })),
+      saved: { ...saved },
+      restartRequired,
+      note: terminalNote,
+    };
+  }
+
+  // ---- Settings ----
+  const defaults: Record<string, unknown> = {
+    "kiosk.mode": "kiosk",
+    "kiosk.languages": ["fr", "en", "es"],
+    "kiosk.default_language": "fr",
+    "kiosk.currency": "",
+    "kiosk.idle_seconds": 60,
+    "kiosk.meal_voucher_cap": 2500,
+    "receipt.merchant": { name: "Comptoir", address: [], vatNumber: "", footer: ["Merci de votre visite !"], qrUrl: "" },
+    "receipt.format": "text",
+    "receipt.columns": 48,
+  };
+  const settings = new Map<string, unknown>([["kiosk.idle_seconds", 5]]);
+  function why(key: string, v: unknown): string {
+    switch (key) {
+      case "kiosk.mode":
+        return v === "kiosk" || v === "counter" ? "" : "mode must be kiosk or counter";
+      case "kiosk.languages":
+        return Array.isArray(v) && v.length && v.every((l) => l === "fr" || l === "en" || l === "es") ? "" : "languages are among fr, en, es";
+      case "kiosk.default_language":
+        return v === "fr" || v === "en" || v === "es" ? "" : `language ${JSON.stringify(v)} is not one of fr, en, es`;
+      case "kiosk.currency":
+        return typeof v === "string" && /^[A-Z]{3}$/.test(v) ? "" : "not an ISO 4217 code";
+      case "kiosk.idle_seconds":
+        return Number.isInteger(v) && (v as number) >= 10 && (v as number) <= 3600 ? "" : "must be between 10 and 3600 seconds";
+      case "kiosk.meal_voucher_cap":
+        return Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 100_000 ? "" : "must be between 0 and 100000 cents";
+      case "receipt.merchant":
+        return v && typeof v === "object" && !Array.isArray(v) ? "" : "not a merchant";
+      case "receipt.format":
+        return v === "text" || v === "escpos" ? "" : "must be text or escpos";
+      case "receipt.columns":
+        return v === 32 || v === 48 ? "" : "must be 32 or 48";
+    }
+    return "unknown setting";
+  }
+  function settingList(): Setting[] {
+    return Object.keys(defaults).map((key) => {
+      const stored = settings.has(key) ? settings.get(key) : null;
+      const ignored = stored !== null && why(key, stored) !== "";
+      return { key, value: stored !== null && !ignored ? stored : defaults[key], stored, ignored: ignored || undefined };
+    });
+  }
+
+  // ---- Report ----
+  function totals(items: { kind: string; scheme?: string; amount: number; gift: number }[]) {
+    const map = new Map<string, Total>();
+    const kinds = new Map<string, Total>();
+    let net = 0;
+    for (const i of items) {
+      const k = `${i.kind}/${i.scheme ?? "?"}`;
+      const t = map.get(k) ?? { kind: i.kind, scheme: i.scheme ?? "?", count: 0, amount: 0, gift: 0 };
+      t.count++;
+      t.amount += i.amount;
+      t.gift += i.gift;
+      map.set(k, t);
+      const kt = kinds.get(i.kind) ?? { kind: i.kind, count: 0, amount: 0, gift: 0 };
+      kt.count++;
+      kt.amount += i.amount;
+      kt.gift += i.gift;
+      kinds.set(i.kind, kt);
+      net += (i.kind === "debit" ? 1 : -1) * (i.amount + i.gift);
+    }
+    return { byScheme: [...map.values()], byKind: [...kinds.values()], net };
+  }
+  function differences(d: string) {
+    return marked()
+      .filter((e) => !e.inJournal && e.status === "ok" && day(Date.parse(e.createdAt ?? "")) === d)
+      .map((e) => ({
+        kind: e.type === "reversal" ? "reversal_unknown" : "terminal_only",
+        message: `The terminal lists an approved ${e.type} of ${((e.amount ?? 0) / 100).toFixed(2)} that the journal does not know (made on the terminal itself, or lost by the kiosk).`,
+        at: e.createdAt ?? "",
+        transactionId: e.transactionId,
+        orderId: e.cartId || undefined,
+        terminalAmount: (e.amount ?? 0) + (e.giftAmount ?? 0),
+        terminalStatus: e.status,
+      }));
+  }
+  function report(d: string): Report {
+    const inDay = (t?: string) => !!t && day(Date.parse(t)) === d;
+    const journal = attempts
+      .filter((a) => a.state === "approved" && inDay(a.createdAt))
+      .map((a) => ({ kind: a.kind, scheme: a.scheme, amount: a.amount, gift: a.giftAmount }));
+    const terminal = marked()
+      .filter((e) => e.status === "ok" && inDay(e.createdAt))
+      .map((e) => ({ kind: e.type ?? "debit", scheme: e.scheme, amount: e.amount ?? 0, gift: e.giftAmount ?? 0 }));
+    return { day: d, currency: "EUR", locale: "fr", generatedAt: iso(now()), journal: totals(journal), terminal: totals(terminal), differences: differences(d) };
+  }
+  function reportCSV(r: Report): string {
+    const dec = (c: number) => (c / 100).toFixed(2);
+    const rows = [["section", "source", "kind", "scheme", "count", "amount", "gift", "total", "currency", "day"]];
+    for (const [name, t] of [["journal", r.journal], ["terminal", r.terminal]] as const) {
+      for (const x of t.byScheme) rows.push(["by_scheme", name, x.kind, x.scheme ?? "", String(x.count), dec(x.amount), dec(x.gift), dec(x.amount + x.gift), r.currency, r.day]);
+      rows.push(["net", name, "", "", "", "", "", dec(t.net), r.currency, r.day]);
+    }
+    return rows.map((r) => r.map((c) => (/[",\n]/.test(c) ? `"${c.replaceAll('"', '""')}"` : c)).join(",")).join("\n") + "\n";
+  }
+
+  // ---- Sessions ----
+  function open(demoPin: boolean): Session {
+    const id = Array.from({ length: 32 }, () => Math.floor(Math.random() * 16).toString(16)).join("");
+    const s: Session = { id, who: "staff:" + id.slice(0, 8), expiresAt: iso(now() + ttl), demoPin: demoPin || undefined };
+    if (demoPin) s.notice = "Demo mode: the staff PIN is the demo default, 1234. Set a PIN of your own before taking real payments.";
+    sessions.set(id, s);
+    note(s.who, "unlock", "", "staff session opened");
+    return s;
+  }
+  function session(id: unknown): Session {
+    const s = typeof id === "string" ? sessions.get(id) : undefined;
+    if (!s || Date.parse(s.expiresAt) <= now()) {
+      if (typeof id === "string") sessions.delete(id);
+      refuse("ESESSION", "The staff session has ended: enter the PIN again.");
+    }
+    s.expiresAt = iso(now() + ttl);
+    return s;
+  }
+  function find(uuid: unknown): AttemptView {
+    const a = attempts.find((x) => x.idempotentUuid === uuid);
+    if (!a) refuse("ENOTFOUND", `Finding the payment: no attempt ${String(uuid)}.`);
+    return a;
+  }
+
+  const calls: Record<string, (...args: never[]) => unknown> = {
+    Gate: () => ({ hasPin: pin !== null, demo }),
+    Unlock: (p: string) => {
+      if (now() < lockedUntil) {
+        const ms = lockedUntil - now();
+        refuse("ELOCKED_OUT", `Too many wrong PINs: the PIN pad is locked for ${Math.ceil(ms / 1000)} seconds.`, { retryAfterMs: ms });
+      }
+      if (pin === null && !demo) refuse("ENOPIN", "No staff PIN has been set yet: choose one first (4 to 8 digits).");
+      if (p !== (pin ?? DEMO_PIN)) {
+        failures++;
+        note("kiosk", "unlock_failed", "", `wrong staff PIN (${failures} in a row)`);
+        if (failures >= 3) {
+          const ms = 30_000 * 2 ** (failures - 3);
+          lockedUntil = now() + ms;
+          refuse("ELOCKED_OUT", `Too many wrong PINs: the PIN pad is locked for ${ms / 1000} seconds.`, { retryAfterMs: ms });
+        }
+        refuse("EWRONG_PIN", `Wrong PIN. ${3 - failures} more wrong PIN(s) and the pad locks.`);
+      }
+      failures = 0;
+      return open(pin === null);
+    },
+    SetPIN: (p: string) => {
+      if (pin !== null) refuse("EPIN_SET", "A staff PIN is already set: unlock with it to change it.");
+      if (!/^\d{4,8}$/.test(p)) refuse("EINVALID", "The PIN must have 4 to 8 digits.");
+      pin = p;
+      note("system", "pin_set", "", "staff PIN set at first run");
+      return open(false);
+    },
+    Touch: (sid: string) => session(sid),
+    Lock: (sid: string) => {
+      const s = sessions.get(sid);
+      sessions.delete(sid);
+      if (s) note(s.who, "lock", "", "staff session closed");
+      return null;
+    },
+    ChangePIN: (sid: string, current: string, next: string) => {
+      const s = session(sid);
+      if (current !== (pin ?? DEMO_PIN)) refuse("EWRONG_PIN", "The current PIN is not right: the PIN was not changed.");
+      if (!/^\d{4,8}$/.test(next)) refuse("EINVALID", "The PIN must have 4 to 8 digits.");
+      pin = next;
+      note(s.who, "pin_changed", "", "staff PIN changed");
+      return null;
+    },
+    About: (sid: string): About => {
+      session(sid);
+      return { version: "mock", commit: "0000000", buildTime: iso(now()), dataDir: "/tmp/comptoir-mock", demo, mode: String(settings.get("kiosk.mode") ?? "kiosk"), browser: false };
+    },
+    Terminal: (sid: string, greet: boolean) => {
+      const s = session(sid);
+      if (greet) note(s.who, "ping", "", "ping with greeting: reachable=true");
+      return panel(greet);
+    },
+    ChooseTerminal: (sid: string, instance: string) => {
+      session(sid);
+      const c = candidates.find((x) => x.instance === instance);
+      if (!c) refuse("ENOTFOUND", `No terminal called ${instance} was found on the network.`);
+      saved = { ...c };
+      restartRequired = true;
+      terminalNote = `${instance} will be used from the next start.`;
+      return panel(false);
+    },
+    SetTerminalAddress: (sid: string, address: string) => {
+      session(sid);
+      saved = { instance: "", address };
+      restartRequired = true;
+      terminalNote = address ? `The terminal at ${address} will be used from the next start.` : "The terminal will be found on the network from the next start.";
+      return panel(false);
+    },
+    Attempts: (sid: string, f: Filter) => {
+      session(sid);
+      const limit = f.limit > 0 ? f.limit : 50;
+      const today = day(now());
+      const match = [...attempts]
+        .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
+        .filter((a) => !f.today || day(Date.parse(a.createdAt)) === today)
+        .filter((a) => !f.needsAttention || a.needsAttention)
+        .filter((a) => !f.orderNumber || a.orderNumber === f.orderNumber.trim() || a.orderId === f.orderNumber.trim())
+        .filter((a) => !f.amount || a.amount === f.amount);
+      return { attempts: match.slice(f.offset, f.offset + limit), total: match.length, limit, offset: f.offset };
+    },
+    History: (sid: string, f: HistoryFilter) => {
+      session(sid);
+      const limit = f.limit > 0 ? f.limit : 50;
+      const all = marked().filter((e) => !f.date || (e.createdAt ?? "").startsWith(f.date));
+      return { entries: all.slice(f.offset, f.offset + limit), total: all.length, limit, offset: f.offset };
+    },
+    Compare: (sid: string, d: string): Comparison => {
+      session(sid);
+      const dd = d || day(now());
+      const inDay = (t?: string) => !!t && day(Date.parse(t)) === dd;
+      const terminal = marked().filter((e) => inDay(e.createdAt));
+      return {
+        day: dd,
+        from: dd + "T00:00:00Z",
+        to: dd + "T23:59:59Z",
+        matched: terminal.filter((e) => e.inJournal).length,
+        terminal,
+        journal: attempts.filter((a) => inDay(a.createdAt)),
+        differences: differences(dd),
+      };
+    },
+    Reverse: (sid: string, uuid: string): ReversalResult => {
+      const s = session(sid);
+      const a = find(uuid);
+      if (a.kind !== "debit") refuse("EINVALID", `Only a card payment can be reversed; this is a ${a.kind}.`);
+      if (a.state !== "approved") refuse("EINVALID", `Only an approved payment can be reversed; this one is ${a.state}.`);
+      if (a.reversalTransactionId)
+        refuse("ETERMINAL", "This payment has already been reversed: the customer was already reimbursed. Nothing more was done.", { terminalCode: "REVERSAL_ALREADY_DONE", terminalMessage: "Transaction already reversed" });
+      const id = `RV-${++seq}`;
+      a.reversalTransactionId = id;
+      const amount = a.amount + a.giftAmount;
+      history.push(entry({ transactionId: id, type: "reversal", amount: a.amount, giftAmount: a.giftAmount, scheme: a.scheme, cartId: a.orderId, reference: a.transactionId, createdAt: iso(now()) }));
+      reversals.add(id);
+      note(s.who, "reversal", a.transactionId ?? "", `reversal approved ${JSON.stringify({ reversalTransactionId: id, amount })}`);
+      return { attemptUuid: uuid, initialTransactionId: a.transactionId ?? "", reversalTransactionId: id, amount };
+    },
+    ReverseTransaction: (sid: string, txId: string): ReversalResult => {
+      const s = session(sid);
+      const e = history.find((x) => x.transactionId === txId);
+      if (!e) refuse("ENOTFOUND", `The terminal's history of the last 24 hours has no transaction ${txId}.`);
+      if (e.type !== "debit" || e.status !== "ok") refuse("EINVALID", `Only an approved card payment can be reversed; this is a ${e.type} (${e.status}).`);
+      if (history.some((x) => x.type === "reversal" && x.reference === txId))
+        refuse("ETERMINAL", "This payment has already been reversed: the customer was already reimbursed. Nothing more was done.", { terminalCode: "REVERSAL_ALREADY_DONE" });
+      const id = `RV-${++seq}`;
+      const amount = (e.amount ?? 0) + (e.giftAmount ?? 0);
+      history.push(entry({ transactionId: id, type: "reversal", amount: e.amount, giftAmount: e.giftAmount, scheme: e.scheme, reference: txId, createdAt: iso(now()), inJournal: true }));
+      reversals.add(id);
+      note(s.who, "reversal", txId, `reversal approved ${JSON.stringify({ reversalTransactionId: id, amount })}`);
+      return { initialTransactionId: txId, reversalTransactionId: id, amount };
+    },
+    Refund: (sid: string, orderId: string, amount: number): PaymentView => {
+      const s = session(sid);
+      if (!Number.isInteger(amount) || amount <= 0) refuse("EINVALID", "The amount to refund must be more than zero.");
+      const of = attempts.filter((a) => a.orderId === orderId && a.state === "approved");
+      const paid = of.filter((a) => a.kind === "debit" && !a.reversalTransactionId).reduce((t, a) => t + a.amount + a.giftAmount, 0);
+      const refunded = of.filter((a) => a.kind === "refund").reduce((t, a) => t + a.amount, 0);
+      const max = paid - refunded;
+      if (amount > max) {
+        note(s.who, "refund_refused", orderId, `refund of ${amount} asked, ${max} at most`);
+        refuse("EINVALID", max <= 0 ? "Nothing can be refunded on this order: nothing approved is left to refund." : `This order can be refunded ${max} cents at most (what was charged, less what was already refunded).`);
+      }
+      const id = `TX-R${++seq}`;
+      const a = attempt({ idempotentUuid: `0192f0c4-00r${seq}-7000-8000-000000000000`, orderId, orderNumber: of[0]?.orderNumber, orderStatus: "paid", state: "approved", kind: "refund", policy: "refund", amount, transactionId: id, scheme: of[0]?.scheme, createdAt: iso(now()) });
+      attempts.push(a);
+      history.push(entry({ transactionId: id, type: "refund", amount, scheme: a.scheme, cartId: orderId, createdAt: iso(now()) }));
+      return { idempotentUuid: a.idempotentUuid, order: orderId, kind: "refund", policy: "refund", state: "approved", amount, giftAmount: 0, transactionId: id, sendCount: 1 };
+    },
+    Reprint: (sid: string, uuid: string) => {
+      session(sid);
+      const a = find(uuid);
+      if (a.kind !== "debit" || a.state !== "approved") refuse("EINVALID", `A receipt is for an approved payment; this one is ${a.state}.`);
+      return null;
+    },
+    Share: (sid: string, uuid: string, medium: ShareMedium) => {
+      session(sid);
+      if (!["email", "sms", "print", "service"].includes(medium)) refuse("EINVALID", "Choose how to send the receipt: email, SMS, print or the customer's preference.");
+      const a = find(uuid);
+      if (a.kind !== "debit" || a.state !== "approved") refuse("EINVALID", `A receipt is for an approved payment; this one is ${a.state}.`);
+      return null;
+    },
+    ResolveUnknown: (sid: string, uuid: string): Evidence => {
+      session(sid);
+      const a = find(uuid);
+      if (a.state !== "unknown") refuse("EINVALID", `Only a payment whose outcome is unknown needs settling; this one is ${a.state}.`);
+      const t = Date.parse(a.createdAt);
+      const entries = marked().filter((e) => e.amount === a.amount && e.type === "debit" && Math.abs(Date.parse(e.createdAt ?? "") - t) <= 10 * 60_000);
+      const charged = entries.filter((e) => e.status === "ok");
+      const hint = charged.some((e) => e.cartId === a.orderId)
+        ? "The terminal lists an approved transaction for this very order: the customer was most likely charged."
+        : "The terminal lists no transaction of this amount at that time: the customer was most likely not charged.";
+      return { attempt: { ...a }, from: iso(t - 10 * 60_000), to: iso(t + 10 * 60_000), entries, charged, hint };
+    },
+    ConfirmUnknown: (sid: string, uuid: string, paid: boolean, why: string) => {
+      const s = session(sid);
+      const a = find(uuid);
+      if (a.state !== "unknown") refuse("EINVALID", `Only a payment whose outcome is unknown can be settled; this one is ${a.state}.`);
+      a.state = paid ? "approved" : "declined";
+      a.needsAttention = false;
+      a.orderStatus = paid ? "paid" : "open";
+      if (paid) a.transactionId = history.find((e) => e.cartId === a.orderId && e.amount === a.amount)?.transactionId;
+      note(s.who, "resolve", uuid, `staff confirmed: ${paid ? "paid" : "not paid"}${why ? "; note: " + why : ""}`);
+      return { ...a };
+    },
+    Settings: (sid: string) => {
+      session(sid);
+      return settingList();
+    },
+    SaveSetting: (sid: string, key: string, value: unknown) => {
+      const s = session(sid);
+      if (!(key in defaults)) refuse("EINVALID", `The setting "${key}" cannot be changed from the staff screen.`);
+      const reason = why(key, value);
+      if (reason) {
+        note(s.who, "setting_refused", key, `refused ${JSON.stringify(value)}: ${reason}`);
+        refuse("EINVALID", `The value for ${key} was refused (${reason}): the previous value is kept.`);
+      }
+      note(s.who, "setting", key, `${JSON.stringify(settings.get(key) ?? null)} → ${JSON.stringify(value)}`);
+      settings.set(key, value);
+      return settingList();
+    },
+    ReloadCatalog: (sid: string) => {
+      const s = session(sid);
+      note(s.who, "catalog_reload", "", "catalog reloaded");
+      return null;
+    },
+    Report: (sid: string, d: string) => {
+      const s = session(sid);
+      const r = report(d || day(now()));
+      note(s.who, "report", r.day, `end-of-day report: journal net ${r.journal.net}, terminal net ${r.terminal.net}, ${r.differences.length} difference(s)`);
+      return r;
+    },
+    ReportCSV: (sid: string, d: string) => {
+      session(sid);
+      const r = report(d || day(now()));
+      return { filename: `comptoir-report-${r.day}.csv`, csv: reportCSV(r) };
+    },
+    PrintReport: (sid: string, d: string) => {
+      const s = session(sid);
+      note(s.who, "report_printed", d || day(now()), "end-of-day report printed");
+      return null;
+    },
+    Audit: (sid: string, limit: number) => {
+      session(sid);
+      const list = [...audit].reverse();
+      return limit > 0 ? list.slice(0, limit) : list;
+    },
+    CloseCheckout: async (sid: string) => {
+      const s = session(sid);
+      note(s.who, "close_checkout", "", "customer screen released");
+      const v = await opts.closeCheckout?.();
+      return (v ?? { phase: "welcome", language: "fr", currency: "EUR", lines: [], total: 0, taxes: [], voucherEligible: 0 }) as CheckoutView;
+    },
+    Restart: (sid: string) => {
+      session(sid);
+      saved = { ...saved };
+      restartRequired = false;
+      terminalNote = "";
+      return null;
+    },
+    Quit: (sid: string) => {
+      session(sid);
+      console.info("staff mock: Quit (the desktop app would close now)");
+      return null;
+    },
+  };
+
+  return {
+    kind: "mock",
+    async call(name, args): Promise<Envelope<unknown>> {
+      const fn = calls[name];
+      if (!fn) return { ok: false, error: { code: "EBRIDGE", message: `The mock has no staff call ${name}.` } };
+      try {
+        const value = await (fn as (...a: unknown[]) => unknown)(...args);
+        return { ok: true, value: structuredClone(value ?? null) };
+      } catch (err) {
+        if (err instanceof Refusal) return { ok: false, error: err.error };
+        return { ok: false, error: { code: "EINTERNAL", message: String(err) } };
+      }
+    },
+  };
+}

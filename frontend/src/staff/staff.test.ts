@@ -1,0 +1,591 @@
+import { fireEvent, render, screen, within } from "@testing-library/svelte";
+import { flushSync } from "svelte";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import App from "../App.svelte";
+import { EventCheckout } from "../lib/contract";
+import type { Setting } from "../lib/staffContract";
+import { baseView, fakeTransport } from "../test/fakes";
+import { approvedAttempt, baseAbout, baseSession, fakeStaff, fail, ok, staffWith } from "../test/staffFakes";
+import StaffRoot from "./StaffRoot.svelte";
+
+async function typePin(pin: string) {
+  for (const d of pin) await fireEvent.click(screen.getByTestId(`pin-key-${d}`));
+}
+
+/** A staff store already unlocked, and StaffRoot rendered over its context. */
+async function unlocked(opts: Parameters<typeof staffWith>[0] = {}) {
+  const w = staffWith(opts);
+  await w.s.open("en", "EUR");
+  expect(await w.s.unlock("1234")).toBeNull();
+  const r = render(StaffRoot, { context: w.context });
+  // The first tab's own loading is done.
+  await vi.waitFor(() => expect(w.s.busy + w.s.loading).toBe(0));
+  return { ...w, ...r };
+}
+
+describe("PIN pad", () => {
+  it("shows dots, never the digits, and unlocks with the PIN", async () => {
+    const { s, staff, context } = staffWith();
+    await s.open("en");
+    render(StaffRoot, { context });
+    const pad = screen.getByTestId("pin-pad");
+    expect(screen.getByRole("dialog", { name: "Staff access" })).toBe(pad);
+    await typePin("1234");
+    const dots = screen.getByTestId("pin-dots");
+    expect(dots.dataset.count).toBe("4");
+    expect(dots.getAttribute("aria-label")).toBe("4 of at most 8 digits entered");
+    expect(dots.textContent!.trim()).toBe("");
+    expect(pad.querySelector("input")).toBeNull();
+    expect(within(pad).queryByText(/1234/)).toBeNull();
+    await fireEvent.click(screen.getByTestId("pin-ok"));
+    expect(await screen.findByTestId("staff-shell")).toBeTruthy();
+    expect(screen.queryByTestId("pin-pad")).toBeNull();
+    expect(staff.last("Unlock")?.args).toEqual(["1234"]);
+  });
+
+  it("says a wrong PIN, clears the dots and opens nothing", async () => {
+    const { s, context } = staffWith();
+    await s.open("en");
+    render(StaffRoot, { context });
+    await typePin("0000");
+    await fireEvent.click(screen.getByTestId("pin-ok"));
+    expect((await screen.findByTestId("pin-error")).textContent).toBe("Wrong PIN. 2 more wrong PIN(s) and the pad locks.");
+    expect(screen.getByTestId("pin-dots").dataset.count).toBe("0");
+    expect(screen.queryByTestId("staff-shell")).toBeNull();
+    expect(s.session).toBeNull();
+  });
+
+  it("shows the demo hint only in demo mode without a PIN", async () => {
+    const { s, staff, context } = staffWith({ answers: { Gate: () => ({ hasPin: false, demo: true }) } });
+    await s.open("en");
+    const { unmount } = render(StaffRoot, { context });
+    expect(screen.getByTestId("pin-demo-hint").textContent).toBe("Demo: PIN 1234");
+    expect(screen.queryByTestId("pin-setup")).toBeNull();
+    unmount();
+    staff.answers.Gate = () => ({ hasPin: true, demo: true });
+    await s.refreshGate();
+    render(StaffRoot, { context });
+    expect(screen.queryByTestId("pin-demo-hint")).toBeNull();
+  });
+
+  it("asks for a new PIN twice at first run, and sets it", async () => {
+    const { s, staff, context } = staffWith({ answers: { Gate: () => ({ hasPin: false, demo: false }) } });
+    await s.open("en");
+    render(StaffRoot, { context });
+    expect(screen.getByTestId("pin-setup").dataset.step).toBe("enter");
+    await typePin("2468");
+    await fireEvent.click(screen.getByTestId("pin-ok"));
+    expect(screen.getByTestId("pin-setup").dataset.step).toBe("confirm");
+    await typePin("2469");
+    await fireEvent.click(screen.getByTestId("pin-ok"));
+    expect(screen.getByTestId("pin-error").textContent).toBe("The two PINs are different. Start again.");
+    expect(screen.getByTestId("pin-setup").dataset.step).toBe("enter");
+    expect(staff.names()).not.toContain("SetPIN");
+    await typePin("2468");
+    await fireEvent.click(screen.getByTestId("pin-ok"));
+    await typePin("2468");
+    await fireEvent.click(screen.getByTestId("pin-ok"));
+    expect(await screen.findByTestId("staff-shell")).toBeTruthy();
+    expect(staff.last("SetPIN")?.args).toEqual(["2468"]);
+    expect(staff.names()).not.toContain("Unlock");
+  });
+
+  it("speaks the kiosk's current language", async () => {
+    const { s, context } = staffWith();
+    await s.open("fr");
+    render(StaffRoot, { context });
+    expect(screen.getByRole("dialog", { name: "Accès personnel" })).toBeTruthy();
+    expect(screen.getByTestId("pin-cancel").textContent).toBe("Annuler");
+  });
+
+  describe("lockout", () => {
+    beforeEach(() => vi.useFakeTimers({ now: new Date("2025-01-10T12:00:00Z") }));
+    afterEach(() => vi.useRealTimers());
+
+    it("counts down from retryAfterMs with the keys disabled, then lets staff try again", async () => {
+      const { s, staff, context } = staffWith({
+        answers: { Unlock: () => fail("ELOCKED_OUT", "Too many wrong PINs: the PIN pad is locked for 5 seconds.", { retryAfterMs: 5000 }) },
+      });
+      await s.open("en");
+      render(StaffRoot, { context });
+      await typePin("9999");
+      await fireEvent.click(screen.getByTestId("pin-ok"));
+      await vi.waitFor(() => expect(screen.getByTestId("pin-locked")).toBeTruthy());
+      const locked = screen.getByTestId("pin-locked");
+      expect(locked.dataset.seconds).toBe("5");
+      expect(locked.textContent).toBe("Too many wrong PINs. Try again in 5 s.");
+      for (const id of ["pin-key-1", "pin-key-0", "pin-clear", "pin-ok"]) {
+        expect((screen.getByTestId(id) as HTMLButtonElement).disabled, id).toBe(true);
+      }
+      expect((screen.getByTestId("pin-cancel") as HTMLButtonElement).disabled).toBe(false);
+      await fireEvent.click(screen.getByTestId("pin-key-1"));
+      expect(screen.getByTestId("pin-dots").dataset.count).toBe("0");
+
+      await vi.advanceTimersByTimeAsync(3000);
+      expect(screen.getByTestId("pin-locked").dataset.seconds).toBe("2");
+      await vi.advanceTimersByTimeAsync(2500);
+      expect(screen.queryByTestId("pin-locked")).toBeNull();
+      expect((screen.getByTestId("pin-key-1") as HTMLButtonElement).disabled).toBe(false);
+      staff.answers.Unlock = () => ok({ id: "sid-2", who: "staff:sid-2", expiresAt: "2099-01-01T00:00:00Z" });
+      await typePin("1234");
+      await fireEvent.click(screen.getByTestId("pin-ok"));
+      await vi.waitFor(() => expect(screen.getByTestId("staff-shell")).toBeTruthy());
+    });
+  });
+
+  it("goes back to the pad when the backend says the session ended", async () => {
+    const { staff, s } = await unlocked();
+    expect(screen.getByTestId("staff-shell")).toBeTruthy();
+    staff.answers.Attempts = () => fail("ESESSION", "The staff session has ended: enter the PIN again.");
+    await fireEvent.click(screen.getByTestId("staff-tab-payments"));
+    expect(await screen.findByTestId("pin-pad")).toBeTruthy();
+    expect(screen.queryByTestId("staff-shell")).toBeNull();
+    expect(screen.getByTestId("pin-notice").textContent).toBe("The staff session has ended. Enter the PIN again.");
+    expect(s.session).toBeNull();
+    await fireEvent.click(screen.getByTestId("pin-cancel"));
+    expect(screen.queryByTestId("pin-pad")).toBeNull();
+    expect(screen.getByTestId("staff-corner")).toBeTruthy();
+  });
+});
+
+describe("no staff screen without a session", () => {
+  it("renders nothing of the staff screens with no session, whatever the view says", async () => {
+    const { s, context } = staffWith();
+    s.view = "shell";
+    render(StaffRoot, { context });
+    expect(screen.queryByTestId("staff-shell")).toBeNull();
+    expect(screen.queryByTestId("staff-tab-payments")).toBeNull();
+    expect(s.active).toBe(false);
+  });
+
+  it("refuses calls without a session instead of sending them", async () => {
+    const { s, staff } = staffWith();
+    const r = await s.load("Attempts", { today: false, needsAttention: false, orderNumber: "", amount: 0, limit: 20, offset: 0 });
+    expect(r.ok).toBe(false);
+    expect(staff.names()).toEqual([]);
+  });
+
+  it("keeps the session id in memory only", async () => {
+    const setItem = vi.spyOn(Storage.prototype, "setItem");
+    await unlocked();
+    expect(setItem).not.toHaveBeenCalled();
+    expect(JSON.stringify({ ...localStorage })).not.toContain("sid-1");
+    expect(location.href).not.toContain("sid-1");
+    setItem.mockRestore();
+  });
+});
+
+describe("hot corner", () => {
+  beforeEach(() => vi.useFakeTimers({ toFake: ["Date"], now: new Date("2025-01-10T12:00:00Z") }));
+  afterEach(() => vi.useRealTimers());
+
+  function app() {
+    const fake = fakeTransport({ ...baseView, phase: "welcome" });
+    const staff = fakeStaff();
+    render(App, { props: { api: fake.bridge, staffApi: staff.api } });
+    return { fake, staff };
+  }
+
+  async function tap(times: number, everyMs: number) {
+    for (let i = 0; i < times; i++) {
+      if (i > 0) vi.setSystemTime(Date.now() + everyMs);
+      await fireEvent.pointerDown(screen.getByTestId("staff-corner"));
+    }
+  }
+
+  it("is invisible to assistive tech and sits on the customer screens", async () => {
+    const { fake } = app();
+    await screen.findByTestId("screen-welcome");
+    const corner = screen.getByTestId("staff-corner");
+    expect(corner.getAttribute("aria-hidden")).toBe("true");
+    expect(corner.textContent).toBe("");
+    for (const phase of ["ordering", "unknown", "unavailable"] as const) {
+      fake.emit(EventCheckout, { ...baseView, phase });
+      flushSync();
+      expect(screen.getByTestId("staff-corner")).toBeTruthy();
+    }
+  });
+
+  it("does nothing after 4 taps", async () => {
+    const { staff } = app();
+    await screen.findByTestId("screen-welcome");
+    await tap(4, 300);
+    expect(screen.queryByTestId("pin-pad")).toBeNull();
+    expect(staff.names()).toEqual([]);
+  });
+
+  it("opens the PIN pad at the 5th tap within 3 seconds", async () => {
+    const { staff } = app();
+    await screen.findByTestId("screen-welcome");
+    await tap(5, 600);
+    expect(await screen.findByTestId("pin-pad")).toBeTruthy();
+    expect(screen.queryByTestId("staff-corner")).toBeNull();
+    expect(staff.names()).toEqual(["Gate"]);
+    // The customer screen waits underneath, out of reach.
+    const customer = document.querySelector<HTMLElement & { inert?: boolean }>(".app")!;
+    expect(customer.inert === true || customer.hasAttribute("inert")).toBe(true);
+    expect(customer.getAttribute("aria-hidden")).toBe("true");
+  });
+
+  it("does nothing when the taps are spread over more than 3 seconds", async () => {
+    app();
+    await screen.findByTestId("screen-welcome");
+    await tap(5, 800);
+    expect(screen.queryByTestId("pin-pad")).toBeNull();
+    for (let i = 0; i < 6; i++) {
+      vi.setSystemTime(Date.now() + 2000);
+      await tap(1, 0);
+    }
+    expect(screen.queryByTestId("pin-pad")).toBeNull();
+  });
+
+  it("opens with Ctrl+Alt+S too", async () => {
+    app();
+    await screen.findByTestId("screen-welcome");
+    await fireEvent.keyDown(window, { key: "s", code: "KeyS", ctrlKey: true });
+    expect(screen.queryByTestId("pin-pad")).toBeNull();
+    await fireEvent.keyDown(window, { key: "s", code: "KeyS", ctrlKey: true, altKey: true });
+    expect(await screen.findByTestId("pin-pad")).toBeTruthy();
+  });
+});
+
+describe("staff session", () => {
+  beforeEach(() => vi.useFakeTimers({ now: new Date("2025-01-10T12:00:00Z") }));
+  afterEach(() => vi.useRealTimers());
+
+  it("locks after 5 minutes without a touch and returns to the customer screen", async () => {
+    const { s, staff } = await unlocked();
+    await vi.advanceTimersByTimeAsync(4 * 60_000);
+    expect(screen.getByTestId("staff-shell")).toBeTruthy();
+    await vi.advanceTimersByTimeAsync(61_000);
+    expect(screen.queryByTestId("staff-shell")).toBeNull();
+    expect(screen.queryByTestId("pin-pad")).toBeNull();
+    expect(screen.getByTestId("staff-corner")).toBeTruthy();
+    expect(staff.names()).toContain("Lock");
+    expect(s.session).toBeNull();
+  });
+
+  it("stays open while staff touch the screens, sending Touch at most every 30 s", async () => {
+    const { staff } = await unlocked();
+    for (let i = 0; i < 20; i++) {
+      await vi.advanceTimersByTimeAsync(20_000);
+      await fireEvent.pointerDown(screen.getByTestId("staff-shell"));
+    }
+    expect(screen.getByTestId("staff-shell")).toBeTruthy();
+    const touches = staff.names().filter((n) => n === "Touch").length;
+    expect(touches).toBeGreaterThan(5);
+    expect(touches).toBeLessThanOrEqual(14);
+  });
+
+  it("locks at the backend's expiresAt", async () => {
+    await unlocked({ answers: { Unlock: () => ({ id: "s", who: "staff:s", expiresAt: "2025-01-10T12:02:00Z" }) } });
+    await vi.advanceTimersByTimeAsync(119_000);
+    expect(screen.getByTestId("staff-shell")).toBeTruthy();
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(screen.queryByTestId("staff-shell")).toBeNull();
+  });
+
+  it("locks on staff-lock", async () => {
+    const { staff } = await unlocked();
+    await fireEvent.click(screen.getByTestId("staff-lock"));
+    expect(screen.queryByTestId("staff-shell")).toBeNull();
+    expect(staff.last("Lock")?.args).toEqual(["sid-1"]);
+  });
+});
+
+describe("staff shell", () => {
+  it("has its tabs and shows quit only on the desktop", async () => {
+    const { unmount } = await unlocked();
+    for (const tab of ["terminal", "payments", "history", "settings", "report", "audit"]) {
+      expect(screen.getByTestId(`staff-tab-${tab}`).getAttribute("role")).toBe("tab");
+    }
+    expect(await screen.findByTestId("staff-version")).toBeTruthy();
+    expect(screen.queryByTestId("staff-quit")).toBeNull();
+    unmount();
+    await unlocked({ answers: { About: () => ({ ...baseAbout, browser: false }) } });
+    expect(await screen.findByTestId("staff-quit")).toBeTruthy();
+  });
+
+  it("offers to set a real PIN after a demo-PIN unlock, in the staff's language", async () => {
+    await unlocked({
+      answers: {
+        Unlock: () => ({ ...baseSession, demoPin: true, notice: "Demo mode: the staff PIN is the demo default, 1234." }),
+        Settings: () => [],
+      },
+    });
+    expect(screen.getByTestId("staff-demo-pin").textContent).toContain("demo PIN 1234");
+    expect(screen.queryByTestId("staff-message")).toBeNull();
+    await fireEvent.click(screen.getByTestId("staff-lang-fr"));
+    expect(screen.getByTestId("staff-tab-settings").textContent).toBe("Réglages");
+    await fireEvent.click(screen.getByTestId("staff-demo-pin-change"));
+    expect(screen.getByTestId("staff-tab-settings").getAttribute("aria-selected")).toBe("true");
+    expect(screen.getByTestId("change-pin")).toBeTruthy();
+  });
+
+  it("offers close-checkout only when the customer screen is stuck on unknown or failed", async () => {
+    const { kiosk, staff, unmount } = await unlocked({ view: { phase: "unknown" } });
+    staff.answers.CloseCheckout = () => ({ ...baseView, phase: "welcome" });
+    await fireEvent.click(screen.getByTestId("close-checkout"));
+    expect(staff.last("CloseCheckout")?.args).toEqual(["sid-1"]);
+    await vi.waitFor(() => expect(kiosk.k.checkout.phase).toBe("welcome"));
+    expect((await screen.findByTestId("staff-message")).textContent).toContain("back to the welcome screen");
+    expect(screen.queryByTestId("close-checkout")).toBeNull();
+    unmount();
+    await unlocked({ view: { phase: "paying" } });
+    expect(screen.queryByTestId("close-checkout")).toBeNull();
+  });
+
+  it("shows the terminal's own code and message in small print", async () => {
+    await unlocked({
+      answers: {
+        Terminal: () => fail("ETERMINAL", "The terminal refused to show its history.", { terminalCode: "HISTORY_KO", terminalMessage: "busy" }),
+      },
+    });
+    const err = await screen.findByTestId("staff-error");
+    expect(err.textContent).toContain("The terminal refused to show its history.");
+    expect(screen.getByTestId("staff-error-terminal").textContent).toContain("HISTORY_KO busy");
+  });
+
+  it("shows the terminal panel and saves an address", async () => {
+    const { staff } = await unlocked();
+    expect((await screen.findByTestId("terminal-reachable")).dataset.reachable).toBe("true");
+    staff.answers.SetTerminalAddress = ([, address]) => ({
+      status: { reachable: true, mode: "kiosk", clientTimeoutSeconds: 62, refundTimeoutSeconds: 62, requestOpenSeconds: 900 },
+      source: "discovery",
+      state: "connected",
+      inUse: { instance: "T1", address: "" },
+      candidates: [],
+      saved: { instance: "", address },
+      restartRequired: true,
+      note: "Saved for the next start.",
+    });
+    await fireEvent.input(screen.getByTestId("terminal-address-input"), { target: { value: "10.0.0.9:16125" } });
+    await fireEvent.click(screen.getByTestId("terminal-address-save"));
+    expect(staff.last("SetTerminalAddress")?.args).toEqual(["sid-1", "10.0.0.9:16125"]);
+    expect(await screen.findByTestId("terminal-restart")).toBeTruthy();
+  });
+});
+
+describe("money actions", () => {
+  async function openAttempt() {
+    const w = await unlocked();
+    await fireEvent.click(screen.getByTestId("staff-tab-payments"));
+    const row = await screen.findByTestId("attempt-row");
+    expect(row.dataset.uuid).toBe("0192-a");
+    expect(row.dataset.state).toBe("approved");
+    await fireEvent.click(row);
+    expect(screen.getByTestId("attempt-detail")).toBeTruthy();
+    return w;
+  }
+
+  it("asks before reversing, showing the amount the backend computed (amount + tip)", async () => {
+    const { staff } = await openAttempt();
+    staff.answers.Reverse = () => ({ attemptUuid: "0192-a", initialTransactionId: "TX-41", reversalTransactionId: "RV-1", amount: 1700 });
+    await fireEvent.click(screen.getByTestId("action-reverse"));
+    expect(screen.getByRole("alertdialog")).toBeTruthy();
+    expect(screen.getByTestId("confirm-amount").textContent).toBe("€17.00");
+    await fireEvent.click(screen.getByTestId("confirm-no"));
+    expect(screen.queryByTestId("confirm-dialog")).toBeNull();
+    expect(staff.names()).not.toContain("Reverse");
+
+    await fireEvent.click(screen.getByTestId("action-reverse"));
+    await fireEvent.click(screen.getByTestId("confirm-yes"));
+    expect(staff.last("Reverse")?.args).toEqual(["sid-1", "0192-a"]);
+    expect((await screen.findByTestId("staff-message")).textContent).toBe("Reversed €17.00: reversal RV-1.");
+  });
+
+  it("refunds the amount typed, in cents, after confirming it", async () => {
+    const { staff } = await openAttempt();
+    staff.answers.Refund = ([, order, cents]) => ({
+      idempotentUuid: "0192-r",
+      order,
+      kind: "refund",
+      policy: "refund",
+      state: "approved",
+      amount: cents,
+      giftAmount: 0,
+      sendCount: 1,
+    });
+    const input = screen.getByTestId("refund-amount-input") as HTMLInputElement;
+    expect(input.value).toBe("");
+    await fireEvent.input(input, { target: { value: "4.555" } });
+    await fireEvent.click(screen.getByTestId("action-refund"));
+    expect(screen.getByTestId("staff-error").textContent).toContain("Write an amount in EUR, like 4.50.");
+    expect(screen.queryByTestId("confirm-dialog")).toBeNull();
+
+    await fireEvent.input(input, { target: { value: "4,5" } });
+    await fireEvent.click(screen.getByTestId("action-refund"));
+    expect(screen.getByTestId("confirm-amount").textContent).toBe("€4.50");
+    await fireEvent.click(screen.getByTestId("confirm-yes"));
+    expect(staff.last("Refund")?.args).toEqual(["sid-1", "ord_41", 450]);
+    expect((await screen.findByTestId("staff-message")).textContent).toBe("Refund of €4.50: approved.");
+  });
+
+  it("settles an unknown payment from the terminal's evidence, after confirming", async () => {
+    const unknown = { ...approvedAttempt, idempotentUuid: "0192-u", state: "unknown" as const, giftAmount: 0, amount: 890, transactionId: undefined, needsAttention: true };
+    const { staff } = await unlocked({
+      answers: {
+        Attempts: () => ({ attempts: [unknown], total: 1, limit: 20, offset: 0 }),
+        ResolveUnknown: () => ({
+          attempt: unknown,
+          from: "2025-01-10T10:50:00Z",
+          to: "2025-01-10T11:10:00Z",
+          entries: [{ transactionId: "TX-43", status: "ok", type: "debit", amount: 890, cartId: "ord_41", inJournal: false }],
+          charged: [{ transactionId: "TX-43", status: "ok", type: "debit", amount: 890, cartId: "ord_41", inJournal: false }],
+          hint: "The terminal lists an approved transaction for this very order: the customer was most likely charged.",
+        }),
+        ConfirmUnknown: () => ({ ...unknown, state: "approved", needsAttention: false }),
+      },
+    });
+    await fireEvent.click(screen.getByTestId("staff-tab-payments"));
+    await fireEvent.click(await screen.findByTestId("attempt-row"));
+    expect(screen.queryByTestId("action-reverse")).toBeNull();
+    await fireEvent.click(screen.getByTestId("action-resolve"));
+    const evidence = await screen.findByTestId("resolve-evidence");
+    expect(evidence.textContent).toContain("most likely charged");
+    expect(within(evidence).getByTestId("resolve-entry").dataset.charged).toBe("true");
+    await fireEvent.input(screen.getByTestId("resolve-note"), { target: { value: "card ticket seen" } });
+    await fireEvent.click(screen.getByTestId("resolve-paid"));
+    expect(screen.getByTestId("confirm-amount").textContent).toBe("€8.90");
+    await fireEvent.click(screen.getByTestId("confirm-yes"));
+    expect(staff.last("ConfirmUnknown")?.args).toEqual(["sid-1", "0192-u", true, "card ticket seen"]);
+    expect((await screen.findByTestId("staff-message")).textContent).toBe("Recorded: approved.");
+  });
+
+  it("reverses a history transaction the journal does not know, with its own amount", async () => {
+    const { staff } = await unlocked({
+      answers: {
+        History: () => ({
+          entries: [
+            { transactionId: "TX-9", status: "ok", type: "debit", amount: 990, giftAmount: 10, currencyCode: "EUR", inJournal: false },
+            { transactionId: "TX-1", status: "ok", type: "debit", amount: 1500, currencyCode: "EUR", inJournal: true, attemptState: "approved" },
+          ],
+          total: 2,
+          limit: 50,
+          offset: 0,
+        }),
+        ReverseTransaction: () => ({ initialTransactionId: "TX-9", reversalTransactionId: "RV-9", amount: 1000 }),
+      },
+    });
+    await fireEvent.click(screen.getByTestId("staff-tab-history"));
+    const rows = await screen.findAllByTestId("history-row");
+    expect(rows.map((r) => [r.dataset.transactionId, r.dataset.inJournal])).toEqual([
+      ["TX-9", "false"],
+      ["TX-1", "true"],
+    ]);
+    expect(screen.getAllByTestId("history-reverse")).toHaveLength(1);
+    await fireEvent.click(screen.getByTestId("history-reverse"));
+    expect(screen.getByTestId("confirm-amount").textContent).toBe("€10.00");
+    await fireEvent.click(screen.getByTestId("confirm-yes"));
+    expect(staff.last("ReverseTransaction")?.args).toEqual(["sid-1", "TX-9"]);
+  });
+});
+
+describe("history comparison", () => {
+  it("lists the differences with their kind", async () => {
+    await unlocked({
+      answers: {
+        History: () => ({ entries: [], total: 0, limit: 50, offset: 0 }),
+        Compare: () => ({
+          day: "2025-01-10",
+          from: "",
+          to: "",
+          matched: 3,
+          terminal: [],
+          journal: [],
+          differences: [
+            { kind: "terminal_only", message: "The terminal lists an approved debit of 9.90 that the journal does not know.", at: "2025-01-10T11:00:00Z", transactionId: "TX-9", terminalAmount: 990 },
+            { kind: "state_mismatch", message: "Outcomes differ.", at: "2025-01-10T11:05:00Z" },
+          ],
+        }),
+      },
+    });
+    await fireEvent.click(screen.getByTestId("staff-tab-history"));
+    await fireEvent.input(screen.getByTestId("compare-day-input"), { target: { value: "2025-01-10" } });
+    await fireEvent.click(screen.getByTestId("compare-run"));
+    const list = await screen.findByTestId("diff-list");
+    expect(within(list).getAllByTestId("diff-row").map((r) => r.dataset.kind)).toEqual(["terminal_only", "state_mismatch"]);
+    expect(list.textContent).toContain("A charge the journal does not know");
+  });
+});
+
+describe("settings", () => {
+  const settings: Setting[] = [
+    { key: "kiosk.idle_seconds", value: 60, stored: null },
+    { key: "kiosk.languages", value: ["fr", "en", "es"], stored: ["fr", "en", "es"] },
+    { key: "receipt.columns", value: 48, stored: 12, ignored: true },
+  ];
+
+  it("saves a value and keeps what was typed when the backend refuses it", async () => {
+    const { staff } = await unlocked({ answers: { Settings: () => settings } });
+    await fireEvent.click(screen.getByTestId("staff-tab-settings"));
+    const idle = (await screen.findByTestId("setting-kiosk-idle_seconds")) as HTMLInputElement;
+    expect(idle.value).toBe("60");
+    expect(screen.getByTestId("setting-ignored-receipt-columns")).toBeTruthy();
+
+    staff.answers.SaveSetting = () => fail("EINVALID", "The value for kiosk.idle_seconds was refused (must be between 10 and 3600 seconds): the previous value is kept.");
+    await fireEvent.input(idle, { target: { value: "5" } });
+    await fireEvent.click(screen.getByTestId("setting-save-kiosk-idle_seconds"));
+    expect(staff.last("SaveSetting")?.args).toEqual(["sid-1", "kiosk.idle_seconds", 5]);
+    expect((await screen.findByTestId("staff-error")).textContent).toContain("must be between 10 and 3600 seconds");
+    expect((screen.getByTestId("setting-kiosk-idle_seconds") as HTMLInputElement).value).toBe("5");
+
+    staff.answers.SaveSetting = ([, key, value]) => settings.map((x) => (x.key === key ? { ...x, value, stored: value } : x));
+    await fireEvent.click(screen.getByTestId("setting-kiosk-languages-es"));
+    await fireEvent.click(screen.getByTestId("setting-save-kiosk-languages"));
+    expect(staff.last("SaveSetting")?.args).toEqual(["sid-1", "kiosk.languages", ["fr", "en"]]);
+    expect((await screen.findByTestId("staff-message")).textContent).toBe("Saved: Languages offered.");
+  });
+
+  it("changes the PIN after checking the two new ones match", async () => {
+    const { staff } = await unlocked();
+    await fireEvent.click(screen.getByTestId("staff-tab-settings"));
+    await fireEvent.input(screen.getByTestId("change-pin-current"), { target: { value: "1234" } });
+    await fireEvent.input(screen.getByTestId("change-pin-next"), { target: { value: "5678" } });
+    await fireEvent.input(screen.getByTestId("change-pin-confirm"), { target: { value: "5679" } });
+    await fireEvent.click(screen.getByTestId("change-pin-save"));
+    expect(staff.names()).not.toContain("ChangePIN");
+    expect(screen.getByTestId("staff-error").textContent).toBe("The two PINs are different. Start again.");
+    await fireEvent.input(screen.getByTestId("change-pin-confirm"), { target: { value: "5678" } });
+    await fireEvent.click(screen.getByTestId("change-pin-save"));
+    expect(staff.last("ChangePIN")?.args).toEqual(["sid-1", "1234", "5678"]);
+  });
+});
+
+describe("report and audit", () => {
+  it("shows journal and terminal totals side by side, and prints", async () => {
+    const { staff } = await unlocked({
+      answers: {
+        Report: () => ({
+          day: "2025-01-10",
+          currency: "EUR",
+          locale: "en",
+          generatedAt: "2025-01-10T18:00:00Z",
+          journal: { byScheme: [{ kind: "debit", scheme: "VISA", count: 2, amount: 3000, gift: 0 }], byKind: [{ kind: "debit", count: 2, amount: 3000, gift: 0 }], net: 3000 },
+          terminal: { byScheme: [{ kind: "debit", scheme: "VISA", count: 3, amount: 3990, gift: 0 }], byKind: [{ kind: "debit", count: 3, amount: 3990, gift: 0 }], net: 3990 },
+          differences: [{ kind: "terminal_only", message: "A charge.", at: "2025-01-10T11:00:00Z" }],
+        }),
+      },
+    });
+    await fireEvent.click(screen.getByTestId("staff-tab-report"));
+    await fireEvent.input(screen.getByTestId("report-day-input"), { target: { value: "2025-01-10" } });
+    await fireEvent.click(screen.getByTestId("report-run"));
+    expect(staff.last("Report")?.args).toEqual(["sid-1", "2025-01-10"]);
+    const row = await screen.findByTestId("report-kind-row");
+    expect(row.dataset.match).toBe("false");
+    expect(row.textContent).toContain("€30.00");
+    expect(row.textContent).toContain("€39.90");
+    expect(screen.getByTestId("report-net").dataset.match).toBe("false");
+    expect(screen.getAllByTestId("report-diff-row")).toHaveLength(1);
+    await fireEvent.click(screen.getByTestId("report-print"));
+    expect(staff.last("PrintReport")?.args).toEqual(["sid-1", "2025-01-10"]);
+  });
+
+  it("lists the audit trail", async () => {
+    await unlocked({ answers: { Audit: () => [{ at: "2025-01-10T12:00:00Z", who: "staff:sid-1", action: "unlock", detail: "staff session opened" }] } });
+    await fireEvent.click(screen.getByTestId("staff-tab-audit"));
+    const rows = await screen.findAllByTestId("audit-row");
+    expect(rows).toHaveLength(1);
+    expect(rows[0].textContent).toContain("staff session opened");
+  });
+});
