@@ -92,6 +92,7 @@ type envConfig struct {
 	limits  payment.Limits
 	catalog string
 	before  func(dir string, db *journal.DB)
+	sim     func(*terminalsim.Terminal)
 }
 
 func withLimits(l payment.Limits) envOption { return func(c *envConfig) { c.limits = l } }
@@ -99,6 +100,9 @@ func withCatalog(json string) envOption     { return func(c *envConfig) { c.cata
 func withSetup(f func(dir string, db *journal.DB)) envOption {
 	return func(c *envConfig) { c.before = f }
 }
+
+// withSim scripts the simulator before the Service starts (and recovers).
+func withSim(f func(*terminalsim.Terminal)) envOption { return func(c *envConfig) { c.sim = f } }
 
 func newEnv(t *testing.T, opts ...envOption) *env {
 	t.Helper()
@@ -132,6 +136,9 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	e.db = db
 	if cfg.before != nil {
 		cfg.before(e.dir, db)
+	}
+	if cfg.sim != nil {
+		cfg.sim(sim)
 	}
 	// The orchestrator exists before the Service: the Relay binds them.
 	relay := NewRelay(nil)

@@ -336,6 +336,35 @@ func TestStoppedDriverIsShownAsUnknown(t *testing.T) {
 	}
 }
 
+// The process stopped while a card payment was out; at the next start the
+// terminal says it was declined. The customer is long gone: the order must
+// not stay "open" forever.
+func TestRecoveredDeclinedOrderIsCancelled(t *testing.T) {
+	const orderID = "20261122-008"
+	uuid := "01a20000-0000-7000-8000-000000000008"
+	e := newEnv(t, withSim(func(sim *terminalsim.Terminal) { sim.Script(terminalsim.Decline()) }),
+		withSetup(func(dir string, db *journal.DB) {
+			ctx := context.Background()
+			if err := db.CreateOrder(ctx, journal.Order{ID: orderID, Currency: "EUR", Total: 540, Data: []byte(`{}`), CreatedAt: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			body := `{"amount":540,"transactionType":"debit","idempotentUuid":"` + uuid + `","cartId":"` + orderID + `","enableGiftScreen":false}`
+			if _, err := db.PrepareAttempt(ctx, journal.Attempt{UUID: uuid, OrderID: orderID, Kind: journal.KindDebit, Amount: 540,
+				Policy: journal.PolicyKiosk, Terminal: "sim", RequestBody: []byte(body)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.MarkSent(ctx, uuid); err != nil {
+				t.Fatal(err)
+			}
+		}))
+	if a, err := e.db.Attempt(e.ctx, uuid); err != nil || a.State != journal.StateDeclined {
+		t.Fatalf("recovered attempt %+v %v", a, err)
+	}
+	if o := e.order(orderID); o.Status != journal.OrderCancelled {
+		t.Errorf("an order recovered as declined, nothing charged, is %q: it would stay open forever", o.Status)
+	}
+}
+
 // The process stopped while the meal-voucher part of a split tender was out.
 // At the next start, recovery resends it and the terminal says it was
 // charged; the card part never existed. The order must not stay "open" with

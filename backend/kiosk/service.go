@@ -241,12 +241,17 @@ func (s *Service) Run(ctx context.Context) {
 	}
 }
 
-// flagPartlyPaid marks an order staff must look at when recovery left it
-// partly paid: a meal-voucher part charged and no card part after it, the
-// customer long gone. Nobody else would ever see it.
-func (s *Service) flagPartlyPaid(ctx context.Context, orderID string) {
+// settleRecovered closes an order recovery left behind, the customer long
+// gone, once none of its attempts is still open: cancelled when nothing
+// was charged, needs_attention when a part was (a meal-voucher part and no
+// card part after it): nobody else would ever look at either.
+func (s *Service) settleRecovered(ctx context.Context, orderID string) {
 	sum, err := s.cfg.Payments.Summary(ctx, orderID)
-	if err != nil || sum.Paid <= 0 || sum.Paid >= sum.Total {
+	if err != nil || sum.Paid >= sum.Total {
+		return
+	}
+	ord, err := s.cfg.Journal.Order(ctx, orderID)
+	if err != nil || ord.Status != journal.OrderOpen {
 		return
 	}
 	atts, err := s.cfg.Journal.AttemptsForOrder(ctx, orderID)
@@ -254,16 +259,20 @@ func (s *Service) flagPartlyPaid(ctx context.Context, orderID string) {
 		return
 	}
 	for _, a := range atts {
-		if a.State.Open() {
-			return // still being resolved: its outcome settles the order
+		if a.State.Open() || a.State == journal.StateUnknown {
+			return // still being resolved, or staff's to settle
 		}
 	}
-	note := fmt.Sprintf("recovered partly paid: %d of %d charged, no attempt left; call the customer or refund", sum.Paid, sum.Total)
-	if err := s.cfg.Journal.SetOrderStatus(ctx, orderID, journal.OrderNeedsAttention, note); err != nil {
-		s.log.Error("flag a partly paid order", "order", orderID, "err", err)
+	status, note := journal.OrderCancelled, "recovered after a stop: not charged, the customer gone"
+	if sum.Paid > 0 {
+		status = journal.OrderNeedsAttention
+		note = fmt.Sprintf("recovered partly paid: %d of %d charged, no attempt left; call the customer or refund", sum.Paid, sum.Total)
+	}
+	if err := s.cfg.Journal.SetOrderStatus(ctx, orderID, status, note); err != nil {
+		s.log.Error("settle a recovered order", "order", orderID, "status", status, "err", err)
 		return
 	}
-	s.log.Warn("order partly paid after recovery: needs attention", "order", orderID, "paid", sum.Paid, "total", sum.Total)
+	s.log.Warn("order settled after recovery", "order", orderID, "status", status, "paid", sum.Paid, "total", sum.Total)
 }
 
 func (s *Service) recoverLoop(ctx context.Context) {
@@ -271,7 +280,7 @@ func (s *Service) recoverLoop(ctx context.Context) {
 		views, err := s.cfg.Payments.Recover(ctx)
 		for _, v := range views {
 			s.log.Warn("recovered an unfinished attempt", "uuid", v.UUID, "order", v.OrderID, "state", v.State, "message", v.Message)
-			s.flagPartlyPaid(ctx, v.OrderID)
+			s.settleRecovered(ctx, v.OrderID)
 		}
 		s.mu.Lock()
 		if err == nil {
