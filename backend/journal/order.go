@@ -42,9 +42,23 @@ func validCurrency(c string) bool {
 	return true
 }
 
+// SettingWrite is a setting written in the same transaction as something
+// else (see CreateOrder).
+type SettingWrite struct {
+	Key   string
+	Value json.RawMessage
+}
+
 // CreateOrder records a new order. Status defaults to open; CreatedAt to now.
-// ECONFLICT if an order with this id exists.
-func (db *DB) CreateOrder(ctx context.Context, o Order) error {
+// ECONFLICT if an order with this id exists. The settings in with are
+// written in the same transaction (the kiosk's order sequence): one
+// durable write instead of two before the payment leaves.
+func (db *DB) CreateOrder(ctx context.Context, o Order, with ...SettingWrite) error {
+	for _, w := range with {
+		if w.Key == "" || !json.Valid(w.Value) {
+			return Errorf(EINVALID, "order %s: setting %q with a value that is not valid JSON", o.ID, w.Key)
+		}
+	}
 	switch {
 	case o.ID == "":
 		return Errorf(EINVALID, "order id is empty")
@@ -85,10 +99,17 @@ func (db *DB) CreateOrder(ctx context.Context, o Order) error {
 			o.ID, unixMS(created), unixMS(now), o.Currency, o.Total, string(o.Status), data); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx,
+		if _, err = tx.ExecContext(ctx,
 			`INSERT INTO order_events (order_id, at, from_status, to_status, note) VALUES (?, ?, NULL, ?, 'created')`,
-			o.ID, unixMS(now), string(o.Status))
-		return err
+			o.ID, unixMS(now), string(o.Status)); err != nil {
+			return err
+		}
+		for _, w := range with {
+			if err := upsertSetting(ctx, tx, w.Key, w.Value, now); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"time"
 )
 
 // Setting returns the raw JSON value stored under key, and whether there is one.
@@ -30,11 +31,15 @@ func (db *DB) SetSetting(ctx context.Context, key string, value json.RawMessage)
 		return Errorf(EINVALID, "setting %s: value is not valid JSON", key)
 	}
 	return db.update(ctx, "write setting "+key, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
-			ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-			key, string(value), unixMS(db.now()))
-		return err
+		return upsertSetting(ctx, tx, key, value, db.now())
 	})
+}
+
+func upsertSetting(ctx context.Context, tx *sql.Tx, key string, value json.RawMessage, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+		key, string(value), unixMS(now))
+	return err
 }
 
 // Settings returns every stored setting.

@@ -468,17 +468,14 @@ func (s *Service) createOrder(ctx context.Context, ord *order) (id, number strin
 		if err != nil {
 			return "", "", err
 		}
-		err = s.cfg.Journal.CreateOrder(ctx, journal.Order{ID: id, Currency: ord.currency, Total: ord.total, Data: data, CreatedAt: ord.created})
+		raw, _ := json.Marshal(seq)
+		err = s.cfg.Journal.CreateOrder(ctx, journal.Order{ID: id, Currency: ord.currency, Total: ord.total, Data: data, CreatedAt: ord.created},
+			journal.SettingWrite{Key: settingOrderSequence, Value: raw})
 		if journal.ErrorCode(err) == journal.ECONFLICT {
 			continue
 		}
 		if err != nil {
 			return "", "", err
-		}
-		raw, _ := json.Marshal(seq)
-		if err := s.cfg.Journal.SetSetting(ctx, settingOrderSequence, raw); err != nil {
-			// The id is unique anyway: the next order skips the taken ones.
-			s.log.Warn("store the order sequence", "err", err)
 		}
 		return id, number, nil
 	}
