@@ -685,31 +685,7 @@ func (s *Service) Finish() (CheckoutView, error) {
 // or failed (the order is cancelled, or needs_attention when a part was
 // charged), or from ordering and approved. Refused while a payment is
 // out: the terminal may still charge.
-func (s *Service) Release() (CheckoutView, error) {
-	var (
-		ord  *order
-		paid int64
-	)
-	v := s.intent(func() string {
-		switch s.co.phase {
-		case PhaseWelcome, PhaseUnavailable:
-			return ""
-		case PhaseOrdering, PhaseApproved, PhaseUnknown:
-		case PhaseDeclined, PhaseFailed:
-			ord = s.co.order
-			if s.co.payment != nil {
-				paid = s.co.payment.Paid
-			}
-		default:
-			return ErrWrongPhase
-		}
-		s.resetLocked(PhaseWelcome)
-		s.availabilityLocked()
-		return ""
-	})
-	s.closeOrder(ord, paid)
-	return v, nil
-}
+func (s *Service) Release() (CheckoutView, error) { return s.leave(PhaseUnknown) }
 
 // CancelOrder gives up an order that was not charged: declined/failed →
 // welcome. Refused once a part was charged (ErrPartlyPaid).
@@ -734,17 +710,22 @@ func (s *Service) CancelOrder() (CheckoutView, error) {
 // Abandon is the idle timeout: back to welcome from ordering, declined,
 // failed or approved (no receipt). Never while a payment is out, nor from
 // unknown (staff must see the order number).
-func (s *Service) Abandon() (CheckoutView, error) {
+func (s *Service) Abandon() (CheckoutView, error) { return s.leave() }
+
+// leave goes back to welcome from ordering, approved, declined, failed or
+// one of also; an order left declined or failed is closed (closeOrder).
+// Never while a payment is out.
+func (s *Service) leave(also ...Phase) (CheckoutView, error) {
 	var (
 		ord  *order
 		paid int64
 	)
 	v := s.intent(func() string {
-		switch s.co.phase {
-		case PhaseWelcome, PhaseUnavailable:
+		switch p := s.co.phase; {
+		case p == PhaseWelcome || p == PhaseUnavailable:
 			return ""
-		case PhaseOrdering, PhaseApproved:
-		case PhaseDeclined, PhaseFailed:
+		case p == PhaseOrdering || p == PhaseApproved || slices.Contains(also, p):
+		case p == PhaseDeclined || p == PhaseFailed:
 			ord = s.co.order
 			if s.co.payment != nil {
 				paid = s.co.payment.Paid
