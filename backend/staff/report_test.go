@@ -377,3 +377,29 @@ func TestAuditReversalsFoundForTheirDayOnly(t *testing.T) {
 		t.Fatalf("reversals four days ago %v", got)
 	}
 }
+
+// TestCurrencyCheckedAgainstTheTerminal: the kiosk's currency must be the
+// one the terminal charges in (its history says which); a terminal that
+// does not answer leaves the setting as it was.
+func TestCurrencyCheckedAgainstTheTerminal(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	// An empty history cannot disagree.
+	if err := e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingCurrency, json.RawMessage(`"CHF"`)); err != nil {
+		t.Fatal(err)
+	}
+	e.pay(e.order(500), 500, journal.PolicyKiosk, journal.StateApproved) // the simulator charges in EUR
+	se := wantCode(t, e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingCurrency, json.RawMessage(`"GBP"`)), EINVALID)
+	if !strings.Contains(se.Message, "in EUR") {
+		t.Fatalf("message %q", se.Message)
+	}
+	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingCurrency, json.RawMessage(`"USD"`)), EINVALID)
+	if err := e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingCurrency, json.RawMessage(`"EUR"`)); err != nil {
+		t.Fatal(err)
+	}
+	e.sim.Close()
+	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingCurrency, json.RawMessage(`"CHF"`)), ETERMINAL)
+	if raw, _, _ := e.db.Setting(e.ctx, kiosk.SettingCurrency); string(raw) != `"EUR"` {
+		t.Fatalf("stored %s, want EUR kept", raw)
+	}
+}

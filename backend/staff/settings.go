@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
 // EditableSettings are the keys staff may change: the kiosk's settings.
@@ -106,6 +108,14 @@ func (s *Staff) SaveSetting(ctx context.Context, sessionID, key string, value js
 	all, err := s.cfg.Journal.Settings(ctx)
 	if err != nil {
 		return journalErr(err, "Reading the settings")
+	}
+	if key == kiosk.SettingCurrency {
+		if reason, err := s.checkCurrency(ctx, value); err != nil {
+			return err
+		} else if reason != "" {
+			s.audit(ctx, sess.Who, "setting_refused", key, fmt.Sprintf("refused %s: %s", value, reason), nil)
+			return errorf(EINVALID, "The value for %s was refused (%s): the previous value is kept.", key, reason)
+		}
 	}
 	if reason, err := s.validate(ctx, all, key, value); err != nil {
 		return err
@@ -214,4 +224,36 @@ func (w *warnings) languageMismatch() bool {
 		}
 	}
 	return false
+}
+
+// TerminalCurrencies are the currencies a terminal's merchant profile can
+// have (the Local API specification).
+var TerminalCurrencies = []string{"EUR", "CHF", "GBP"}
+
+// checkCurrency checks a new kiosk currency against the terminal: the
+// terminal charges in its merchant profile's currency, whatever the kiosk
+// shows, so a kiosk in another currency would show prices it does not
+// charge. Its recent history tells which currency that is; an empty history
+// cannot disagree.
+func (s *Staff) checkCurrency(ctx context.Context, value json.RawMessage) (string, error) {
+	var cur string
+	if err := json.Unmarshal(value, &cur); err != nil {
+		return "not a currency code", nil
+	}
+	if !slices.Contains(TerminalCurrencies, cur) {
+		return fmt.Sprintf("the terminal charges in %s only", strings.Join(TerminalCurrencies, ", ")), nil
+	}
+	tctx, cancel := s.terminalCtx(ctx)
+	defer cancel()
+	list, err := s.cfg.Terminal.Transactions(tctx, &localapi.TransactionsRequest{Limit: 50})
+	if err != nil {
+		return "", &Error{Code: ETERMINAL, Err: err,
+			Message: "The currency cannot be checked against the terminal, which does not answer: nothing was changed. Try again once it is on."}
+	}
+	for _, e := range list.Transactions {
+		if e.CurrencyCode != "" && !strings.EqualFold(e.CurrencyCode, cur) {
+			return fmt.Sprintf("the terminal's payments are in %s, its merchant profile's currency", strings.ToUpper(e.CurrencyCode)), nil
+		}
+	}
+	return "", nil
 }
