@@ -442,6 +442,7 @@ func runDesktop(flags commonFlags) error {
 		// per user under %APPDATA%, not beside the executable in Program Files.
 		Windows: &windows.Options{
 			IsZoomControlEnabled: false,
+			DisablePinchZoom:     true,
 		},
 	})
 }

@@ -2,15 +2,24 @@ import { mount } from "svelte";
 import App from "./App.svelte";
 import "./app.css";
 import { useTransport } from "./lib/bridge";
+import { installLockdown } from "./lib/lockdown";
 import { useStaffTransport } from "./lib/staffBridge";
 import type { OrderingView } from "./screens/Ordering.svelte";
 
 const target = document.getElementById("app");
 if (!target) throw new Error("missing #app element");
 
+const query = new URLSearchParams(location.search);
+
+// The navigation lock (lib/lockdown.ts): no leaving the app, no context menu,
+// no zoom, no browser tools. In every mode, desktop and browser, built or
+// not, except the dev server's mock with ?unlocked (`npm run dev`, then
+// /?mock&unlocked), where developers want the context menu and devtools.
+// A build ignores ?unlocked.
+if (!(import.meta.env.DEV && query.has("mock") && query.has("unlocked"))) installLockdown(window);
+
 // ?mock: a scripted fake backend to look at the screens without the Go side.
 // Loaded on demand so it stays out of the main bundle.
-const query = new URLSearchParams(location.search);
 if (query.has("mock")) {
   const [{ mockOptionsFromURL, mockTransport }, { mockStaffTransport, staffMockOptionsFromURL }] = await Promise.all([
     import("./lib/mock"),
