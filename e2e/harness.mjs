@@ -67,8 +67,9 @@ function stop(proc) {
  * setup starts a simulator, a kiosk on it, and a browser page on the kiosk.
  * Options: timescale (the simulator's), viewport, terminal ("sim" or a
  * dead address for the unreachable case), dataDir (the kiosk's data
- * directory, default a fresh one) and keepDataDir (leave it in place at the
- * end: a mount point, say, that its test removes itself).
+ * directory, default a fresh one), keepDataDir (leave it in place at the
+ * end: a mount point, say, that its test removes itself) and serveArgs (more
+ * flags for `comptoir serve`: --client-timeout, --request-open, ...).
  */
 export async function setup(t, opts = {}) {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "comptoir-e2e-data-"));
@@ -79,7 +80,10 @@ export async function setup(t, opts = {}) {
   const simBase = sim.url.replace(/\/localapi\/v4$/, "");
   const terminal = opts.terminal ?? sim.url;
   const startKiosk = () =>
-    start(["serve", "--addr", "127.0.0.1:0", "--terminal", terminal, "--data-dir", dataDir], /Comptoir at (http:\/\/\S+\/)/);
+    start(
+      ["serve", "--addr", "127.0.0.1:0", "--terminal", terminal, "--data-dir", dataDir, ...(opts.serveArgs ?? [])],
+      /Comptoir at (http:\/\/\S+\/)/,
+    );
   let kiosk = await startKiosk();
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium",

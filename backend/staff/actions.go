@@ -183,7 +183,11 @@ func (s *Staff) Refund(ctx context.Context, sessionID, orderID string, amount in
 		if max <= 0 {
 			return payment.View{}, errorf(EINVALID, "Nothing can be refunded on this order: nothing approved is left to refund.")
 		}
-		return payment.View{}, errorf(EINVALID, "This order can be refunded %d cents at most (what was charged, less what was already refunded).", max)
+		currency := ""
+		if o, err := s.cfg.Journal.Order(ctx, orderID); err == nil {
+			currency = o.Currency
+		}
+		return payment.View{}, errorf(EINVALID, "This order can be refunded %s at most (what was charged, less what was already refunded).", formatMoney(max, currency))
 	}
 	v, err := s.cfg.Payments.Pay(ctx, payment.Request{
 		OrderID: orderID, Amount: amount, Policy: journal.PolicyRefund, Reference: sess.Who,

@@ -228,7 +228,7 @@ func TestRefundWithinWhatWasCharged(t *testing.T) {
 	before := len(e.sim.Ledger())
 	_, err = e.st.Refund(e.ctx, s.ID, ord, 1600)
 	se := wantCode(t, err, EINVALID)
-	if !strings.Contains(se.Message, "1500") {
+	if !strings.Contains(se.Message, "15.00 EUR") {
 		t.Fatalf("message %q", se.Message)
 	}
 	if len(e.sim.Ledger()) != before {

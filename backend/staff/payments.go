@@ -530,8 +530,8 @@ func (s *Staff) compare(ctx context.Context, d dayData) Comparison {
 	for _, r := range d.reversals {
 		known[r.rec.ReversalTransactionID] = r.rec
 	}
-	money := func(v int64) string { return fmt.Sprintf("%d.%02d", v/100, v%100) }
 	for _, e := range d.entries {
+		money := func(v int64) string { return formatMoney(v, e.CurrencyCode) }
 		h := s.historyEntry(e)
 		day := inDay(h.Created, d.start, d.end)
 		if e.Type == localapi.HistoryReversal {
@@ -607,7 +607,7 @@ func (s *Staff) compare(ctx context.Context, d dayData) Comparison {
 		}
 		c.Differences = append(c.Differences, Difference{Kind: DiffJournalOnly, At: a.CreatedAt, TransactionID: a.TransactionID,
 			AttemptUUID: a.UUID, OrderID: a.OrderID, JournalAmount: v.Amount + v.GiftAmount, JournalState: a.State,
-			Message: fmt.Sprintf("The journal holds an approved %s of %s (order %s) that the terminal does not list.", a.Kind, money(v.Amount+v.GiftAmount), orDash(v.OrderNumber, a.OrderID))})
+			Message: fmt.Sprintf("The journal holds an approved %s of %s (order %s) that the terminal does not list.", a.Kind, formatMoney(v.Amount+v.GiftAmount, v.Currency), orDash(v.OrderNumber, a.OrderID))})
 	}
 	return c
 }

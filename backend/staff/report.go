@@ -172,6 +172,15 @@ func decimal(cents int64) string {
 	return fmt.Sprintf("%s%d.%02d", sign, cents/100, cents%100)
 }
 
+// formatMoney is an amount for a sentence: "3.80 EUR" (the currency left
+// out when unknown).
+func formatMoney(cents int64, currency string) string {
+	if currency == "" {
+		return decimal(cents)
+	}
+	return decimal(cents) + " " + strings.ToUpper(currency)
+}
+
 // CSV is the report for a spreadsheet: one row per total (section totals),
 // then one per difference.
 func (r Report) CSV() []byte {

@@ -452,6 +452,57 @@ describe("money actions", () => {
     expect((await screen.findByTestId("staff-message")).textContent).toBe("Recorded: approved.");
   });
 
+  it("shows a settled attempt as the backend answered it, though the attention filter no longer lists it", async () => {
+    const unknown = { ...approvedAttempt, idempotentUuid: "0192-u", state: "unknown" as const, giftAmount: 0, amount: 890, transactionId: undefined, needsAttention: true };
+    let settled = false;
+    const { staff } = await unlocked({
+      answers: {
+        // needsAttention filters it out once settled.
+        Attempts: () => ({ attempts: settled ? [] : [unknown], total: settled ? 0 : 1, limit: 20, offset: 0 }),
+        ResolveUnknown: () => ({ attempt: unknown, from: "2025-01-10T10:50:00Z", to: "2025-01-10T11:10:00Z", entries: [], charged: [], hint: "none" }),
+        ConfirmUnknown: () => {
+          settled = true;
+          return { ...unknown, state: "declined", needsAttention: false, orderStatus: "open" };
+        },
+      },
+    });
+    await fireEvent.click(screen.getByTestId("staff-tab-payments"));
+    await fireEvent.click(screen.getByTestId("filter-attention"));
+    await fireEvent.submit(screen.getByTestId("filter-apply").closest("form")!);
+    await fireEvent.click(await screen.findByTestId("attempt-row"));
+    await fireEvent.click(screen.getByTestId("action-resolve"));
+    await fireEvent.click(await screen.findByTestId("resolve-not-paid"));
+    await fireEvent.click(screen.getByTestId("confirm-yes"));
+    await screen.findByTestId("staff-message");
+    await vi.waitFor(() => expect(screen.queryByTestId("attempt-row")).toBeNull());
+    const detail = screen.getByTestId("attempt-detail");
+    expect(detail.dataset.state).toBe("declined");
+    expect(screen.queryByTestId("action-resolve")).toBeNull();
+    expect(staff.names().filter((n) => n === "ConfirmUnknown")).toHaveLength(1);
+  });
+
+  it("offers no second reversal once reversed, though the list no longer shows the attempt", async () => {
+    let reversed = false;
+    const { staff } = await unlocked({
+      answers: {
+        Attempts: () => ({ attempts: reversed ? [] : [approvedAttempt], total: reversed ? 0 : 1, limit: 20, offset: 0 }),
+        Reverse: () => {
+          reversed = true;
+          return { attemptUuid: "0192-a", initialTransactionId: "TX-41", reversalTransactionId: "RV-1", amount: 1700 };
+        },
+      },
+    });
+    await fireEvent.click(screen.getByTestId("staff-tab-payments"));
+    await fireEvent.click(await screen.findByTestId("attempt-row"));
+    await fireEvent.click(screen.getByTestId("action-reverse"));
+    await fireEvent.click(screen.getByTestId("confirm-yes"));
+    await screen.findByTestId("staff-message");
+    await vi.waitFor(() => expect(screen.queryByTestId("attempt-row")).toBeNull());
+    expect(screen.getByTestId("attempt-reversed").textContent).toContain("RV-1");
+    expect(screen.queryByTestId("action-reverse")).toBeNull();
+    expect(staff.names().filter((n) => n === "Reverse")).toHaveLength(1);
+  });
+
   it("reverses a history transaction the journal does not know, with its own amount", async () => {
     const { staff } = await unlocked({
       answers: {

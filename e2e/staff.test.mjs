@@ -1,0 +1,766 @@
+// End-to-end: staff mode in Chromium, against the simulated terminal. The
+// PIN pad and its lockout, a reversal, a refund, an attempt whose outcome is
+// unknown settled by staff, a charge the journal does not know found by the
+// day's comparison, and the customer screens' lack of any way in without
+// the PIN. Each test asserts on the screen and on the simulator's ledger or
+// state. Screenshots go to build/e2e/staff-*.png.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { setup } from "./harness.mjs";
+
+const tid = (id) => `[data-testid="${id}"]`;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const screen = (env, name, timeout = 20000) => env.page.locator(tid(`screen-${name}`)).waitFor({ timeout });
+const ofKind = (ledger, kind) => ledger.filter((l) => l.kind === kind);
+
+// The staff PIN every test sets at first run.
+const PIN = "2468";
+
+// The embedded demo menu: a croissant is 1,30 €, a café crème 3,20 €, a
+// jambon-beurre 5,90 €.
+const category = { croissant: "viennoiseries", "cafe-creme": "boissons", "jambon-beurre": "sales" };
+
+/** order starts in English and puts products (id → quantity) in the cart, then opens the cart. */
+async function order(env, items) {
+  const { page } = env;
+  await page.locator(tid("start-en")).click();
+  await screen(env, "menu");
+  for (const [id, qty] of Object.entries(items)) {
+    await page.locator(tid(`category-${category[id]}`)).click();
+    await page.locator(tid(`product-${id}`)).click();
+    await page.locator(tid("product-detail")).waitFor();
+    for (let i = 1; i < qty; i++) await page.locator(tid("qty-plus")).click();
+    await page.locator(tid("add-to-cart")).click();
+  }
+  await page.locator(tid("open-cart")).click();
+  await screen(env, "cart");
+}
+
+/** payByCard goes from the cart to the payment choice and picks the card. */
+async function payByCard(env) {
+  await env.page.locator(tid("go-pay")).click();
+  await screen(env, "payment-choice");
+  await env.page.locator(tid("pay-card")).click();
+}
+
+/**
+ * paidOrder orders, pays by card, checks the charge in the ledger and goes
+ * back to the welcome screen. It returns the attempt's uuid (the
+ * idempotentUuid the terminal saw) and the ledger's debit.
+ */
+async function paidOrder(env, items, total) {
+  const before = ofKind(await env.ledger(), "debit").length;
+  await order(env, items);
+  await payByCard(env);
+  await screen(env, "approved");
+  const debits = ofKind(await env.ledger(), "debit");
+  assert.equal(debits.length, before + 1, "one new charge on the terminal");
+  const debit = debits.at(-1);
+  assert.equal(debit.total, total);
+  await env.page.locator(tid("finish")).click();
+  await screen(env, "welcome");
+  return { uuid: debit.idempotentUuid, debit };
+}
+
+/** staffCall makes a staff call over HTTP, as the page would, and returns the envelope. */
+async function staffCall(env, name, ...args) {
+  const res = await fetch(new URL(`api/staff/${name}`, env.kioskURL), {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(args),
+  });
+  assert.equal(res.status, 200, `${name}: HTTP ${res.status}`);
+  return res.json();
+}
+
+/** tapCorner taps the hidden staff corner n times, pause ms apart. */
+async function tapCorner(env, n, pause = 0) {
+  for (let i = 0; i < n; i++) {
+    if (i && pause) await sleep(pause);
+    await env.page.locator(tid("staff-corner")).click();
+  }
+}
+
+/** openPad opens the PIN pad the way staff do: five taps on the corner. */
+async function openPad(env) {
+  await tapCorner(env, 5);
+  await env.page.locator(tid("pin-pad")).waitFor();
+}
+
+/** typePin enters a PIN on the pad's keys and presses OK. */
+async function typePin(env, pin) {
+  for (const d of pin) await env.page.locator(tid(`pin-key-${d}`)).click();
+  await env.page.locator(tid("pin-ok")).click();
+}
+
+/**
+ * enterStaff opens the staff screens: at first run it sets the PIN (twice),
+ * afterwards it unlocks with it. The staff screens are then switched to
+ * English.
+ */
+async function enterStaff(env, { firstRun = false } = {}) {
+  const { page } = env;
+  await openPad(env);
+  if (firstRun) {
+    await page.locator(`${tid("pin-setup")}[data-step="enter"]`).waitFor();
+    await typePin(env, PIN);
+    await page.locator(`${tid("pin-setup")}[data-step="confirm"]`).waitFor();
+  }
+  await typePin(env, PIN);
+  await page.locator(tid("staff-shell")).waitFor();
+  await page.locator(tid("staff-lang-en")).click();
+}
+
+/** openTab shows a staff tab. */
+async function openTab(env, tab) {
+  await env.page.locator(tid(`staff-tab-${tab}`)).click();
+  await env.page.locator(`#staff-panel[data-tab="${tab}"]`).waitFor();
+}
+
+const row = (uuid) => `${tid("attempt-row")}[data-uuid="${uuid}"]`;
+
+/** confirmYes waits for the confirmation dialog, checks its amount, and says yes. */
+async function confirmYes(env, amount) {
+  const { page } = env;
+  await page.locator(tid("confirm-dialog")).waitFor();
+  if (amount) assert.match(await page.locator(tid("confirm-amount")).innerText(), amount);
+  await page.locator(tid("confirm-yes")).click();
+  await page.locator(tid("confirm-dialog")).waitFor({ state: "detached" });
+}
+
+/** inSight says whether an element lies wholly within the window and is what a tap at its centre hits. */
+const inSight = (locator) =>
+  locator.evaluate((el) => {
+    const r = el.getBoundingClientRect();
+    const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    return r.left >= 0 && r.top >= 0 && r.right <= innerWidth && r.bottom <= innerHeight && !!hit && (hit === el || el.contains(hit));
+  });
+
+const noStaffUI = async (page) => (await page.locator(`${tid("pin-pad")}, ${tid("staff-shell")}`).count()) === 0;
+
+test("PIN: set at first run, then three wrong PINs lock the pad and the right PIN is refused", async (t) => {
+  const env = await setup(t);
+  const { page } = env;
+  await screen(env, "welcome");
+  const gate = await staffCall(env, "Gate");
+  assert.deepEqual(gate, { ok: true, value: { hasPin: false, demo: false } });
+
+  // First run: the pad asks for a new PIN, twice.
+  await openPad(env);
+  assert.equal(await page.locator(tid("pin-pad")).getAttribute("data-mode"), "setup");
+  await page.locator(`${tid("pin-setup")}[data-step="enter"]`).waitFor();
+  await env.screenshot("staff-pin-setup");
+  await typePin(env, PIN);
+  await page.locator(`${tid("pin-setup")}[data-step="confirm"]`).waitFor();
+  assert.equal(await page.locator(tid("pin-dots")).getAttribute("data-count"), "0", "the first entry is not left on the pad");
+  await typePin(env, PIN);
+  await page.locator(tid("staff-shell")).waitFor();
+  assert.equal((await staffCall(env, "Gate")).value.hasPin, true);
+  // Once set, the PIN cannot be set again without it.
+  const again = await staffCall(env, "SetPIN", "1111");
+  assert.equal(again.ok, false);
+  assert.equal(again.error.code, "EPIN_SET");
+
+  // Lock: back to the customer screen.
+  await page.locator(tid("staff-lock")).click();
+  await page.locator(tid("staff-shell")).waitFor({ state: "detached" });
+  await screen(env, "welcome");
+  assert.ok(await noStaffUI(page));
+
+  // Reopen: now it asks for the PIN; three wrong ones lock the pad.
+  await openPad(env);
+  assert.equal(await page.locator(tid("pin-pad")).getAttribute("data-mode"), "unlock");
+  assert.equal(await page.locator(tid("pin-setup")).count(), 0);
+  await typePin(env, "0000");
+  await page.locator(tid("pin-error")).filter({ hasText: /2 more/ }).waitFor();
+  await typePin(env, "1357");
+  await page.locator(tid("pin-error")).filter({ hasText: /1 more/ }).waitFor();
+  await typePin(env, "9999");
+  const locked = page.locator(tid("pin-locked"));
+  await locked.waitFor();
+  const seconds = Number(await locked.getAttribute("data-seconds"));
+  assert.ok(seconds > 0 && seconds <= 30, `countdown ${seconds}`);
+  for (const k of ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"]) {
+    assert.ok(await page.locator(tid(`pin-key-${k}`)).isDisabled(), `key ${k} is disabled while locked`);
+  }
+  assert.ok(await page.locator(tid("pin-clear")).isDisabled());
+  assert.ok(await page.locator(tid("pin-ok")).isDisabled());
+  assert.equal(await page.locator(tid("staff-shell")).count(), 0);
+  await env.screenshot("staff-pin-locked");
+  // The countdown runs.
+  await page.waitForFunction(
+    ([sel, s]) => Number(document.querySelector(sel)?.getAttribute("data-seconds")) < s,
+    [tid("pin-locked"), seconds],
+    { timeout: 3000 },
+  );
+
+  // The right PIN is refused while locked: by the backend...
+  const refused = await page.evaluate(async (pin) => {
+    const res = await fetch("/api/staff/Unlock", { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify([pin]) });
+    return res.json();
+  }, PIN);
+  assert.equal(refused.ok, false);
+  assert.equal(refused.error.code, "ELOCKED_OUT");
+  assert.ok(refused.error.retryAfterMs > 0 && refused.error.retryAfterMs <= 30000, JSON.stringify(refused.error));
+  assert.match(refused.error.message, /locked/);
+  // ...and on the pad opened afresh (its keys work again, the backend still says no).
+  await page.locator(tid("pin-cancel")).click();
+  await page.locator(tid("pin-pad")).waitFor({ state: "detached" });
+  await openPad(env);
+  await typePin(env, PIN);
+  await page.locator(tid("pin-locked")).waitFor();
+  assert.ok(Number(await page.locator(tid("pin-locked")).getAttribute("data-seconds")) > 0);
+  assert.equal(await page.locator(tid("staff-shell")).count(), 0);
+  assert.deepEqual(env.consoleErrors, []);
+
+  // A restart does not lift the lockout: it is kept in the journal.
+  await env.startKiosk();
+  await screen(env, "welcome");
+  const afterRestart = await staffCall(env, "Unlock", PIN);
+  assert.equal(afterRestart.ok, false);
+  assert.equal(afterRestart.error.code, "ELOCKED_OUT");
+  assert.ok(afterRestart.error.retryAfterMs > 0);
+});
+
+test("reversal: a card payment reversed from the Payments tab; another refused after 16 hours", async (t) => {
+  const env = await setup(t);
+  const { page } = env;
+  await screen(env, "welcome");
+  const a = await paidOrder(env, { croissant: 2, "cafe-creme": 1 }, 2 * 130 + 320);
+  const b = await paidOrder(env, { "jambon-beurre": 1 }, 590);
+
+  await enterStaff(env, { firstRun: true });
+  await openTab(env, "payments");
+  const rowA = page.locator(row(a.uuid));
+  await rowA.waitFor();
+  assert.equal(await rowA.getAttribute("data-state"), "approved");
+  assert.equal(await rowA.getAttribute("data-reversed"), "false");
+  await rowA.click();
+  await page.locator(`${tid("attempt-detail")}[data-uuid="${a.uuid}"]`).waitFor();
+  await page.locator(tid("action-reverse")).click();
+  await confirmYes(env, /5[.,]80/);
+  await page.locator(tid("staff-message")).waitFor();
+  assert.match(await page.locator(tid("staff-message")).innerText(), /5[.,]80/);
+
+  // The terminal reversed exactly that transaction, for exactly what was charged.
+  const reversals = ofKind(await env.ledger(), "reversal");
+  assert.equal(reversals.length, 1);
+  assert.equal(reversals[0].initialTransactionId, a.debit.transactionId);
+  assert.equal(reversals[0].total, 580);
+  assert.equal(reversals[0].net, -580);
+  // The row and the detail say so; it cannot be reversed twice.
+  await page.locator(`${row(a.uuid)}[data-reversed="true"]`).waitFor();
+  await page.locator(tid("attempt-reversed")).waitFor();
+  assert.match(await page.locator(tid("attempt-reversed")).innerText(), new RegExp(reversals[0].transactionId));
+  assert.equal(await page.locator(tid("action-reverse")).count(), 0);
+  await env.screenshot("staff-payments-reversed");
+
+  // 17 hours later by the terminal's clock, the other payment is past the
+  // 16 h reversal window: the terminal refuses, staff are told why, and
+  // nothing is reversed.
+  await env.sim("/sim/clock", { advance: "17h" });
+  await page.locator(tid("attempt-close")).click();
+  await page.locator(row(b.uuid)).click();
+  await page.locator(`${tid("attempt-detail")}[data-uuid="${b.uuid}"]`).waitFor();
+  await page.locator(tid("action-reverse")).click();
+  await confirmYes(env, /5[.,]90/);
+  const error = page.locator(tid("staff-error"));
+  await error.waitFor();
+  assert.equal(await error.getAttribute("data-code"), "ETERMINAL");
+  assert.match(await error.innerText(), /16 hours/);
+  await env.screenshot("staff-reversal-refused");
+  assert.equal(ofKind(await env.ledger(), "reversal").length, 1, "nothing more reversed");
+  assert.equal(await page.locator(row(b.uuid)).getAttribute("data-reversed"), "false");
+  assert.deepEqual(env.consoleErrors, []);
+});
+
+test("refund: part of a paid order refunded; more than was charged is refused before the terminal", async (t) => {
+  const env = await setup(t);
+  const { page } = env;
+  await screen(env, "welcome");
+  const paid = await paidOrder(env, { croissant: 2, "cafe-creme": 1 }, 580);
+
+  await enterStaff(env, { firstRun: true });
+  await openTab(env, "payments");
+  await page.locator(row(paid.uuid)).click();
+  await page.locator(`${tid("attempt-detail")}[data-uuid="${paid.uuid}"]`).waitFor();
+  await page.locator(tid("refund-amount-input")).fill("2.00");
+  await page.locator(tid("action-refund")).click();
+  await confirmYes(env, /2[.,]00/);
+  await page.locator(tid("staff-message")).waitFor({ timeout: 20000 });
+
+  const refunds = ofKind(await env.ledger(), "refund");
+  assert.equal(refunds.length, 1);
+  assert.equal(refunds[0].total, 200);
+  assert.equal(refunds[0].net, -200);
+  assert.equal(refunds[0].cartId, paid.debit.cartId, "the refund is the order's");
+  assert.notEqual(refunds[0].idempotentUuid, paid.uuid, "a refund is an attempt of its own");
+  // The refund is an attempt of the journal, listed beside the payment.
+  await page.locator(`${row(refunds[0].idempotentUuid)}[data-kind="refund"][data-state="approved"]`).waitFor();
+
+  // 6,00 is more than the 5,80 charged (3,80 are left): refused with a
+  // sentence, and the terminal never hears of it.
+  const before = await env.sim("/sim/state");
+  await page.locator(tid("refund-amount-input")).fill("6.00");
+  await page.locator(tid("action-refund")).click();
+  await confirmYes(env, /6[.,]00/);
+  const error = page.locator(tid("staff-error"));
+  await error.waitFor();
+  assert.equal(await error.getAttribute("data-code"), "EINVALID");
+  assert.match(await error.innerText(), /at most/);
+  await env.screenshot("staff-refund-refused");
+  const sentence = await error.innerText();
+  await t.test(
+    "the refusal says the amount left in money, as the screens write it",
+    {},
+    () => {
+      assert.match(sentence, /3[.,]80/);
+      assert.doesNotMatch(sentence, /\bcents\b/);
+    },
+  );
+  const after = await env.sim("/sim/state");
+  assert.equal(after.transactions, before.transactions, "no request reached the terminal");
+  assert.equal(after.ledger, before.ledger);
+  assert.equal(ofKind(await env.ledger(), "refund").length, 1);
+  assert.equal(await page.locator(`${tid("attempt-row")}[data-kind="refund"]`).count(), 1);
+  assert.deepEqual(env.consoleErrors, []);
+});
+
+test("unknown outcome: the customer waits for staff, who settle it from the terminal's history", async (t) => {
+  // The terminal holds the payment and never answers within the request-open limit.
+  const env = await setup(t, { serveArgs: ["--client-timeout", "1s", "--request-open", "3s", "--resend-pause", "200ms"] });
+  const { page } = env;
+  await env.sim("/sim/script", { behaviours: [{ preset: "hold" }] });
+  await screen(env, "welcome");
+  await order(env, { croissant: 1 });
+  await payByCard(env);
+  await screen(env, "paying");
+  await screen(env, "unknown", 15000);
+  const number = (await page.locator(tid("order-number")).innerText()).trim();
+  assert.match(number, /\d+/);
+  // Nothing for the customer to press but the language switch.
+  const buttons = await page.locator("button:visible, a:visible").evaluateAll((els) => els.map((e) => e.dataset.testid ?? e.textContent.trim()));
+  assert.deepEqual(
+    buttons.filter((b) => !/^language-/.test(b)),
+    [],
+    `buttons on the unknown screen: ${buttons.join(", ")}`,
+  );
+  await env.screenshot("staff-customer-unknown");
+  const current = (await env.sim("/sim/state")).current;
+  assert.ok(current, "the terminal still holds the payment");
+  const uuid = current.idempotentUuid;
+  assert.equal(ofKind(await env.ledger(), "debit").length, 0);
+
+  // Meanwhile the customer's card went through on the terminal.
+  await env.sim("/sim/customer", { action: "present_card" });
+  await env.waitForSim((s) => s.ledger === 1, "the charge");
+  const [debit] = ofKind(await env.ledger(), "debit");
+  assert.equal(debit.idempotentUuid, uuid);
+  assert.equal(debit.total, 130);
+  // The kiosk gave up waiting: the attempt stays unknown until staff decide.
+  await sleep(300);
+  await screen(env, "unknown");
+
+  await enterStaff(env, { firstRun: true });
+  await page.locator(tid("close-checkout")).waitFor();
+  await openTab(env, "payments");
+  await page.locator(tid("filter-attention")).check();
+  await page.locator(tid("filter-apply")).click();
+  const r = page.locator(row(uuid));
+  await r.waitFor();
+  assert.equal(await r.getAttribute("data-state"), "unknown");
+  assert.equal(await r.getAttribute("data-attention"), "true");
+  assert.equal(await page.locator(tid("attempt-row")).count(), 1, "only the attempt that needs attention");
+  await r.click();
+  await page.locator(tid("action-resolve")).click();
+  const evidence = page.locator(tid("resolve-evidence"));
+  await evidence.waitFor();
+  // What the terminal's history says: a charge of this amount, for this order.
+  assert.match(await page.locator(tid("resolve-hint")).innerText(), /most likely charged/);
+  const entries = page.locator(tid("resolve-entry"));
+  assert.equal(await entries.count(), 1);
+  assert.equal(await entries.first().getAttribute("data-charged"), "true");
+  assert.match(await entries.first().innerText(), new RegExp(debit.transactionId));
+  await env.screenshot("staff-resolve-evidence");
+
+  await page.locator(tid("resolve-note")).fill("card ticket seen");
+  await page.locator(tid("resolve-paid")).click();
+  await confirmYes(env, /1[.,]30/);
+  await page.locator(tid("staff-message")).waitFor();
+  // The attempt is approved now, and its order no longer needs attention.
+  await page.locator(tid("resolve-evidence")).waitFor({ state: "detached" });
+  await page.locator(`${tid("attempt-detail")}[data-state="approved"]`).waitFor();
+  assert.equal(await page.locator(row(uuid)).count(), 0, "no longer listed under needs attention");
+  await page.locator(tid("filter-attention")).uncheck();
+  await page.locator(tid("filter-apply")).click();
+  await page.locator(`${row(uuid)}[data-state="approved"][data-attention="false"]`).waitFor();
+  // The journal says the same to a session of the test's own.
+  const sid = (await staffCall(env, "Unlock", PIN)).value.id;
+  const list = await staffCall(env, "Attempts", sid, { needsAttention: true });
+  assert.equal(list.value.total, 0);
+  const all = await staffCall(env, "Attempts", sid, {});
+  const att = all.value.attempts.find((x) => x.idempotentUuid === uuid);
+  assert.equal(att.state, "approved");
+  assert.equal(att.orderStatus, "paid");
+  assert.equal(att.needsAttention, false);
+  await staffCall(env, "Lock", sid);
+  assert.equal((await staffCall(env, "Attempts", sid, {})).error?.code, "ESESSION", "a locked session is over");
+  // Settling charged nothing more.
+  assert.equal(ofKind(await env.ledger(), "debit").length, 1);
+
+  // The customer screen is released by staff, and shows the welcome again.
+  await page.locator(tid("close-checkout")).click();
+  await page.locator(tid("staff-message")).waitFor();
+  await page.locator(tid("close-checkout")).waitFor({ state: "detached" });
+  await page.locator(tid("staff-lock")).click();
+  await screen(env, "welcome");
+  assert.deepEqual(env.consoleErrors, []);
+});
+
+test("discrepancy: a charge keyed on the terminal is not in the journal; every staff tab", async (t) => {
+  const env = await setup(t);
+  const { page } = env;
+  await screen(env, "welcome");
+  const paid = await paidOrder(env, { "cafe-creme": 1 }, 320);
+  // A charge keyed on the terminal itself: the kiosk knows nothing of it.
+  const { idempotentUuid } = await env.sim("/sim/keypad", { amount: 1200, behaviour: { preset: "approve" } });
+  await env.waitForSim((s) => s.ledger === 2 && !s.current, "the keypad charge");
+  const keyed = ofKind(await env.ledger(), "debit").find((d) => d.idempotentUuid === idempotentUuid);
+  assert.ok(keyed?.keypad);
+  assert.equal(keyed.total, 1200);
+
+  await enterStaff(env, { firstRun: true });
+  await page.locator(tid("terminal-reachable")).waitFor();
+  // Every tab can be seen and tapped on the kiosk's portrait screen, in every language.
+  for (const lang of ["fr", "es", "en"]) {
+    await page.locator(tid(`staff-lang-${lang}`)).click();
+    for (const tab of ["terminal", "payments", "history", "settings", "report", "audit"]) {
+      assert.ok(await inSight(page.locator(tid(`staff-tab-${tab}`))), `the ${tab} tab is out of sight (${lang})`);
+    }
+  }
+  await env.screenshot("staff-terminal");
+
+  await openTab(env, "payments");
+  await page.locator(row(paid.uuid)).click();
+  await page.locator(tid("attempt-detail")).waitFor();
+  await env.screenshot("staff-payments");
+
+  await openTab(env, "history");
+  const keyedRow = page.locator(`${tid("history-row")}[data-transaction-id="${keyed.transactionId}"]`);
+  await keyedRow.waitFor();
+  assert.equal(await keyedRow.getAttribute("data-in-journal"), "false");
+  const kioskRow = page.locator(`${tid("history-row")}[data-transaction-id="${paid.debit.transactionId}"]`);
+  assert.equal(await kioskRow.getAttribute("data-in-journal"), "true");
+  assert.equal(await page.locator(tid("history-row")).count(), 2);
+  // The charge the journal does not know can be reversed from its row: the button is on screen.
+  const reverseKeyed = keyedRow.locator(tid("history-reverse"));
+  assert.ok(await inSight(reverseKeyed), "the keyed charge's reverse button is out of sight");
+  assert.equal(await kioskRow.locator(tid("history-reverse")).count(), 0);
+  await page.locator(tid("compare-run")).click();
+  await page.locator(tid("compare-summary")).waitFor();
+  const diffs = page.locator(tid("diff-row"));
+  assert.equal(await diffs.count(), 1, await page.locator(tid("diff-list")).innerText());
+  assert.equal(await diffs.first().getAttribute("data-kind"), "terminal_only");
+  assert.match(await diffs.first().innerText(), new RegExp(keyed.transactionId));
+  await env.screenshot("staff-history");
+  const diffText = await diffs.first().locator("p").first().innerText();
+  await t.test(
+    "the difference's sentence gives the amount with its currency",
+    {},
+    () => assert.match(diffText, /€\s?12[.,]00|12[.,]00\s?€|EUR/),
+  );
+
+  await openTab(env, "settings");
+  await page.locator(tid("settings-list")).waitFor();
+  await env.screenshot("staff-settings");
+
+  await openTab(env, "report");
+  await page.locator(tid("report-run")).click();
+  await page.locator(tid("report")).waitFor();
+  await page.locator(`${tid("report-diff-row")}[data-kind="terminal_only"]`).waitFor();
+  await env.screenshot("staff-report");
+
+  await openTab(env, "audit");
+  await page.locator(tid("audit-row")).first().waitFor();
+  await env.screenshot("staff-audit");
+  // Looking changed nothing on the terminal.
+  assert.equal((await env.ledger()).length, 2);
+  assert.deepEqual(env.consoleErrors, []);
+});
+
+/**
+ * customerControls lists the visible, enabled buttons and links of the
+ * customer screen, by a key that finds each again: its data-testid, else
+ * its text and rank.
+ */
+function customerControls(page) {
+  return page.evaluate(() => {
+    const seen = new Map();
+    const out = [];
+    for (const el of document.querySelectorAll("button, a[href], [role=button], [role=link]")) {
+      if (el.closest('[data-testid="pin-pad"], [data-testid="staff-shell"]')) continue;
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0 || getComputedStyle(el).visibility === "hidden") continue;
+      // Under a dialog's backdrop, say: not a control the customer can reach now.
+      const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+      if (hit && !(hit === el || el.contains(hit))) continue;
+      const text = (el.textContent ?? "").trim().replace(/\s+/g, " ");
+      const base = el.dataset.testid ? `testid=${el.dataset.testid}` : `text=${text}`;
+      const n = seen.get(base) ?? 0;
+      seen.set(base, n + 1);
+      out.push({ key: base, n, disabled: el.disabled === true, text });
+    }
+    return out;
+  });
+}
+
+function locate(page, c) {
+  const [how, value] = [c.key.slice(0, c.key.indexOf("=")), c.key.slice(c.key.indexOf("=") + 1)];
+  const all =
+    how === "testid" ? page.locator(tid(value)) : page.locator("button, a[href], [role=button], [role=link]").filter({ hasText: value });
+  return all.nth(c.n);
+}
+
+/**
+ * cornerCheck probes every control of the customer screen in the viewport at
+ * its centre and near its four corners (inside its rounded border). A
+ * control whose centre something else covers (a dialog's backdrop) is not
+ * shown to the customer and is left out. It returns where the staff corner
+ * was hit instead of a control (covered) and where anything else but the
+ * control was (elsewhere).
+ */
+function cornerCheck(page) {
+  return page.evaluate(() => {
+    const corner = document.querySelector('[data-testid="staff-corner"]');
+    const inCorner = (el) => !!corner && !!el && (el === corner || corner.contains(el));
+    const name = (el) => (el ? (el.dataset?.testid ?? `${el.tagName.toLowerCase()}.${el.className}`) : null);
+    const covered = [];
+    const elsewhere = [];
+    let probed = 0;
+    for (const el of document.querySelectorAll("button, a[href], input, select, textarea, [role=button], [role=link]")) {
+      if (el.closest('[data-testid="pin-pad"], [data-testid="staff-shell"]')) continue;
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue;
+      if (r.bottom <= 0 || r.right <= 0 || r.top >= innerHeight || r.left >= innerWidth) continue;
+      const radius = Math.min(parseFloat(getComputedStyle(el).borderTopLeftRadius) || 0, r.width / 2, r.height / 2);
+      const inset = Math.ceil(radius * 0.3) + 2;
+      const centre = [r.left + r.width / 2, r.top + r.height / 2];
+      const atCentre = document.elementFromPoint(...centre);
+      if (!inCorner(atCentre) && !(atCentre === el || el.contains(atCentre))) continue;
+      probed++;
+      const points = [
+        centre,
+        [r.left + inset, r.top + inset],
+        [r.right - inset, r.top + inset],
+        [r.left + inset, r.bottom - inset],
+        [r.right - inset, r.bottom - inset],
+      ].filter(([x, y]) => x >= 0 && y >= 0 && x < innerWidth && y < innerHeight);
+      for (const [x, y] of points) {
+        const hit = document.elementFromPoint(x, y);
+        const at = [Math.round(x), Math.round(y)];
+        if (inCorner(hit)) covered.push({ control: name(el), at });
+        else if (!(hit === el || el.contains(hit))) elsewhere.push({ control: name(el), at, hit: name(hit) });
+      }
+    }
+    return { probed, covered, elsewhere };
+  });
+}
+
+test("no way into staff mode without the PIN from the customer screens", async (t) => {
+  const env = await setup(t);
+  const { page } = env;
+  await screen(env, "welcome");
+  const phase = () => page.locator("[data-phase]").first().getAttribute("data-phase");
+  const intent = (name) =>
+    page.evaluate(async (n) => (await fetch(`/api/${n}`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "[]" })).json(), name);
+  /** home brings the customer screen back to the welcome, through the idle timeout's intent. */
+  async function home() {
+    await env.sim("/sim/script", { clear: true });
+    const end = Date.now() + 15000;
+    for (let p = await phase(); p !== "welcome"; p = await phase()) {
+      assert.ok(Date.now() < end, `stuck on ${p}`);
+      if (p === "paying") await intent("Cancel"); // a payment held before the terminal's handover
+      if (p === "paying" || p === "canceling") await sleep(100);
+      else await intent("Abandon");
+    }
+    await screen(env, "welcome");
+  }
+
+  // The screens of a normal order, each with the way to reach it from the welcome.
+  const toMenu = async () => {
+    await page.locator(tid("start-en")).click();
+    await screen(env, "menu");
+  };
+  const toProduct = async () => {
+    await toMenu();
+    await page.locator(tid("category-viennoiseries")).click();
+    await page.locator(tid("product-croissant")).click();
+    await page.locator(tid("product-detail")).waitFor();
+  };
+  const toCart = async () => {
+    await toMenu();
+    await page.locator(tid("category-viennoiseries")).click();
+    await page.locator(tid("product-croissant")).click();
+    await page.locator(tid("add-to-cart")).click();
+    await page.locator(tid("open-cart")).click();
+    await screen(env, "cart");
+  };
+  const toChoice = async () => {
+    await toCart();
+    await page.locator(tid("go-pay")).click();
+    await screen(env, "payment-choice");
+  };
+  const toPaying = async () => {
+    await env.sim("/sim/script", { clear: true, behaviours: [{ preset: "hold_before_handover" }] });
+    await toChoice();
+    await page.locator(tid("pay-card")).click();
+    await screen(env, "paying");
+  };
+  const toApproved = async () => {
+    await toChoice();
+    await page.locator(tid("pay-card")).click();
+    await screen(env, "approved");
+  };
+  const toDeclined = async () => {
+    await env.sim("/sim/script", { clear: true, behaviours: [{ preset: "decline" }] });
+    await toChoice();
+    await page.locator(tid("pay-card")).click();
+    await screen(env, "declined");
+  };
+  const screens = [
+    ["welcome", async () => {}, () => screen(env, "welcome")],
+    ["menu", toMenu, () => screen(env, "menu")],
+    ["product", toProduct, () => page.locator(tid("product-detail")).waitFor()],
+    ["cart", toCart, () => screen(env, "cart")],
+    ["payment-choice", toChoice, () => screen(env, "payment-choice")],
+    ["paying", toPaying, () => screen(env, "paying")],
+    ["approved", toApproved, () => screen(env, "approved")],
+    ["declined", toDeclined, () => screen(env, "declined")],
+  ];
+  const isOn = async (name) => {
+    const detail = (await page.locator(tid("product-detail")).count()) > 0;
+    if (name === "product") return detail;
+    return !detail && (await page.locator(tid(`screen-${name}`)).count()) > 0;
+  };
+
+  // Each screen is reached afresh, probed, and its controls clicked one by
+  // one, each once (by key), going back to the screen whenever a click left
+  // it, until a fresh screen has nothing left to click.
+  let clicked = 0;
+  for (const [name, reach] of screens) {
+    await home();
+    await reach();
+    // The corner covers no control of this screen.
+    const probe = await cornerCheck(page);
+    assert.ok(probe.probed > 0, `no control probed on ${name}`);
+    assert.deepEqual(probe.covered, [], `the staff corner covers a control on ${name}`);
+    assert.deepEqual(probe.elsewhere, [], `something else covers a part of a control on ${name}`);
+    if (name === "welcome" || name === "approved") await env.screenshot(`staff-corner-${name}`);
+    const done = new Set();
+    let fresh = true;
+    for (let guard = 0; ; guard++) {
+      assert.ok(guard < 80, `${name}: too many clicks`);
+      if (!(await isOn(name))) {
+        await home();
+        await reach();
+        fresh = true;
+      }
+      const next = (await customerControls(page)).find((c) => !c.disabled && !done.has(`${c.key}#${c.n}`));
+      if (!next) {
+        if (fresh) break;
+        await home();
+        await reach();
+        fresh = true;
+        continue;
+      }
+      done.add(`${next.key}#${next.n}`);
+      const target = locate(page, next);
+      if (!(await target.isVisible()) || (await target.isDisabled())) continue;
+      // force: the welcome's call to action breathes (never "stable"); the
+      // corner check makes sure of what is hit at a control's centre.
+      await target.click({ force: true, timeout: 5000 });
+      fresh = false;
+      clicked++;
+      await sleep(60);
+      assert.ok(await noStaffUI(page), `${name}: clicking ${next.key} opened staff mode`);
+      assert.deepEqual((await cornerCheck(page)).covered, [], `after ${next.key} on ${name}, the staff corner covers a control`);
+    }
+    t.diagnostic(`${name}: ${probe.probed} controls probed; clicked ${[...done].map((k) => k.replace(/^(testid|text)=|#0$/g, "")).join(", ")}`);
+  }
+  assert.ok(clicked >= 40, `only ${clicked} controls clicked`);
+  await home();
+  // Customers pay; only staff reverse or refund.
+  assert.deepEqual(
+    (await env.ledger()).filter((l) => l.kind !== "debit"),
+    [],
+  );
+
+  // Four taps on the corner do nothing; nor do five spread over more than 3 s.
+  await tapCorner(env, 4);
+  await sleep(300);
+  assert.ok(await noStaffUI(page), "4 taps opened the pad");
+  await sleep(3200); // the four taps are forgotten
+  await tapCorner(env, 5, 850);
+  await sleep(300);
+  assert.ok(await noStaffUI(page), "5 taps over 3.4 s opened the pad");
+
+  // Every staff call but the PIN's own needs a session: none, a made-up one.
+  const calls = {
+    Touch: [],
+    ChangePIN: ["1111", "2222"],
+    About: [],
+    Terminal: [true],
+    ChooseTerminal: ["x"],
+    SetTerminalAddress: ["127.0.0.1:1"],
+    Attempts: [{}],
+    History: [{}],
+    Compare: [""],
+    Reverse: ["00000000-0000-0000-0000-000000000000"],
+    ReverseTransaction: ["x"],
+    Refund: ["x", 100],
+    Reprint: ["x"],
+    Share: ["x", "print"],
+    ResolveUnknown: ["x"],
+    ConfirmUnknown: ["x", true, ""],
+    Settings: [],
+    SaveSetting: ["kiosk.idle_seconds", 30],
+    ReloadCatalog: [],
+    Report: [""],
+    ReportCSV: [""],
+    PrintReport: [""],
+    Audit: [50],
+    CloseCheckout: [],
+    Quit: [],
+    Restart: [],
+  };
+  const before = await env.sim("/sim/state");
+  for (const sid of ["", "0123456789abcdef0123456789abcdef"]) {
+    const answers = await page.evaluate(
+      async ([calls, sid]) => {
+        const out = {};
+        for (const [name, args] of Object.entries(calls)) {
+          const res = await fetch(`/api/staff/${name}`, {
+            method: "POST",
+            headers: { "Content-Type": "application/json" },
+            body: JSON.stringify([sid, ...args]),
+          });
+          out[name] = { status: res.status, body: await res.json() };
+        }
+        return out;
+      },
+      [calls, sid],
+    );
+    for (const [name, a] of Object.entries(answers)) {
+      assert.equal(a.status, 200, `${name}: HTTP ${a.status}`);
+      assert.equal(a.body.ok, false, `${name} answered without a session`);
+      assert.equal(a.body.error.code, "ESESSION", `${name}: ${JSON.stringify(a.body)}`);
+    }
+  }
+  const after = await env.sim("/sim/state");
+  assert.equal(after.transactions, before.transactions);
+  assert.equal(after.ledger, before.ledger);
+  assert.equal(after.printed, before.printed);
+  assert.ok(await noStaffUI(page));
+  assert.deepEqual(env.consoleErrors, []);
+});
