@@ -440,6 +440,9 @@ describe("money actions", () => {
     await fireEvent.click(screen.getByTestId("staff-tab-payments"));
     await fireEvent.click(await screen.findByTestId("attempt-row"));
     expect(screen.queryByTestId("action-reverse")).toBeNull();
+    // An unknown outcome is not said to be charged.
+    expect(screen.getByTestId("attempt-amount").textContent).toContain("Asked of the terminal: €8.90");
+    expect(screen.getByTestId("attempt-amount").textContent).not.toContain("Charged");
     await fireEvent.click(screen.getByTestId("action-resolve"));
     const evidence = await screen.findByTestId("resolve-evidence");
     expect(evidence.textContent).toContain("most likely charged");

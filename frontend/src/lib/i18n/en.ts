@@ -262,6 +262,7 @@ export const en = {
   "staff.detail.order": "Order {number} ({id}), {status}",
   "staff.detail.created": "Created {time}",
   "staff.detail.sent": "Sent {count} time(s)",
+  "staff.detail.asked": "Asked of the terminal: {amount} (not known to be charged)",
   "staff.detail.total": "Charged: {amount} (of which tip {tip})",
   "staff.detail.reversed": "Reversed: reversal {id}",
   "staff.detail.error": "Error: {error}",

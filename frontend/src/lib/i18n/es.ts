@@ -260,6 +260,7 @@ export const es: Messages = {
   "staff.detail.order": "Pedido {number} ({id}), {status}",
   "staff.detail.created": "Creado el {time}",
   "staff.detail.sent": "Enviado {count} vez/veces",
+  "staff.detail.asked": "Pedido al terminal: {amount} (cobro no confirmado)",
   "staff.detail.total": "Cobrado: {amount} (propina incluida: {tip})",
   "staff.detail.reversed": "Anulado: anulación {id}",
   "staff.detail.error": "Error: {error}",

@@ -260,6 +260,7 @@ export const fr: Messages = {
   "staff.detail.order": "Commande {number} ({id}), {status}",
   "staff.detail.created": "Créé le {time}",
   "staff.detail.sent": "Envoyé {count} fois",
+  "staff.detail.asked": "Demandé au terminal : {amount} (débit non confirmé)",
   "staff.detail.total": "Débité : {amount} (dont pourboire {tip})",
   "staff.detail.reversed": "Annulé : annulation {id}",
   "staff.detail.error": "Erreur : {error}",
