@@ -44,6 +44,8 @@ const usage = `Usage:
                                  a paid order's receipt, rebuilt from the journal
   comptoir settings [list | get KEY | set KEY JSON]
                                  the settings kept in the journal
+  echo NEWPIN | comptoir pin     set the staff PIN from this machine (before opening
+                                 the kiosk to the public, or when it is forgotten)
   comptoir version               the version of this build
 
 Shared flags:
@@ -102,6 +104,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdServe(ctx, rest, stdout, stderr)
 	case "settings":
 		return cmdSettings(ctx, rest, stdout, stderr)
+	case "pin":
+		return cmdPin(ctx, rest, stdout, stderr)
 	case "receipt":
 		return cmdReceipt(ctx, rest, stdout, stderr)
 	case "version":

@@ -6,11 +6,15 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/staff"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
@@ -260,5 +264,37 @@ func TestDiscoverChooseRemembersTheName(t *testing.T) {
 	args[len(args)-1] = "Yavin Nobody"
 	if code := run(args, &out, &errOut); code != 1 {
 		t.Errorf("an instance that does not answer was accepted: exit %d", code)
+	}
+}
+
+func TestPinSetsTheStaffPIN(t *testing.T) {
+	dir := t.TempDir()
+	pin := func(input string) (int, string) {
+		stdin = strings.NewReader(input)
+		defer func() { stdin = os.Stdin }()
+		var out, errOut bytes.Buffer
+		code := run([]string{"pin", "--data-dir", dir}, &out, &errOut)
+		return code, out.String() + errOut.String()
+	}
+	if code, msg := pin("12\n"); code != 2 || !strings.Contains(msg, "4 to 8 digits") {
+		t.Fatalf("a short PIN: exit %d, %q", code, msg)
+	}
+	if code, msg := pin(""); code != 2 || !strings.Contains(msg, "standard input") {
+		t.Fatalf("no PIN: exit %d, %q", code, msg)
+	}
+	if code, msg := pin("4829\n"); code != 0 {
+		t.Fatalf("exit %d, %q", code, msg)
+	}
+	db, err := journal.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := staff.New(staff.Config{Journal: db, Terminal: kiosk.PrinterAt(func() string { return "" })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Unlock(context.Background(), "4829"); err != nil {
+		t.Fatalf("the PIN set from the command line does not unlock: %v", err)
 	}
 }

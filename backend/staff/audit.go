@@ -27,7 +27,7 @@ type AuditEntry struct {
 // TestOwnActionsAreReserved keeps the list complete.
 var ownActions = map[string]bool{
 	actionAttemptNote: true, "audit_import": true, "audit_import_unreadable": true,
-	"lock": true, "pin_change_refused": true, "pin_changed": true, "pin_set": true,
+	"lock": true, "pin_change_refused": true, "pin_changed": true, "pin_reset": true, "pin_set": true,
 	"ping": true, "refund_refused": true, "report": true, "report_print_failed": true,
 	"report_printed": true, actionReversal: true, "setting": true, "setting_refused": true,
 	"unlock": true, "unlock_failed": true,

@@ -155,6 +155,26 @@ func (s *Staff) SetPIN(ctx context.Context, pin string) error {
 	return nil
 }
 
+// ResetPIN sets the PIN whatever it was, and lifts a lockout: for whoever
+// has the machine itself (the command line, an installer), when the PIN is
+// forgotten or must be set before the kiosk is opened to the public. Every
+// open session ends. who names the caller in the audit trail.
+func (s *Staff) ResetPIN(ctx context.Context, pin, who string) error {
+	s.pinMu.Lock()
+	defer s.pinMu.Unlock()
+	if err := s.storePIN(ctx, pin); err != nil {
+		return err
+	}
+	if err := s.writeFailures(ctx, failureRecord{}); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	clear(s.sessions)
+	s.mu.Unlock()
+	s.audit(ctx, who, "pin_reset", "", "staff PIN set from outside staff mode; lockout lifted, sessions ended", nil)
+	return nil
+}
+
 // ChangePIN replaces the PIN; the current one is asked again, so a session
 // left open cannot be used to take the kiosk over.
 func (s *Staff) ChangePIN(ctx context.Context, sessionID, current, next string) error {

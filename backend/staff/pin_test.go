@@ -159,3 +159,41 @@ func TestSessionExpiresByClock(t *testing.T) {
 	_, err = e.st.Reverse(e.ctx, "not-a-session", "x")
 	wantCode(t, err, ESESSION)
 }
+
+// TestResetPINFromTheMachine: a forgotten PIN is reset from the command
+// line: the new PIN works at once, even during a lockout, the old one no
+// longer does, and open sessions end.
+func TestResetPINFromTheMachine(t *testing.T) {
+	e := newEnv(t)
+	if err := e.st.SetPIN(e.ctx, "482916"); err != nil {
+		t.Fatal(err)
+	}
+	old, err := e.st.Unlock(e.ctx, "482916")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range MaxPINFailures {
+		e.st.Unlock(e.ctx, "000000")
+	}
+	wantCode(t, func() error { _, err := e.st.Unlock(e.ctx, "482916"); return err }(), ELOCKEDOUT)
+	wantCode(t, e.st.ResetPIN(e.ctx, "12", "cli"), EINVALID)
+	if err := e.st.ResetPIN(e.ctx, "7391", "cli"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.Touch(old.ID); ErrorCode(err) != ESESSION {
+		t.Fatalf("a session survived the reset: %v", err)
+	}
+	wantCode(t, func() error { _, err := e.st.Unlock(e.ctx, "482916"); return err }(), EWRONGPIN)
+	s, err := e.st.Unlock(e.ctx, "7391")
+	if err != nil {
+		t.Fatalf("the new PIN after a reset: %v", err)
+	}
+	audit, _ := e.st.Audit(e.ctx, s.ID, 0)
+	found := false
+	for _, a := range audit {
+		found = found || (a.Action == "pin_reset" && a.Who == "cli")
+	}
+	if !found {
+		t.Fatalf("no pin_reset line: %+v", audit)
+	}
+}
