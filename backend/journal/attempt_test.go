@@ -701,21 +701,7 @@ func TestOpenAttemptsUsesIndex(t *testing.T) {
 	if _, err := db.w.ExecContext(ctx, "ANALYZE"); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := db.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+openAttemptsQuery)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, notused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	joined := strings.Join(plan, " | ")
+	joined := queryPlan(t, db.r, openAttemptsQuery)
 	if !strings.Contains(joined, "USING INDEX attempts_open") || strings.Contains(joined, "TEMP B-TREE") {
 		t.Fatalf("OpenAttempts plan = %q, want a walk of attempts_open without a sort", joined)
 	}

@@ -184,21 +184,7 @@ func TestAuditUsesIndex(t *testing.T) {
 		{AuditQuery{Action: "a1", Since: time.Now().Add(-time.Hour), Until: time.Now()}, "audit_by_action"},
 	} {
 		query, args := auditSQL(tt.q)
-		rows, err := db.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, notused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		joined := strings.Join(plan, " | ")
+		joined := queryPlan(t, db.r, query, args...)
 		if !strings.Contains(joined, "INDEX "+tt.index) || strings.Contains(joined, "TEMP B-TREE") {
 			t.Fatalf("%+v: plan %q, want a walk of %s without a sort", tt.q, joined, tt.index)
 		}
@@ -211,13 +197,7 @@ func TestAuditUsesIndex(t *testing.T) {
 func TestAuditDiskFull(t *testing.T) {
 	ctx := t.Context()
 	db := openDir(t, t.TempDir())
-	var pages int
-	if err := db.w.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.w.ExecContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", pages+6)); err != nil {
-		t.Fatal(err)
-	}
+	makeRoom := fillDisk(t, db, 6)
 	detail := strings.Repeat("x", 1500)
 	written := 0
 	var err error
@@ -244,9 +224,7 @@ func TestAuditDiskFull(t *testing.T) {
 			t.Fatalf("line %d after disk full: %+v", i, r)
 		}
 	}
-	if _, err := db.w.ExecContext(ctx, "PRAGMA max_page_count = 1073741823"); err != nil {
-		t.Fatal(err)
-	}
+	makeRoom()
 	if err := db.AppendAudit(ctx, AuditRecord{Who: "system", Action: "fill", Subject: "after"}); err != nil {
 		t.Fatalf("after room was made: %v", err)
 	}

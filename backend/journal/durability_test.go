@@ -113,13 +113,7 @@ func TestAttemptsSurviveProcessDeath(t *testing.T) {
 func TestDiskFull(t *testing.T) {
 	ctx := t.Context()
 	db := openDir(t, t.TempDir())
-	var pages int
-	if err := db.w.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.w.ExecContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", pages+6)); err != nil {
-		t.Fatal(err)
-	}
+	makeRoom := fillDisk(t, db, 6)
 	data := []byte(`"` + strings.Repeat("x", 1500) + `"`)
 	created := 0
 	var err error
@@ -148,9 +142,7 @@ func TestDiskFull(t *testing.T) {
 	_, err = db.Order(ctx, fmt.Sprint("o", created))
 	wantCode(t, err, ENOTFOUND)
 
-	if _, err := db.w.ExecContext(ctx, "PRAGMA max_page_count = 1073741823"); err != nil {
-		t.Fatal(err)
-	}
+	makeRoom()
 	if err := db.CreateOrder(ctx, Order{ID: fmt.Sprint("o", created), Currency: "EUR", Total: 1, Data: data}); err != nil {
 		t.Fatalf("after room was made: %v", err)
 	}

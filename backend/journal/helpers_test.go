@@ -3,6 +3,7 @@ package journal
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"fmt"
 	"io"
 	"os"
@@ -273,4 +274,46 @@ func countEvents(t testing.TB, db *DB, id string) int {
 		t.Fatal(err)
 	}
 	return len(evs)
+}
+
+// queryPlan is SQLite's plan for query, its steps joined with " | ".
+func queryPlan(t testing.TB, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, query string, args ...any) string {
+	t.Helper()
+	rows, err := q.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	return strings.Join(plan, " | ")
+}
+
+// fillDisk simulates a disk with room for only a few more pages: SQLite's
+// max_page_count, a per-connection limit on the file's size. It returns
+// the function that makes room again.
+func fillDisk(t testing.TB, db *DB, room int) (makeRoom func()) {
+	t.Helper()
+	ctx := context.Background()
+	var pages int
+	if err := db.w.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.w.ExecContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", pages+room)); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		if _, err := db.w.ExecContext(ctx, "PRAGMA max_page_count = 1073741823"); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -82,20 +82,7 @@ func TestBenchRecoverySamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The plan: the partial index, not a scan of the table.
-	rows, err := db.w.QueryContext(ctx, "EXPLAIN QUERY PLAN "+openAttemptsQuery)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var plan []string
-	for rows.Next() {
-		var id, parent, notused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &notused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	rows.Close()
+	plan := queryPlan(t, db.w, openAttemptsQuery)
 	samples := make([]float64, 0, runs)
 	for i := 0; i < runs; i++ {
 		start := time.Now()
@@ -124,6 +111,6 @@ func TestBenchRecoverySamples(t *testing.T) {
 	first := time.Since(start)
 	benchOut(t, "journal_recovery.json", map[string]any{
 		"samples": samples, "reopenMs": msOf(opened), "firstScanAfterReopenMs": msOf(first), "rows": count, "open": 10, "buildSeconds": build.Seconds(),
-		"plan": strings.Join(plan, "; "),
+		"plan": plan,
 	})
 }
