@@ -46,6 +46,8 @@ const usage = `Usage:
                                  the settings kept in the journal
   echo NEWPIN | comptoir pin     set the staff PIN from this machine (before opening
                                  the kiosk to the public, or when it is forgotten)
+  comptoir audit [--limit N] [--action A]
+                                 staff actions that concern no payment, newest first
   comptoir version               the version of this build
 
 Shared flags:
@@ -106,6 +108,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdSettings(ctx, rest, stdout, stderr)
 	case "pin":
 		return cmdPin(ctx, rest, stdout, stderr)
+	case "audit":
+		return cmdAudit(ctx, rest, stdout, stderr)
 	case "receipt":
 		return cmdReceipt(ctx, rest, stdout, stderr)
 	case "version":

@@ -297,4 +297,16 @@ func TestPinSetsTheStaffPIN(t *testing.T) {
 	if _, err := st.Unlock(context.Background(), "4829"); err != nil {
 		t.Fatalf("the PIN set from the command line does not unlock: %v", err)
 	}
+	db.Close()
+
+	// The audit trail says both, newest first.
+	var out, errOut bytes.Buffer
+	if code := run([]string{"audit", "--data-dir", dir}, &out, &errOut); code != 0 {
+		t.Fatalf("audit: exit %d: %s", code, errOut.String())
+	}
+	var lines []struct{ Who, Action string }
+	if err := json.Unmarshal(out.Bytes(), &lines); err != nil || len(lines) < 2 ||
+		lines[0].Action != "unlock" || lines[1].Action != "pin_reset" || lines[1].Who != "command line" {
+		t.Fatalf("audit %s (%v)", out.String(), err)
+	}
 }

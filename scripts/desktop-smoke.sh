@@ -9,7 +9,7 @@
 # to build/bin/desktop-smoke.png. Exits non-zero if the window never rendered
 # within SMOKE_TIMEOUT seconds (default 60).
 #
-# Needs: xvfb xauth imagemagick (and dbus for an isolated session bus). If
+# Needs: xvfb xauth imagemagick xdotool (and dbus for an isolated session bus). If
 # WebKit's bubblewrap sandbox cannot start (some containers forbid user
 # namespaces), run with WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS=1.
 set -euo pipefail
@@ -53,6 +53,26 @@ if [[ ${SMOKE_INSIDE_XVFB:-} == 1 ]]; then
 		exit 1
 	}
 
+	# Staff mode through the desktop binding: Ctrl+Alt+S, the demo PIN,
+	# Enter; then, the app stopped, the journal's audit trail must hold the
+	# unlock by a staff session.
+	staff_unlock() {
+		xdotool key ctrl+alt+s
+		sleep 1
+		xdotool type --delay 100 1234
+		xdotool key Return
+		sleep 3
+		import -window root "$work/staff.png" 2>/dev/null && cp "$work/staff.png" "${shot%.png}-staff.png"
+		kill "$app" && wait "$app" 2>/dev/null
+		app=
+		if ! "$bin" audit --action unlock >"$work/audit.json" 2>&1 || ! grep -q '"who": "staff:' "$work/audit.json"; then
+			echo "desktop-smoke: staff mode did not open through the desktop binding (no unlock in the audit trail)" >&2
+			cat "$work/audit.json" "$work/app.log" >&2
+			exit 1
+		fi
+		echo "desktop-smoke: staff mode opened through the desktop binding: ${shot%.png}-staff.png"
+	}
+
 	# --demo: the built-in simulated terminal, as a new user first sees it.
 	setsid "$bin" --demo >"$work/app.log" 2>&1 &
 	app=$!
@@ -74,6 +94,7 @@ if [[ ${SMOKE_INSIDE_XVFB:-} == 1 ]]; then
 			echo "desktop-smoke: rendered within $((i + 1))s ($colours colours): $shot"
 			grep 'window shown' "$work/app.log" || true
 			second_launch
+			staff_unlock
 			exit 0
 		fi
 	done
@@ -93,8 +114,8 @@ for arg in "$@"; do
 done
 timeout=${SMOKE_TIMEOUT:-60}
 
-for tool in xvfb-run import convert; do
-	command -v "$tool" >/dev/null || { echo "desktop-smoke: $tool not found (apt-get install xvfb xauth imagemagick)" >&2; exit 2; }
+for tool in xvfb-run import convert xdotool; do
+	command -v "$tool" >/dev/null || { echo "desktop-smoke: $tool not found (apt-get install xvfb xauth imagemagick xdotool)" >&2; exit 2; }
 done
 
 if [[ -z $bin ]]; then

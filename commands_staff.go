@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
@@ -62,5 +64,55 @@ func cmdPin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintln(stdout, "The staff PIN is set.")
+	return 0
+}
+
+// cmdAudit prints the audit trail of staff actions that concern no
+// payment (a payment's own events are in `comptoir attempts`), newest
+// first, as JSON.
+func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var common commonFlags
+	fs := newFlagSet("audit", stderr, &common)
+	limit := fs.Int("limit", 50, "at most this many lines (0: all)")
+	action := fs.String("action", "", "only this action (unlock, setting, reversal...)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	dir, err := common.resolveDataDir()
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir audit:", err)
+		return 1
+	}
+	db, err := journal.Open(ctx, dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir audit:", err)
+		return 1
+	}
+	defer db.Close()
+	recs, err := db.Audit(ctx, journal.AuditQuery{Limit: *limit, Action: *action})
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir audit:", err)
+		return 1
+	}
+	type line struct {
+		At      time.Time `json:"at"`
+		Who     string    `json:"who"`
+		Action  string    `json:"action"`
+		Subject string    `json:"subject,omitempty"`
+		Detail  string    `json:"detail,omitempty"`
+		Raw     any       `json:"raw,omitempty"` // JSON as it came, else text
+	}
+	out := make([]line, 0, len(recs))
+	for _, r := range recs {
+		l := line{At: r.At, Who: r.Who, Action: r.Action, Subject: r.Subject, Detail: r.Detail}
+		switch {
+		case json.Valid(r.Raw):
+			l.Raw = json.RawMessage(r.Raw)
+		case len(r.Raw) > 0:
+			l.Raw = string(r.Raw)
+		}
+		out = append(out, l)
+	}
+	printJSON(stdout, out)
 	return 0
 }
