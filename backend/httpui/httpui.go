@@ -13,6 +13,7 @@
 package httpui
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -202,7 +203,9 @@ func (s *server) staff(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("name")
-	result, err := s.opt.Staff.Call(r.Context(), name, args)
+	// A staff action (a refund) must not be cancelled by a reload or a
+	// dropped connection: the desktop runs them on the app's context too.
+	result, err := s.opt.Staff.Call(context.WithoutCancel(r.Context()), name, args)
 	if err != nil {
 		status := http.StatusBadRequest
 		if !slices.Contains(staffapi.Names(), name) {

@@ -184,6 +184,13 @@ func (s *Staff) ChangePIN(ctx context.Context, sessionID, current, next string) 
 	}
 	s.pinMu.Lock()
 	defer s.pinMu.Unlock()
+	f, err := s.readFailures(ctx)
+	if err != nil {
+		return err
+	}
+	if now := s.now(); now.Before(f.LockedUntil) {
+		return lockedOut(f.LockedUntil.Sub(now))
+	}
 	rec, err := s.readPIN(ctx)
 	if err != nil {
 		return err
@@ -195,8 +202,20 @@ func (s *Staff) ChangePIN(ctx context.Context, sessionID, current, next string) 
 		ok = rec.matches(current)
 	}
 	if !ok {
-		s.audit(ctx, sess.Who, "pin_change_refused", "", "current PIN wrong", nil)
-		return errorf(EWRONGPIN, "The current PIN is not right: the PIN was not changed.")
+		err := s.wrongPIN(ctx, f, sess.Who, "pin_change_refused")
+		if ErrorCode(err) == ELOCKEDOUT {
+			s.Lock(ctx, sessionID)
+			return err
+		}
+		if ErrorCode(err) == EWRONGPIN {
+			return &Error{Code: EWRONGPIN, Message: "The current PIN is not right: the PIN was not changed. " + err.Error()}
+		}
+		return err
+	}
+	if f.Count != 0 {
+		if err := s.writeFailures(ctx, failureRecord{}); err != nil {
+			return err
+		}
 	}
 	if err := s.storePIN(ctx, next); err != nil {
 		return err
@@ -320,22 +339,7 @@ func (s *Staff) Unlock(ctx context.Context, pin string) (Session, error) {
 		return Session{}, errorf(ENOPIN, "No staff PIN has been set yet: choose one first (4 to 8 digits).")
 	}
 	if !ok {
-		f.Count++
-		f.Last = now.UTC()
-		lock := lockoutFor(f.Count)
-		if lock > 0 {
-			f.LockedUntil = now.Add(lock).UTC()
-		}
-		if err := s.writeFailures(ctx, f); err != nil {
-			return Session{}, err
-		}
-		s.audit(ctx, "kiosk", "unlock_failed", "", fmt.Sprintf("wrong staff PIN (%d in a row)", f.Count), nil)
-		s.log.Warn("staff: wrong PIN", "inARow", f.Count, "lockedFor", lock)
-		if lock > 0 {
-			return Session{}, lockedOut(lock)
-		}
-		left := MaxPINFailures - f.Count
-		return Session{}, errorf(EWRONGPIN, "Wrong PIN. %d more wrong PIN(s) and the pad locks.", left)
+		return Session{}, s.wrongPIN(ctx, f, "kiosk", "unlock_failed")
 	}
 	if f.Count != 0 || !f.LockedUntil.IsZero() {
 		if err := s.writeFailures(ctx, failureRecord{}); err != nil {
@@ -348,6 +352,29 @@ func (s *Staff) Unlock(ctx context.Context, pin string) (Session, error) {
 	}
 	s.audit(ctx, sess.Who, "unlock", "", "staff session opened", nil)
 	return sess, nil
+}
+
+// wrongPIN counts a wrong PIN (f is the record read under pinMu) and locks
+// the pad once there are too many in a row. Unlock and ChangePIN share the
+// count: a session left open must not be a way to guess the PIN.
+func (s *Staff) wrongPIN(ctx context.Context, f failureRecord, who, action string) error {
+	now := s.now()
+	f.Count++
+	f.Last = now.UTC()
+	lock := lockoutFor(f.Count)
+	if lock > 0 {
+		f.LockedUntil = now.Add(lock).UTC()
+	}
+	if err := s.writeFailures(ctx, f); err != nil {
+		return err
+	}
+	s.audit(ctx, who, action, "", fmt.Sprintf("wrong staff PIN (%d in a row)", f.Count), nil)
+	s.log.Warn("staff: wrong PIN", "inARow", f.Count, "lockedFor", lock)
+	if lock > 0 {
+		return lockedOut(lock)
+	}
+	left := MaxPINFailures - f.Count
+	return errorf(EWRONGPIN, "Wrong PIN. %d more wrong PIN(s) and the pad locks.", left)
 }
 
 func (s *Staff) newSession(demo bool) (Session, error) {

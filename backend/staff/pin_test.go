@@ -1,6 +1,7 @@
 package staff
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -196,4 +197,26 @@ func TestResetPINFromTheMachine(t *testing.T) {
 	if !found {
 		t.Fatalf("no pin_reset line: %+v", audit)
 	}
+}
+
+// TestChangePINCannotGuessPastTheLockout: a session left open must not be
+// a way to try PINs: wrong current PINs count with the pad's, lock it, and
+// end the session.
+func TestChangePINCannotGuessPastTheLockout(t *testing.T) {
+	e := newEnv(t)
+	if err := e.st.SetPIN(e.ctx, "482916"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.st.Unlock(e.ctx, "482916")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i < MaxPINFailures; i++ {
+		wantCode(t, e.st.ChangePIN(e.ctx, s.ID, fmt.Sprintf("%04d", i), "5555"), EWRONGPIN)
+	}
+	wantCode(t, e.st.ChangePIN(e.ctx, s.ID, "0000", "5555"), ELOCKEDOUT)
+	if _, err := e.st.Touch(s.ID); ErrorCode(err) != ESESSION {
+		t.Fatalf("the session survived the lockout: %v", err)
+	}
+	wantCode(t, func() error { _, err := e.st.Unlock(e.ctx, "482916"); return err }(), ELOCKEDOUT)
 }

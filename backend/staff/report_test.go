@@ -1,6 +1,7 @@
 package staff
 
 import (
+	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"strings"
@@ -401,5 +402,35 @@ func TestCurrencyCheckedAgainstTheTerminal(t *testing.T) {
 	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingCurrency, json.RawMessage(`"CHF"`)), ETERMINAL)
 	if raw, _, _ := e.db.Setting(e.ctx, kiosk.SettingCurrency); string(raw) != `"EUR"` {
 		t.Fatalf("stored %s, want EUR kept", raw)
+	}
+}
+
+// TestSettingsListWithADamagedRow: a stored value that is not JSON must not
+// make the whole list unsendable: it is shown as text, marked ignored.
+func TestSettingsListWithADamagedRow(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	conn, err := sql.Open("sqlite", e.db.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The table checks json_valid: only a damaged file gets such a row.
+	_, err = conn.Exec(`PRAGMA ignore_check_constraints = ON;
+		INSERT INTO settings (key, value, updated_at) VALUES ('` + kiosk.SettingIdleSeconds + `', '{9', 0)`)
+	conn.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := e.st.Settings(e.ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := json.Marshal(list); err != nil {
+		t.Fatalf("the list cannot be sent: %v", err)
+	}
+	for _, st := range list {
+		if st.Key == kiosk.SettingIdleSeconds && (!st.Ignored || string(st.Stored) != `"{9"`) {
+			t.Fatalf("damaged row shown as %+v", st)
+		}
 	}
 }

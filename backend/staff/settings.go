@@ -84,6 +84,12 @@ func (s *Staff) Settings(ctx context.Context, sessionID string) ([]Setting, erro
 		if raw, ok := all[k]; ok {
 			set.Stored = raw
 			set.Ignored = warn.about(k) != ""
+			if !json.Valid(raw) {
+				// A damaged row is shown as text, so that the list can
+				// still be sent and the value set again.
+				set.Stored, _ = json.Marshal(string(raw))
+				set.Ignored = true
+			}
 		}
 		out = append(out, set)
 	}
