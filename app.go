@@ -52,6 +52,9 @@ type App struct {
 	problem string      // why the kiosk cannot start, for the UI
 	closers []io.Closer // the log file
 	logger  *slog.Logger
+
+	closing    bool           // shutdown began: no restart starts a stack
+	restarting sync.WaitGroup // the first start or a restart under way
 }
 
 func newApp(flags commonFlags) *App { return &App{flags: flags} }
@@ -64,7 +67,11 @@ func (a *App) startup(ctx context.Context) {
 	if !a.flags.demo && a.flags.terminal == "" {
 		a.setProblem("Looking for the payment terminal…")
 	}
-	go a.startKiosk(ctx)
+	a.restarting.Add(1)
+	go func() {
+		defer a.restarting.Done()
+		a.startKiosk(ctx)
+	}()
 }
 
 // wailsEmitter forwards the kiosk's snapshots to the page.
@@ -121,27 +128,36 @@ func (a *App) kioskLogger() *slog.Logger {
 }
 
 // restart is staff's Restart: the kiosk stops and starts again, so that a
-// terminal chosen in staff mode is used. Refused while a payment is out;
-// recovery runs at the start as after any stop.
+// terminal chosen in staff mode is used. staffapi refuses it while a
+// payment is out; recovery runs at the start as after any stop. The
+// customer screen is released first, so an order left declined or partly
+// paid is recorded as Release does.
 func (a *App) restart() error {
 	a.mu.Lock()
-	stack := a.stack
-	a.mu.Unlock()
-	if stack != nil && stack.svc != nil {
-		if p := stack.svc.Checkout().Phase; p == kiosk.PhasePaying || p == kiosk.PhaseCanceling {
-			return &staff.Error{Code: staff.EINVALID, Message: "A payment is in progress on the terminal: restart once it has ended."}
-		}
+	defer a.mu.Unlock()
+	if a.closing {
+		return &staff.Error{Code: staff.EINVALID, Message: "Comptoir is closing."}
 	}
+	stack := a.stack
+	a.stack, a.problem = nil, "Restarting…"
+	a.restarting.Add(1)
 	go func() {
-		a.mu.Lock()
-		a.stack, a.problem = nil, "Restarting…"
-		a.mu.Unlock()
+		defer a.restarting.Done()
 		if stack != nil {
+			if stack.svc != nil {
+				stack.svc.Release()
+			}
 			stack.close()
 		}
 		runtime.EventsEmit(a.ctx, kiosk.EventTerminal, a.Terminal())
+		runtime.EventsEmit(a.ctx, kiosk.EventCheckout, a.Checkout())
 		log.Printf("comptoir: restarted by staff")
-		a.startKiosk(a.ctx)
+		a.mu.Lock()
+		closing := a.closing
+		a.mu.Unlock()
+		if !closing {
+			a.startKiosk(a.ctx)
+		}
 	}()
 	return nil
 }
@@ -188,6 +204,10 @@ func (a *App) domReady(context.Context) {
 }
 
 func (a *App) shutdown(context.Context) {
+	a.mu.Lock()
+	a.closing = true
+	a.mu.Unlock()
+	a.restarting.Wait() // a restart under way must not leave a stack behind
 	a.mu.Lock()
 	stack := a.stack
 	a.stack = nil

@@ -33,6 +33,12 @@ func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Servi
 	return staffapi.New(staffapi.Config{
 		Staff: st, Kiosk: svc, Terminal: &terminalControl{link: p.link, db: p.db},
 		About: staffapi.About{Version: version, Commit: commit, BuildTime: buildTime, DataDir: p.dir, Demo: c.demo},
+		Busy: func() string {
+			if p.o.Driving() > 0 {
+				return "A payment or a refund is out on the terminal: wait until it has ended (its outcome must be known first)."
+			}
+			return ""
+		},
 	}), nil
 }
 

@@ -274,6 +274,14 @@ func (o *Orchestrator) Active(id string) (*Handle, bool) {
 	return &Handle{o: o, r: r}, true
 }
 
+// Driving is how many attempts this orchestrator is driving now (payments,
+// refunds, recoveries): a process must not stop on purpose while one is out.
+func (o *Orchestrator) Driving() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return len(o.runs)
+}
+
 // checkAmount keeps a debit within what the order still owes and a refund
 // within what it was charged.
 func (o *Orchestrator) checkAmount(ctx context.Context, req Request, policy Policy) error {

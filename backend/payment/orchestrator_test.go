@@ -328,10 +328,18 @@ func TestCancelBeforeHandover(t *testing.T) {
 	if err := e.sim.WaitPhase(e.ctx, h.UUID(), terminalsim.PhasePreparing); err != nil {
 		t.Fatal(err)
 	}
+	if n := e.o.Driving(); n != 1 {
+		t.Fatalf("driving %d attempts, want 1 while the terminal holds it", n)
+	}
 	h.Cancel()
 	v := e.wait(h)
 	if v.State != journal.StateCancelled || v.Abort != AbortOK || v.ChargedDespiteCancel {
 		t.Fatalf("view = %+v", v)
+	}
+	for deadline := time.Now().Add(5 * time.Second); e.o.Driving() != 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("still driving %d attempts after the outcome", e.o.Driving())
+		}
 	}
 	if e.charges(h.UUID()) != 0 {
 		t.Error("charged after a successful abort")

@@ -96,6 +96,10 @@ type Config struct {
 	Kiosk    *kiosk.Service
 	Terminal TerminalControl
 	About    About
+	// Busy says why the process must not stop now ("" when it may): a
+	// payment or a refund out on the terminal. Quit and Restart refuse
+	// then. Nil: never busy.
+	Busy func() string
 	// Quit closes the app; nil in browser mode.
 	Quit func()
 	// Restart stops the kiosk and starts it again (a terminal choice then
@@ -113,6 +117,13 @@ func New(cfg Config) *API { return &API{cfg: cfg} }
 func (a *API) WithDesktop(quit func(), restart func() error) *API {
 	cfg := a.cfg
 	cfg.Quit, cfg.Restart = quit, restart
+	return &API{cfg: cfg}
+}
+
+// WithBusy returns the API with a Busy check (see Config.Busy).
+func (a *API) WithBusy(busy func() string) *API {
+	cfg := a.cfg
+	cfg.Busy = busy
 	return &API{cfg: cfg}
 }
 
@@ -308,11 +319,23 @@ func (a *API) restart(ctx context.Context, sid string) (any, error) {
 	if a.cfg.Restart == nil {
 		return nil, &staff.Error{Code: staff.EINVALID, Message: "In browser mode Comptoir is restarted where it was started (its service, or the command line)."}
 	}
-	if err := a.cfg.Restart(); err != nil {
+	if err := a.notBusy(); err != nil {
 		return nil, err
 	}
+	// Recorded first: the restart closes the journal.
 	a.record(ctx, sid, "restart", "", "Comptoir restarted by staff")
-	return nil, nil
+	return nil, a.cfg.Restart()
+}
+
+// notBusy refuses to stop the process while a payment is out.
+func (a *API) notBusy() error {
+	if a.cfg.Busy == nil {
+		return nil
+	}
+	if why := a.cfg.Busy(); why != "" {
+		return &staff.Error{Code: staff.EINVALID, Message: why}
+	}
+	return nil
 }
 
 func (a *API) quit(ctx context.Context, sid string) (any, error) {
@@ -321,6 +344,9 @@ func (a *API) quit(ctx context.Context, sid string) (any, error) {
 	}
 	if a.cfg.Quit == nil {
 		return nil, &staff.Error{Code: staff.EINVALID, Message: "In browser mode Comptoir is stopped where it was started (Ctrl-C, or its service)."}
+	}
+	if err := a.notBusy(); err != nil {
+		return nil, err
 	}
 	a.record(ctx, sid, "quit", "", "Comptoir closed by staff")
 	a.cfg.Quit()

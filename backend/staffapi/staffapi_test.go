@@ -241,6 +241,16 @@ func TestQuitAndRestartOnlyOnTheDesktop(t *testing.T) {
 	if r := mustCall(t, d, "Quit", "not-a-session"); r.OK || quits != 1 {
 		t.Fatalf("quit without a session closed the app")
 	}
+	// Never while a payment is out on the terminal.
+	busy := d.WithBusy(func() string { return "A payment is in progress." })
+	for _, name := range []string{"Quit", "Restart"} {
+		if r := mustCall(t, busy, name, sid); r.OK || r.Error.Message != "A payment is in progress." {
+			t.Fatalf("%s while busy: %+v", name, r.Error)
+		}
+	}
+	if quits != 1 || restarts != 2 {
+		t.Fatalf("stopped while busy: %d quits, %d restarts", quits, restarts)
+	}
 }
 
 func TestCloseCheckoutWithoutKiosk(t *testing.T) {
