@@ -334,6 +334,15 @@ func TestStoppedDriverIsShownAsUnknown(t *testing.T) {
 	if v := e.s.Checkout(); v.Phase == PhaseCanceling {
 		t.Errorf("Cancel on a stopped attempt: %s forever (no /abort is sent)", v.Phase)
 	}
+	// Staff release the screen: the order must stay in their list.
+	v = e.s.Checkout()
+	if v.Phase != PhaseUnknown {
+		t.Fatalf("phase %s, want unknown", v.Phase)
+	}
+	e.must(e.s.Release())
+	if o := e.order(v.OrderID); o.Status != journal.OrderNeedsAttention {
+		t.Errorf("an order of unknown outcome is %q once its screen was released: staff would never see it", o.Status)
+	}
 }
 
 // The process stopped while a card payment was out; at the next start the

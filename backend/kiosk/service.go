@@ -717,13 +717,15 @@ func (s *Service) Abandon() (CheckoutView, error) { return s.leave() }
 // Never while a payment is out.
 func (s *Service) leave(also ...Phase) (CheckoutView, error) {
 	var (
-		ord  *order
-		paid int64
+		ord, unknown *order
+		paid         int64
 	)
 	v := s.intent(func() string {
 		switch p := s.co.phase; {
 		case p == PhaseWelcome || p == PhaseUnavailable:
 			return ""
+		case p == PhaseUnknown && slices.Contains(also, p):
+			unknown = s.co.order
 		case p == PhaseOrdering || p == PhaseApproved || slices.Contains(also, p):
 		case p == PhaseDeclined || p == PhaseFailed:
 			ord = s.co.order
@@ -738,7 +740,26 @@ func (s *Service) leave(also ...Phase) (CheckoutView, error) {
 		return ""
 	})
 	s.closeOrder(ord, paid)
+	s.flagUnknown(unknown)
 	return v, nil
+}
+
+// flagUnknown keeps an order whose outcome the kiosk could not know in the
+// staff's needs-attention list once its screen is gone, if nothing else
+// settled it yet.
+func (s *Service) flagUnknown(ord *order) {
+	if ord == nil || ord.id == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	o, err := s.cfg.Journal.Order(ctx, ord.id)
+	if err != nil || o.Status != journal.OrderOpen {
+		return
+	}
+	if err := s.cfg.Journal.SetOrderStatus(ctx, ord.id, journal.OrderNeedsAttention, "outcome unknown at the kiosk: screen released by staff"); err != nil {
+		s.log.Error("flag an order of unknown outcome", "order", ord.id, "err", err)
+	}
 }
 
 // closeOrder records an order left unpaid: cancelled, or needs_attention
