@@ -249,6 +249,20 @@ describe("keys", () => {
       expect(prevented(document.body, ev), `${ev.key} ctrl=${ev.ctrlKey} meta=${ev.metaKey}`).toBe(true);
   });
 
+  it("cancels every other browser shortcut of Ctrl or Cmd and a letter, in fields too", () => {
+    const input = document.createElement("input");
+    document.body.append(input);
+    // Downloads, history, bookmarks, address bar, find, new window or tab,
+    // close, search: each is a way off the app in a browser.
+    for (const l of ["j", "h", "d", "l", "f", "g", "k", "e", "n", "t", "w", "b"]) {
+      expect(prevented(document.body, key(l, { ctrlKey: true })), `Ctrl+${l}`).toBe(true);
+      expect(prevented(input, key(l, { ctrlKey: true })), `Ctrl+${l} in a field`).toBe(true);
+    }
+    expect(prevented(document.body, key("Delete", { ctrlKey: true, shiftKey: true }))).toBe(true);
+    // Outside a field, copy and select all have nothing to do either.
+    expect(prevented(document.body, key("a", { ctrlKey: true }))).toBe(true);
+  });
+
   it("leaves Ctrl+Alt+S (the staff PIN pad) and AltGr characters alone", () => {
     expect(blockedKey(key("s", { code: "KeyS", ctrlKey: true, altKey: true }))).toBe(false);
     expect(blockedKey(key("S", { code: "KeyS", ctrlKey: true, altKey: true, shiftKey: true }))).toBe(false);

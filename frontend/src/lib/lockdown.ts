@@ -16,8 +16,12 @@
 /** Browser keys with no other use than leaving or reloading the page. */
 const NAVIGATION_KEYS = new Set(["BrowserBack", "BrowserForward", "BrowserHome", "BrowserRefresh", "BrowserSearch", "BrowserFavorites"]);
 
-/** Ctrl/Cmd + these letters: R reload, P print, S save, O open, U source. */
-const MOD_LETTERS = new Set(["r", "p", "s", "o", "u"]);
+/**
+ * Ctrl/Cmd + a letter is the browser's (reload, print, save, history,
+ * downloads, address bar, new tab...) except, in a field, these editing
+ * keys: select all, copy, cut, paste, undo, redo.
+ */
+const FIELD_LETTERS = new Set(["a", "c", "x", "v", "z", "y"]);
 
 /** Ctrl+Shift (Cmd+Option on a Mac) + these: the devtools (inspect, console, pick). */
 const DEVTOOLS_LETTERS = new Set(["i", "j", "c"]);
@@ -60,12 +64,16 @@ export function blockedKey(e: KeyboardEvent): boolean {
   // navigate), Backspace outside a field; Cmd+[ and Cmd+] on a Mac.
   if (e.altKey && !e.ctrlKey && !e.metaKey && (key === "ArrowLeft" || key === "ArrowRight" || key === "Home")) return true;
   if (key === "Backspace" && !inField(e.target)) return true;
+  // Clear browsing data: a settings page in a new tab.
+  if ((e.ctrlKey || e.metaKey) && e.shiftKey && (key === "Delete" || key === "Backspace")) return true;
   if (e.metaKey && (key === "[" || key === "]")) return true;
   if (e.metaKey && e.altKey && DEVTOOLS_LETTERS.has(letter(e))) return true;
   if (!(e.ctrlKey || e.metaKey) || e.altKey) return false;
   if (ZOOM_KEYS.has(key) || ZOOM_CODES.has(e.code)) return true;
   const l = letter(e);
-  return MOD_LETTERS.has(l) || (e.shiftKey && DEVTOOLS_LETTERS.has(l));
+  if (l === "") return false;
+  if (e.shiftKey && DEVTOOLS_LETTERS.has(l)) return true;
+  return !(inField(e.target) && FIELD_LETTERS.has(l));
 }
 
 /** newWindow: a link's or form's target names another window than this one. */

@@ -291,9 +291,11 @@ export class Staff {
     }
   }
 
-  /** tick locks the staff screens once idle or past the session's end. Call it every second. */
+  /** tick locks the staff screens once idle or past the session's end, unless an action is out. Call it every second. */
   tick(): void {
-    if (!this.session) return;
+    // Never while an action staff asked for is out (a refund may take
+    // minutes): its answer must reach them.
+    if (!this.session || this.busy > 0) return;
     const now = this.now();
     if (now - this.#lastActivity >= this.idleLockMs || now >= this.#deadline) void this.lock();
   }

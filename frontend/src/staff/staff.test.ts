@@ -265,6 +265,21 @@ describe("staff session", () => {
     expect(s.session).toBeNull();
   });
 
+  it("does not lock while an action is out, and shows its answer when it comes", async () => {
+    let finish: (v: unknown) => void = () => {};
+    const slow = new Promise((resolve) => (finish = resolve));
+    const { s } = await unlocked({ answers: { Reprint: () => slow } });
+    const reprint = s.act("Reprint", "0192-a");
+    await vi.advanceTimersByTimeAsync(7 * 60_000);
+    expect(s.session).not.toBeNull();
+    expect(screen.getByTestId("staff-shell")).toBeTruthy();
+    finish(null);
+    expect((await reprint).ok).toBe(true);
+    // Idle again: the lock comes back.
+    await vi.advanceTimersByTimeAsync(5 * 60_000 + 2_000);
+    expect(s.session).toBeNull();
+  });
+
   it("stays open while staff touch the screens, sending Touch at most every 30 s", async () => {
     const { staff } = await unlocked();
     for (let i = 0; i < 20; i++) {
