@@ -30,6 +30,14 @@ func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Servi
 	if err != nil {
 		return nil, err
 	}
+	// Without a staff PIN, the first person to find the staff corner would
+	// choose it and could then refund onto their own card: a kiosk takes
+	// no order until one is set (the demo has its documented default).
+	if !c.demo {
+		if has, err := st.HasPIN(context.Background()); err == nil && !has {
+			svc.Hold(staffapi.NoPINHold)
+		}
+	}
 	return staffapi.New(staffapi.Config{
 		Staff: st, Kiosk: svc, Terminal: &terminalControl{link: p.link, db: p.db},
 		About: staffapi.About{Version: version, Commit: commit, BuildTime: buildTime, DataDir: p.dir, Demo: c.demo},

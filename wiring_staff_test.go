@@ -2,13 +2,18 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"testing"
+	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/discovery"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/staff"
+	"github.com/comptoir-pos/comptoir/backend/staffapi"
 )
 
 func newControl(t *testing.T, link *terminalLink) *terminalControl {
@@ -159,5 +164,39 @@ func TestStartsFramelessUnlessCounterOrWindowed(t *testing.T) {
 	flags.windowed = true
 	if startsFrameless(flags) {
 		t.Fatal("--windowed keeps the frame")
+	}
+}
+
+// TestNoOrderBeforeTheStaffPIN: a kiosk on a real terminal takes no order
+// until the staff PIN is set; setting it from the PIN pad opens it.
+func TestNoOrderBeforeTheStaffPIN(t *testing.T) {
+	sim := startSim(t)
+	ctx := context.Background()
+	stack, err := startKiosk(ctx, commonFlags{terminal: sim.URL(), dataDir: t.TempDir()}, payment.DefaultLimits,
+		kiosk.NewRelay(nil), warnLogger(io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stack.close()
+	waitUntil(t, "the kiosk held", func() bool { return stack.svc.Terminal().Problem == staffapi.NoPINHold })
+	if v, _ := stack.svc.Start("en"); v.Phase == kiosk.PhaseOrdering {
+		t.Fatal("an order started without a staff PIN")
+	}
+	r, err := stack.staff.Call(ctx, "SetPIN", []json.RawMessage{json.RawMessage(`"4829"`)})
+	if err != nil || !r.OK {
+		t.Fatalf("SetPIN: %v %+v", err, r.Error)
+	}
+	waitUntil(t, "the kiosk open", func() bool { return stack.svc.Checkout().Phase == kiosk.PhaseWelcome })
+	if v, _ := stack.svc.Start("en"); v.Phase != kiosk.PhaseOrdering {
+		t.Fatalf("after the PIN was set: phase %s (%s)", v.Phase, stack.svc.Terminal().Problem)
+	}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
 	}
 }

@@ -63,16 +63,24 @@ function stop(proc) {
   });
 }
 
+/** STAFF_PIN is the staff PIN setup gives a kiosk, as an installer would (`comptoir pin`). */
+export const STAFF_PIN = "2468";
+
 /**
  * setup starts a simulator, a kiosk on it, and a browser page on the kiosk.
  * Options: timescale (the simulator's), viewport, terminal ("sim" or a
  * dead address for the unreachable case), dataDir (the kiosk's data
  * directory, default a fresh one), keepDataDir (leave it in place at the
- * end: a mount point, say, that its test removes itself) and serveArgs (more
- * flags for `comptoir serve`: --client-timeout, --request-open, ...).
+ * end: a mount point, say, that its test removes itself), serveArgs (more
+ * flags for `comptoir serve`: --client-timeout, --request-open, ...) and pin
+ * (the staff PIN set before the kiosk starts, default STAFF_PIN; null: none,
+ * the first run, when the kiosk takes no order until staff set one).
  */
 export async function setup(t, opts = {}) {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "comptoir-e2e-data-"));
+  if (opts.pin !== null) {
+    execFileSync(binary(), ["pin", "--data-dir", dataDir], { input: `${opts.pin ?? STAFF_PIN}\n`, stdio: ["pipe", "ignore", "inherit"] });
+  }
   const sim = await start(
     ["simulator", "--addr", "127.0.0.1:0", "--timescale", String(opts.timescale ?? 0.1)],
     /Simulated terminal at (http:\/\/\S+\/localapi\/v4)/,

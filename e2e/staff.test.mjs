@@ -7,7 +7,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { setup } from "./harness.mjs";
+import { setup, STAFF_PIN } from "./harness.mjs";
 
 const tid = (id) => `[data-testid="${id}"]`;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -15,7 +15,7 @@ const screen = (env, name, timeout = 20000) => env.page.locator(tid(`screen-${na
 const ofKind = (ledger, kind) => ledger.filter((l) => l.kind === kind);
 
 // The staff PIN every test sets at first run.
-const PIN = "2468";
+const PIN = STAFF_PIN;
 
 // The embedded demo menu: a croissant is 1,30 €, a café crème 3,20 €, a
 // jambon-beurre 5,90 €.
@@ -95,18 +95,12 @@ async function typePin(env, pin) {
 }
 
 /**
- * enterStaff opens the staff screens: at first run it sets the PIN (twice),
- * afterwards it unlocks with it. The staff screens are then switched to
- * English.
+ * enterStaff opens the staff screens with the PIN the harness set, then
+ * switches them to English.
  */
-async function enterStaff(env, { firstRun = false } = {}) {
+async function enterStaff(env) {
   const { page } = env;
   await openPad(env);
-  if (firstRun) {
-    await page.locator(`${tid("pin-setup")}[data-step="enter"]`).waitFor();
-    await typePin(env, PIN);
-    await page.locator(`${tid("pin-setup")}[data-step="confirm"]`).waitFor();
-  }
   await typePin(env, PIN);
   await page.locator(tid("staff-shell")).waitFor();
   await page.locator(tid("staff-lang-en")).click();
@@ -140,9 +134,12 @@ const inSight = (locator) =>
 const noStaffUI = async (page) => (await page.locator(`${tid("pin-pad")}, ${tid("staff-shell")}`).count()) === 0;
 
 test("PIN: set at first run, then three wrong PINs lock the pad and the right PIN is refused", async (t) => {
-  const env = await setup(t);
+  const env = await setup(t, { pin: null });
   const { page } = env;
-  await screen(env, "welcome");
+  // No staff PIN yet: the kiosk takes no order (whoever found the staff
+  // corner first would choose the PIN, then refund onto their own card).
+  await screen(env, "unavailable");
+  assert.match(await page.locator(tid("terminal-problem")).innerText(), /staff PIN/);
   const gate = await staffCall(env, "Gate");
   assert.deepEqual(gate, { ok: true, value: { hasPin: false, demo: false } });
 
@@ -162,7 +159,7 @@ test("PIN: set at first run, then three wrong PINs lock the pad and the right PI
   assert.equal(again.ok, false);
   assert.equal(again.error.code, "EPIN_SET");
 
-  // Lock: back to the customer screen.
+  // Lock: back to the customer screen, open for orders now.
   await page.locator(tid("staff-lock")).click();
   await page.locator(tid("staff-shell")).waitFor({ state: "detached" });
   await screen(env, "welcome");
@@ -230,7 +227,7 @@ test("reversal: a card payment reversed from the Payments tab; another refused a
   const a = await paidOrder(env, { croissant: 2, "cafe-creme": 1 }, 2 * 130 + 320);
   const b = await paidOrder(env, { "jambon-beurre": 1 }, 590);
 
-  await enterStaff(env, { firstRun: true });
+  await enterStaff(env);
   await openTab(env, "payments");
   const rowA = page.locator(row(a.uuid));
   await rowA.waitFor();
@@ -281,7 +278,7 @@ test("refund: part of a paid order refunded; more than was charged is refused be
   await screen(env, "welcome");
   const paid = await paidOrder(env, { croissant: 2, "cafe-creme": 1 }, 580);
 
-  await enterStaff(env, { firstRun: true });
+  await enterStaff(env);
   await openTab(env, "payments");
   await page.locator(row(paid.uuid)).click();
   await page.locator(`${tid("attempt-detail")}[data-uuid="${paid.uuid}"]`).waitFor();
@@ -362,7 +359,7 @@ test("unknown outcome: the customer waits for staff, who settle it from the term
   await sleep(300);
   await screen(env, "unknown");
 
-  await enterStaff(env, { firstRun: true });
+  await enterStaff(env);
   await page.locator(tid("close-checkout")).waitFor();
   await openTab(env, "payments");
   await page.locator(tid("filter-attention")).check();
@@ -430,7 +427,7 @@ test("discrepancy: a charge keyed on the terminal is not in the journal; every s
   assert.ok(keyed?.keypad);
   assert.equal(keyed.total, 1200);
 
-  await enterStaff(env, { firstRun: true });
+  await enterStaff(env);
   await page.locator(tid("terminal-reachable")).waitFor();
   // Every tab can be seen and tapped on the kiosk's portrait screen, in every language.
   for (const lang of ["fr", "es", "en"]) {

@@ -490,3 +490,23 @@ func TestNewNeedsJournalAndPayments(t *testing.T) {
 }
 
 var _ = errors.New
+
+// TestHoldKeepsOrdersOut: while held, the kiosk is unavailable and says
+// why; released, it takes orders again.
+func TestHoldKeepsOrdersOut(t *testing.T) {
+	e := newEnv(t)
+	e.s.Hold("Staff: set the staff PIN before taking orders.")
+	if v := e.s.Checkout(); v.Phase != PhaseUnavailable {
+		t.Fatalf("held: phase %s", v.Phase)
+	}
+	if tv := e.s.Terminal(); tv.Problem != "Staff: set the staff PIN before taking orders." {
+		t.Fatalf("held: problem %q", tv.Problem)
+	}
+	if v, _ := e.s.Start("en"); v.Phase == PhaseOrdering {
+		t.Fatal("an order started while held")
+	}
+	e.s.Hold("")
+	if v := e.must(e.s.Start("en")); v.Phase != PhaseOrdering {
+		t.Fatalf("released: phase %s", v.Phase)
+	}
+}

@@ -99,6 +99,7 @@ type Service struct {
 	status     TerminalStatus
 	ready      bool
 	recoverErr string
+	hold       string // why orders are held (Hold), "" when they are not
 	term       TerminalView
 	lastTerm   TerminalView // the last published
 	lastCheck  CheckoutView
@@ -304,6 +305,18 @@ func (s *Service) recoverLoop(ctx context.Context) {
 	}
 }
 
+// Hold keeps the kiosk from taking orders, for reason (a sentence for
+// staff, shown on the unavailable screen), until Hold(""). An order already
+// started goes on.
+func (s *Service) Hold(reason string) {
+	s.mu.Lock()
+	s.hold = reason
+	s.availabilityLocked()
+	c, t := s.snapshotsLocked(false)
+	s.mu.Unlock()
+	s.publish(c, t)
+}
+
 // RefreshTerminal asks the terminal source again now (the discovery
 // Tracker's events do this through the Relay).
 func (s *Service) RefreshTerminal() {
@@ -372,6 +385,8 @@ func (s *Service) currencyLocked() string {
 // usableLocked reports whether an order may start, and why not.
 func (s *Service) usableLocked() (ok bool, problem string) {
 	switch {
+	case s.hold != "":
+		return false, s.hold
 	case s.catalog == nil:
 		msg := "no catalog"
 		if s.catalogErr != nil {

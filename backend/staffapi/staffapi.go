@@ -199,9 +199,15 @@ func (a *API) gate(ctx context.Context) (Gate, error) {
 	return Gate{HasPIN: has, Demo: a.cfg.About.Demo}, err
 }
 
+// NoPINHold is why a kiosk takes no order before the staff PIN is set.
+const NoPINHold = "No staff PIN is set yet: staff set one (staff corner, or `comptoir pin`) before the kiosk takes orders."
+
 func (a *API) setPIN(ctx context.Context, pin string) (staff.Session, error) {
 	if err := a.cfg.Staff.SetPIN(ctx, pin); err != nil {
 		return staff.Session{}, err
+	}
+	if a.cfg.Kiosk != nil {
+		a.cfg.Kiosk.Hold("")
 	}
 	return a.cfg.Staff.Unlock(ctx, pin)
 }
