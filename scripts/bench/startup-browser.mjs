@@ -12,7 +12,7 @@
 // enabled.
 //
 //   node scripts/bench/startup-browser.mjs BINARY OUT.json [RUNS]
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -78,6 +78,8 @@ try {
     if (mode === "warm") browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: chromiumArgs });
     for (let i = 0; i < runs; i++) {
       const dataDir = mkdtempSync(join(tmpdir(), "comptoir-bench-start-"));
+      // The staff PIN, as an installer sets it (untimed): without one the kiosk takes no order.
+      execFileSync(bin, ["pin", "--data-dir", dataDir], { input: "2468\n", stdio: ["pipe", "ignore", "inherit"] });
       // warm: the page exists before t0 (opening one is the browser's cost).
       let context, page;
       if (mode === "warm") {

@@ -135,6 +135,10 @@ func main() {
 	dir, err := os.MkdirTemp("", "comptoir-bench-wire-")
 	check(err)
 	defer os.RemoveAll(dir)
+	// The staff PIN, as an installer sets it: without one the kiosk takes no order.
+	pin := exec.Command(*bin, "pin", "--data-dir", dir)
+	pin.Stdin = strings.NewReader("2468\n")
+	check(pin.Run())
 	cmd := exec.Command(*bin, "serve", "--addr", "127.0.0.1:0", "--terminal", terminal, "--data-dir", dir)
 	cmd.Stderr = io.Discard
 	stdout, err := cmd.StdoutPipe()
