@@ -167,3 +167,35 @@ export async function setup(t, opts = {}) {
   });
   return env;
 }
+
+// The embedded demo menu's categories, for the products the tests order.
+const demoCategory = {
+  croissant: "viennoiseries",
+  "jambon-beurre": "sales",
+  "croque-monsieur": "sales",
+  "eclair-cafe": "patisseries",
+  "tarte-citron": "patisseries",
+  "cafe-creme": "boissons",
+  "chocolat-chaud": "boissons",
+};
+
+/**
+ * order starts in a language (default English), puts products of the demo
+ * menu (id → quantity) in the cart and opens the cart.
+ */
+export async function order(env, items, lang = "en") {
+  const { page } = env;
+  const tid = (id) => `[data-testid="${id}"]`;
+  await page.locator(tid(`start-${lang}`)).click();
+  await page.locator(tid("screen-menu")).waitFor();
+  for (const [id, qty] of Object.entries(items)) {
+    if (!demoCategory[id]) throw new Error(`order: ${id} is not a product the harness knows`);
+    await page.locator(tid(`category-${demoCategory[id]}`)).click();
+    await page.locator(tid(`product-${id}`)).click();
+    await page.locator(tid("product-detail")).waitFor();
+    for (let i = 1; i < qty; i++) await page.locator(tid("qty-plus")).click();
+    await page.locator(tid("add-to-cart")).click();
+  }
+  await page.locator(tid("open-cart")).click();
+  await page.locator(tid("screen-cart")).waitFor();
+}

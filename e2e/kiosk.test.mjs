@@ -8,36 +8,9 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setup, binary } from "./harness.mjs";
+import { setup, binary, order } from "./harness.mjs";
 
 const tid = (id) => `[data-testid="${id}"]`;
-
-// The embedded demo menu's categories, for the products the tests order.
-const category = {
-  croissant: "viennoiseries",
-  "jambon-beurre": "sales",
-  "croque-monsieur": "sales",
-  "eclair-cafe": "patisseries",
-  "tarte-citron": "patisseries",
-  "cafe-creme": "boissons",
-  "chocolat-chaud": "boissons",
-};
-
-/** order starts in English and puts products (id → quantity) in the cart. */
-async function order(env, items, lang = "en") {
-  const { page } = env;
-  await page.locator(tid(`start-${lang}`)).click();
-  await page.locator(tid("screen-menu")).waitFor();
-  for (const [id, qty] of Object.entries(items)) {
-    await page.locator(tid(`category-${category[id]}`)).click();
-    await page.locator(tid(`product-${id}`)).click();
-    await page.locator(tid("product-detail")).waitFor();
-    for (let i = 1; i < qty; i++) await page.locator(tid("qty-plus")).click();
-    await page.locator(tid("add-to-cart")).click();
-  }
-  await page.locator(tid("open-cart")).click();
-  await page.locator(tid("screen-cart")).waitFor();
-}
 
 /** checkout goes from the cart to the payment choice and picks a tender. */
 async function checkout(env, choice = "pay-card") {

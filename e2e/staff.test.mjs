@@ -7,7 +7,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { setup, STAFF_PIN } from "./harness.mjs";
+import { setup, order, STAFF_PIN } from "./harness.mjs";
 
 const tid = (id) => `[data-testid="${id}"]`;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -19,23 +19,6 @@ const PIN = STAFF_PIN;
 
 // The embedded demo menu: a croissant is 1,30 €, a café crème 3,20 €, a
 // jambon-beurre 5,90 €.
-const category = { croissant: "viennoiseries", "cafe-creme": "boissons", "jambon-beurre": "sales" };
-
-/** order starts in English and puts products (id → quantity) in the cart, then opens the cart. */
-async function order(env, items) {
-  const { page } = env;
-  await page.locator(tid("start-en")).click();
-  await screen(env, "menu");
-  for (const [id, qty] of Object.entries(items)) {
-    await page.locator(tid(`category-${category[id]}`)).click();
-    await page.locator(tid(`product-${id}`)).click();
-    await page.locator(tid("product-detail")).waitFor();
-    for (let i = 1; i < qty; i++) await page.locator(tid("qty-plus")).click();
-    await page.locator(tid("add-to-cart")).click();
-  }
-  await page.locator(tid("open-cart")).click();
-  await screen(env, "cart");
-}
 
 /** payByCard goes from the cart to the payment choice and picks the card. */
 async function payByCard(env) {

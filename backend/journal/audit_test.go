@@ -3,15 +3,11 @@ package journal
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 )
 
@@ -255,23 +251,9 @@ func TestAuditSurvivesProcessDeath(t *testing.T) {
 func TestUpgradeFromVersion1(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	first, err := fs.ReadFile(migrationFS, "migrations/0001_initial.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	v1 := fstest.MapFS{"migrations/0001_initial.sql": {Data: first}}
-
 	// The old build: only migration 1, and a day of business on it.
-	p := filepath.Join(dir, dbFileName)
-	old, err := sql.Open("sqlite", fileDSN(p, buildOptions(nil), false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	old.SetMaxOpenConns(1)
-	if err := migrate(ctx, old, v1, p); err != nil {
-		t.Fatal(err)
-	}
-	oldDB := &DB{w: old, r: old, now: time.Now}
+	oldDB := openOldBuild(t, dir, "0001_initial.sql")
+	old := oldDB.w
 	a := attemptIn(t, oldDB, StateApproved)
 	if err := oldDB.SetSetting(ctx, "staff.audit", json.RawMessage(`[{"who":"system","action":"pin_set"}]`)); err != nil {
 		t.Fatal(err)

@@ -6,11 +6,14 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/google/uuid"
@@ -316,4 +319,28 @@ func fillDisk(t testing.TB, db *DB, room int) (makeRoom func()) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// openOldBuild opens a journal in dir as an older build would: only the
+// given migrations applied. The caller closes the returned DB's connection.
+func openOldBuild(t testing.TB, dir string, migrations ...string) *DB {
+	t.Helper()
+	old := fstest.MapFS{}
+	for _, name := range migrations {
+		b, err := fs.ReadFile(migrationFS, "migrations/"+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old["migrations/"+name] = &fstest.MapFile{Data: b}
+	}
+	p := filepath.Join(dir, dbFileName)
+	conn, err := sql.Open("sqlite", fileDSN(p, buildOptions(nil), false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.SetMaxOpenConns(1)
+	if err := migrate(context.Background(), conn, old, p); err != nil {
+		t.Fatal(err)
+	}
+	return &DB{w: conn, r: conn, now: time.Now}
 }

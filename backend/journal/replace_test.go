@@ -2,15 +2,10 @@ package journal
 
 import (
 	"bytes"
-	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io/fs"
-	"path/filepath"
 	"strings"
 	"testing"
-	"testing/fstest"
-	"time"
 )
 
 // replaceAttacks are writes that would swap an immutable row for a forged
@@ -159,25 +154,8 @@ func TestReplaceRefused(t *testing.T) {
 func TestUpgradeFromVersion2(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
-	v2 := fstest.MapFS{}
-	for _, name := range []string{"migrations/0001_initial.sql", "migrations/0002_audit.sql"} {
-		b, err := fs.ReadFile(migrationFS, name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		v2[name] = &fstest.MapFile{Data: b}
-	}
-
-	p := filepath.Join(dir, dbFileName)
-	old, err := sql.Open("sqlite", fileDSN(p, buildOptions(nil), false))
-	if err != nil {
-		t.Fatal(err)
-	}
-	old.SetMaxOpenConns(1)
-	if err := migrate(ctx, old, v2, p); err != nil {
-		t.Fatal(err)
-	}
-	oldDB := &DB{w: old, r: old, now: time.Now}
+	oldDB := openOldBuild(t, dir, "0001_initial.sql", "0002_audit.sql")
+	old := oldDB.w
 	a := attemptIn(t, oldDB, StateApproved)
 	open := attemptIn(t, oldDB, StateSent)
 	if err := oldDB.AppendAudit(ctx, AuditRecord{Who: "system", Action: "pin_set"}); err != nil {
