@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -140,8 +141,39 @@ func (t *terminalControl) Info(ctx context.Context) staffapi.TerminalInfo {
 	}
 	if info.RestartRequired {
 		info.Note = "The saved choice is not the terminal in use: it applies when Comptoir restarts (close it from this screen, with no payment in progress)."
+		info.Note += t.strandedWarning(ctx, info.Saved)
 	}
 	return info
+}
+
+// strandedWarning says when unfinished attempts belong to another terminal
+// than the saved choice: recovery resends an attempt only to the terminal
+// that took it (the same name in the journal), so after a restart on
+// another one they are left for staff to settle.
+func (t *terminalControl) strandedWarning(ctx context.Context, saved staffapi.Endpoint) string {
+	next := ""
+	switch {
+	case saved.Address != "":
+		if c, err := localapi.NewClient(saved.Address); err == nil {
+			next = c.BaseURL()
+		}
+	case saved.Instance != "":
+		next = "mdns:" + saved.Instance
+	}
+	open, err := t.db.OpenAttempts(ctx)
+	if err != nil || next == "" {
+		return ""
+	}
+	n := 0
+	for _, a := range open {
+		if a.Terminal != next {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" Careful: %d unfinished payment(s) were sent to another terminal name than the saved one; on it they cannot be resent, and their outcome will be unknown for staff to settle from that terminal's history.", n)
 }
 
 func sameAddress(a, b string) bool {

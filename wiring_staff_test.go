@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -198,5 +199,35 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatalf("never: %s", what)
 		}
+	}
+}
+
+// TestSavedChoiceWarnsOfStrandedAttempts: an unfinished attempt sent to the
+// terminal in use cannot be resent to another one; saving another choice
+// says so.
+func TestSavedChoiceWarnsOfStrandedAttempts(t *testing.T) {
+	ctx := context.Background()
+	c := newControl(t, &terminalLink{how: "discovery", instance: "Yavin A", url: "http://10.0.0.5:16125/localapi/v4"})
+	c.ping = func(context.Context, string) error { return nil }
+	if err := c.db.CreateOrder(ctx, journal.Order{ID: "o-1", Currency: "EUR", Total: 500}); err != nil {
+		t.Fatal(err)
+	}
+	uuid := "01a20000-0000-7000-8000-000000000042"
+	body := `{"amount":500,"transactionType":"debit","idempotentUuid":"` + uuid + `","cartId":"o-1"}`
+	if _, err := c.db.PrepareAttempt(ctx, journal.Attempt{UUID: uuid, OrderID: "o-1", Kind: journal.KindDebit, Amount: 500,
+		Policy: journal.PolicyKiosk, Terminal: "mdns:Yavin A", RequestBody: []byte(body)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Choose(ctx, "Yavin A"); err != nil {
+		t.Fatal(err)
+	}
+	if note := c.Info(ctx).Note; strings.Contains(note, "Careful") {
+		t.Fatalf("the terminal in use, saved again, warns: %q", note)
+	}
+	if err := c.SetAddress(ctx, "10.0.0.5"); err != nil {
+		t.Fatal(err)
+	}
+	if note := c.Info(ctx).Note; !strings.Contains(note, "Careful: 1 unfinished payment") {
+		t.Fatalf("the same terminal by address: no warning that its attempt cannot be resent: %q", note)
 	}
 }
