@@ -350,9 +350,9 @@ func (a *App) quit() {
 func (a *App) beforeClose(context.Context) (prevent bool) {
 	svc := a.svc()
 	if svc == nil {
-		return !closeAllowed(a.quitting.Load(), false, "", "")
+		return !closeAllowed(a.quitting.Load(), false, "", a.flags.windowed, "")
 	}
-	prevent = !closeAllowed(a.quitting.Load(), true, svc.Settings().Mode, svc.Checkout().Phase)
+	prevent = !closeAllowed(a.quitting.Load(), true, svc.Settings().Mode, a.flags.windowed, svc.Checkout().Phase)
 	if prevent {
 		log.Printf("comptoir: window close refused (closing a kiosk is a staff action)")
 	}
@@ -361,12 +361,13 @@ func (a *App) beforeClose(context.Context) (prevent bool) {
 
 // closeAllowed says whether the window may close: always after staff's
 // Quit or when the kiosk is not running; never in kiosk mode otherwise;
-// in counter mode (a staff PC) unless a payment is out on the terminal.
-func closeAllowed(quitting, running bool, mode string, phase kiosk.Phase) bool {
+// in counter mode (a staff PC) or windowed (someone's desktop) unless a
+// payment is out on the terminal.
+func closeAllowed(quitting, running bool, mode string, windowed bool, phase kiosk.Phase) bool {
 	switch {
 	case quitting || !running:
 		return true
-	case mode == "kiosk":
+	case mode == "kiosk" && !windowed:
 		return false
 	}
 	return phase != kiosk.PhasePaying && phase != kiosk.PhaseCanceling

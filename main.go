@@ -23,7 +23,8 @@ import (
 
 const usage = `Usage:
   comptoir [--demo] [--terminal URL] [--data-dir DIR] [--windowed]
-                                 the desktop kiosk (full screen in kiosk mode)
+                                 the desktop kiosk (full screen and frameless in
+                                 kiosk mode; --windowed: an ordinary window)
   comptoir serve [--addr A]      the same UI served to a browser (browser mode)
   comptoir simulator [--addr A] [--timescale F] [--mdns] [--currency C] [--tip-screen]
                                  the simulated terminal alone
@@ -76,7 +77,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		var common commonFlags
 		fs := newFlagSet("comptoir", stderr, &common)
-		fs.BoolVar(&common.windowed, "windowed", false, "stay a window in kiosk mode (kiosk mode is full screen)")
+		fs.BoolVar(&common.windowed, "windowed", false, "stay an ordinary window in kiosk mode (kiosk mode is full screen, frameless, closed by staff)")
 		if err := fs.Parse(args); err != nil {
 			return 2
 		}

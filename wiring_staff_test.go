@@ -97,19 +97,22 @@ func TestCloseAllowed(t *testing.T) {
 	for _, c := range []struct {
 		quitting, running bool
 		mode              string
+		windowed          bool
 		phase             kiosk.Phase
 		want              bool
 	}{
-		{false, true, "kiosk", kiosk.PhaseWelcome, false},
-		{false, true, "kiosk", kiosk.PhaseOrdering, false},
-		{true, true, "kiosk", kiosk.PhasePaying, true},
-		{false, false, "", "", true},
-		{false, true, "counter", kiosk.PhaseWelcome, true},
-		{false, true, "counter", kiosk.PhasePaying, false},
-		{false, true, "counter", kiosk.PhaseCanceling, false},
+		{false, true, "kiosk", false, kiosk.PhaseWelcome, false},
+		{false, true, "kiosk", false, kiosk.PhaseOrdering, false},
+		{true, true, "kiosk", false, kiosk.PhasePaying, true},
+		{false, false, "", false, "", true},
+		{false, true, "counter", false, kiosk.PhaseWelcome, true},
+		{false, true, "counter", false, kiosk.PhasePaying, false},
+		{false, true, "counter", false, kiosk.PhaseCanceling, false},
+		{false, true, "kiosk", true, kiosk.PhaseWelcome, true},
+		{false, true, "kiosk", true, kiosk.PhasePaying, false},
 	} {
-		if got := closeAllowed(c.quitting, c.running, c.mode, c.phase); got != c.want {
-			t.Errorf("closeAllowed(%v, %v, %q, %q) = %v, want %v", c.quitting, c.running, c.mode, c.phase, got, c.want)
+		if got := closeAllowed(c.quitting, c.running, c.mode, c.windowed, c.phase); got != c.want {
+			t.Errorf("closeAllowed(%v, %v, %q, %v, %q) = %v, want %v", c.quitting, c.running, c.mode, c.windowed, c.phase, got, c.want)
 		}
 	}
 }
