@@ -93,12 +93,22 @@ type envConfig struct {
 	catalog string
 	before  func(dir string, db *journal.DB)
 	sim     func(*terminalsim.Terminal)
+	// hook wraps the orchestrator's emitter; release lets held events go at
+	// cleanup. With a hook the kiosk does not poll: it learns of an outcome
+	// by the event.
+	hook    func(payment.Emitter) payment.Emitter
+	release func()
 }
 
 func withLimits(l payment.Limits) envOption { return func(c *envConfig) { c.limits = l } }
 func withCatalog(json string) envOption     { return func(c *envConfig) { c.catalog = json } }
 func withSetup(f func(dir string, db *journal.DB)) envOption {
 	return func(c *envConfig) { c.before = f }
+}
+
+// withHook passes the orchestrator's events through hook (see envConfig).
+func withHook(hook func(payment.Emitter) payment.Emitter, release func()) envOption {
+	return func(c *envConfig) { c.hook, c.release = hook, release }
 }
 
 // withSim scripts the simulator before the Service starts (and recovers).
@@ -142,7 +152,12 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	}
 	// The orchestrator exists before the Service: the Relay binds them.
 	relay := NewRelay(nil)
-	o, err := payment.New(payment.Config{Journal: db, Terminal: client, TerminalID: "sim", Limits: cfg.limits, Emitter: relay})
+	var emitter payment.Emitter = relay
+	poll := 20 * time.Millisecond
+	if cfg.hook != nil {
+		emitter, poll = cfg.hook(relay), time.Hour
+	}
+	o, err := payment.New(payment.Config{Journal: db, Terminal: client, TerminalID: "sim", Limits: cfg.limits, Emitter: emitter})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +169,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		Terminal: TerminalFunc(func() TerminalStatus {
 			return TerminalStatus{State: e.state.Load().(TerminalState), Name: "sim", Address: sim.URL()}
 		}),
-		PollInterval: 20 * time.Millisecond, TerminalInterval: 20 * time.Millisecond, RecoverRetry: 20 * time.Millisecond,
+		PollInterval: poll, TerminalInterval: 20 * time.Millisecond, RecoverRetry: 20 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -164,6 +179,9 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	runDone := make(chan struct{})
 	go func() { defer close(runDone); s.Run(runCtx) }()
 	t.Cleanup(func() {
+		if cfg.release != nil {
+			cfg.release()
+		}
 		stop()
 		<-runDone
 		sim.Close() // first: held requests end

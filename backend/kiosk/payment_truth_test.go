@@ -95,7 +95,7 @@ func TestCancelBeforeSendSendsNothing(t *testing.T) {
 		held atomic.Bool
 	)
 	h := &hooked{}
-	e = newHookedEnv(t, func(relay payment.Emitter) payment.Emitter { h.next = relay; return h }, func() {})
+	e = newEnv(t, withHook(func(relay payment.Emitter) payment.Emitter { h.next = relay; return h }, nil))
 	// Prepared (inside Start, before the driver runs): hold the Service's
 	// lock so launch waits after Start; sent (the driver passed its check and
 	// journaled the send): let launch go on to h.Cancel().
@@ -153,17 +153,17 @@ func (g *gate) Emit(name string, data any) {
 	g.next.Emit(name, data)
 }
 
-// newGatedEnv is newHookedEnv with the events going through g.
+// newGatedEnv is newEnv with the events going through g.
 func newGatedEnv(t *testing.T, g *gate) *env {
 	t.Helper()
-	return newHookedEnv(t, func(relay payment.Emitter) payment.Emitter { g.next = relay; return g }, func() {
+	return newEnv(t, withHook(func(relay payment.Emitter) payment.Emitter { g.next = relay; return g }, func() {
 		g.once.Do(func() {})
 		select {
 		case <-g.release:
 		default:
 			close(g.release)
 		}
-	})
+	}))
 }
 
 // hooked forwards the orchestrator's events, calling before and after.
@@ -181,66 +181,6 @@ func (h *hooked) Emit(name string, data any) {
 	if ok && h.after != nil {
 		h.after(v)
 	}
-}
-
-// newHookedEnv is newEnv with the orchestrator's events going through
-// wrap(relay) and no polling to speak of: the kiosk learns of an outcome by
-// the event.
-func newHookedEnv(t *testing.T, wrap func(payment.Emitter) payment.Emitter, release func()) *env {
-	t.Helper()
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	client, err := localapi.NewClient(sim.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	e := &env{t: t, ctx: ctx, sim: sim, dir: t.TempDir(), events: &recorder{}}
-	e.state.Store(TerminalConnected)
-	db, err := journal.Open(ctx, e.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.db = db
-	relay := NewRelay(nil)
-	o, err := payment.New(payment.Config{Journal: db, Terminal: client, TerminalID: "sim", Limits: testLimits, Emitter: wrap(relay)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.o = o
-	e.printer = &fakePrinter{Printer: client}
-	s, err := New(Config{
-		Journal: db, Payments: o, Printer: e.printer, Emitter: e.events, Relay: relay, DataDir: e.dir,
-		Version: "test", Logger: testLogger(t),
-		Terminal: TerminalFunc(func() TerminalStatus {
-			return TerminalStatus{State: TerminalConnected, Name: "sim", Address: sim.URL()}
-		}),
-		PollInterval: time.Hour, TerminalInterval: 20 * time.Millisecond, RecoverRetry: 20 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.s = s
-	runCtx, stop := context.WithCancel(ctx)
-	runDone := make(chan struct{})
-	go func() { defer close(runDone); s.Run(runCtx) }()
-	t.Cleanup(func() {
-		release()
-		stop()
-		<-runDone
-		sim.Close()
-		s.Close()
-		o.Close()
-		db.Close()
-		cancel()
-	})
-	e.waitFor("ready", func(CheckoutView) bool { return s.Terminal().Ready })
-	return e
 }
 
 // Cancel pressed just after the terminal approved the meal-voucher part but
