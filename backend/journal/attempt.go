@@ -12,21 +12,38 @@ import (
 	"github.com/google/uuid"
 )
 
-// Attempt is one card presentation: one idempotentUuid, one exact request body.
+// Attempt is one card presentation (one idempotentUuid, one exact request
+// body), or one reversal.
 type Attempt struct {
-	ID            int64
-	UUID          string // the idempotentUuid, UUID v7, canonical lowercase form
-	OrderID       string
-	Kind          Kind
-	Amount        int64 // cents
-	GiftAmount    int64 // cents
-	Policy        Policy
-	Terminal      string          // the terminal's identity: instance name or base URL
-	RequestBody   json.RawMessage // the exact body sent, byte for byte
-	State         State
-	Response      []byte // the last raw terminal response; not necessarily JSON
-	TransactionID string
-	Error         string
+	ID      int64
+	UUID    string // the idempotentUuid, UUID v7, canonical lowercase form
+	OrderID string
+	Kind    Kind
+	Channel Channel // local when not given
+	// Amount and GiftAmount are what was asked, in cents. A reversal asks
+	// for the whole debit it reverses in Amount.
+	Amount     int64
+	GiftAmount int64
+	Policy     Policy
+	Terminal   string // the terminal's identity: instance name or base URL
+	// InitialTransactionID is the transaction a reversal reverses.
+	InitialTransactionID string
+	RequestBody          json.RawMessage // the exact body sent, byte for byte
+	State                State
+	Response             []byte // the last raw answer; not necessarily JSON
+	TransactionID        string
+	Error                string
+	// ProviderID is the provider's id for the attempt before it has an
+	// outcome (a cloud acknowledgement, a payment link); ProviderStatus its
+	// last word while open.
+	ProviderID     string
+	ProviderStatus string
+	// Charged is set once an outcome says what was charged (or given back):
+	// ChargedAmount and ChargedGift, which may differ from what was asked
+	// (a tip chosen on the terminal).
+	Charged       bool
+	ChargedAmount int64
+	ChargedGift   int64
 	SendCount     int
 	CreatedAt     time.Time
 	FirstSentAt   time.Time // zero until sent
@@ -35,12 +52,50 @@ type Attempt struct {
 	UpdatedAt     time.Time
 }
 
+// Total is what the attempt moved, in cents: what the provider said was
+// charged when it said so, else what was asked.
+func (a Attempt) Total() int64 {
+	if a.Charged {
+		return a.ChargedAmount + a.ChargedGift
+	}
+	return a.Amount + a.GiftAmount
+}
+
+// Paid is the amount part of Total (gifts excluded).
+func (a Attempt) Paid() int64 {
+	if a.Charged {
+		return a.ChargedAmount
+	}
+	return a.Amount
+}
+
+// Gift is the gift part of Total.
+func (a Attempt) Gift() int64 {
+	if a.Charged {
+		return a.ChargedGift
+	}
+	return a.GiftAmount
+}
+
+// Charge is what an outcome says was charged or given back.
+type Charge struct {
+	Amount     int64
+	GiftAmount int64
+}
+
 // TransitionInfo is what came with a state change.
 type TransitionInfo struct {
 	Response      []byte // the raw response that caused it, journaled as is
 	TransactionID string
 	Error         string // the terminal's message or the transport error
 	Note          string // why, for the audit trail
+	// Charged is what the outcome says was charged: recorded once, beside
+	// what was asked.
+	Charged *Charge
+	// ProviderID and ProviderStatus, when the provider named or described
+	// the attempt.
+	ProviderID     string
+	ProviderStatus string
 }
 
 // Event is one row of an attempt's audit trail.
@@ -67,8 +122,9 @@ type AttemptFilter struct {
 	OnlyOpen bool // unresolved attempts only
 }
 
-const attemptColumns = `id, uuid, order_id, kind, amount, gift_amount, policy, terminal,
-	request_body, state, response, transaction_id, error, send_count,
+const attemptColumns = `id, uuid, order_id, kind, channel, amount, gift_amount, policy, terminal,
+	initial_transaction_id, request_body, state, response, transaction_id, error,
+	provider_id, provider_status, charged_amount, charged_gift, send_count,
 	created_at, first_sent_at, last_sent_at, final_at, updated_at`
 
 // openAttemptsQuery is served by the partial index attempts_open: only the
@@ -85,21 +141,29 @@ type queryer interface {
 func scanAttempt(row rowScanner) (Attempt, error) {
 	var (
 		a                                     Attempt
-		kind, policy, state, body             string
+		kind, channel, policy, state, body    string
 		response                              []byte
-		txID, errText                         sql.NullString
+		initial, txID, errText                sql.NullString
+		providerID, providerStatus            sql.NullString
+		chargedAmount, chargedGift            sql.NullInt64
 		created, first, last, final, updatedT sql.NullInt64
 	)
-	err := row.Scan(&a.ID, &a.UUID, &a.OrderID, &kind, &a.Amount, &a.GiftAmount, &policy, &a.Terminal,
-		&body, &state, &response, &txID, &errText, &a.SendCount,
+	err := row.Scan(&a.ID, &a.UUID, &a.OrderID, &kind, &channel, &a.Amount, &a.GiftAmount, &policy, &a.Terminal,
+		&initial, &body, &state, &response, &txID, &errText,
+		&providerID, &providerStatus, &chargedAmount, &chargedGift, &a.SendCount,
 		&created, &first, &last, &final, &updatedT)
 	if err != nil {
 		return Attempt{}, err
 	}
-	a.Kind, a.Policy, a.State = Kind(kind), Policy(policy), State(state)
+	a.Kind, a.Channel, a.Policy, a.State = Kind(kind), Channel(channel), Policy(policy), State(state)
+	a.InitialTransactionID = initial.String
 	a.RequestBody = json.RawMessage(body)
 	a.Response = response
 	a.TransactionID, a.Error = txID.String, errText.String
+	a.ProviderID, a.ProviderStatus = providerID.String, providerStatus.String
+	if chargedAmount.Valid && chargedGift.Valid {
+		a.Charged, a.ChargedAmount, a.ChargedGift = true, chargedAmount.Int64, chargedGift.Int64
+	}
 	a.CreatedAt, a.FirstSentAt, a.LastSentAt = fromUnixMS(created), fromUnixMS(first), fromUnixMS(last)
 	a.FinalAt, a.UpdatedAt = fromUnixMS(final), fromUnixMS(updatedT)
 	return a, nil
@@ -126,12 +190,18 @@ func validateAttempt(a Attempt) error {
 		return Errorf(EINVALID, "attempt uuid %s is UUID v%d, not v7", a.UUID, u.Version())
 	case a.OrderID == "":
 		return Errorf(EINVALID, "attempt %s: no order id", a.UUID)
-	case a.Kind != KindDebit && a.Kind != KindRefund:
+	case a.Kind != KindDebit && a.Kind != KindRefund && a.Kind != KindReversal:
 		return Errorf(EINVALID, "attempt %s: unknown kind %q", a.UUID, a.Kind)
+	case a.Channel != "" && !a.Channel.Valid():
+		return Errorf(EINVALID, "attempt %s: unknown channel %q", a.UUID, a.Channel)
 	case a.Kind == KindDebit && a.Policy != PolicyKiosk && a.Policy != PolicyCounter:
 		return Errorf(EINVALID, "attempt %s: a debit needs policy kiosk or counter, not %q", a.UUID, a.Policy)
 	case a.Kind == KindRefund && a.Policy != PolicyRefund:
 		return Errorf(EINVALID, "attempt %s: a refund needs policy refund, not %q", a.UUID, a.Policy)
+	case a.Kind == KindReversal && a.Policy != PolicyReversal:
+		return Errorf(EINVALID, "attempt %s: a reversal needs policy reversal, not %q", a.UUID, a.Policy)
+	case a.Kind == KindReversal && (a.InitialTransactionID == "" || a.GiftAmount != 0):
+		return Errorf(EINVALID, "attempt %s: a reversal names the transaction it reverses and asks for its whole amount, gift included, in amount", a.UUID)
 	case a.Amount <= 0:
 		return Errorf(EINVALID, "attempt %s: amount %d is not positive", a.UUID, a.Amount)
 	case a.GiftAmount < 0:
@@ -162,6 +232,11 @@ func validateAttempt(a Attempt) error {
 		var n int64
 		if json.Unmarshal(raw, &n) != nil || n != a.Amount {
 			return Errorf(EINVALID, "attempt %s: request body carries amount %s, not %d", a.UUID, raw, a.Amount)
+		}
+	}
+	if raw, ok := fields["initialTransactionId"]; ok {
+		if json.Unmarshal(raw, &s) != nil || s != a.InitialTransactionID {
+			return Errorf(EINVALID, "attempt %s: request body reverses %s, not %s", a.UUID, raw, a.InitialTransactionID)
 		}
 	}
 	return nil
@@ -211,6 +286,9 @@ func (db *DB) PrepareAttempt(ctx context.Context, a Attempt) (Attempt, error) {
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
+		if err := checkMoney(ctx, tx, a); err != nil {
+			return err
+		}
 		if a.Kind == KindDebit {
 			if OrderStatus(status) == OrderPaid || OrderStatus(status) == OrderCancelled {
 				return Errorf(ECONFLICT, "order %s is %s: no new debit", a.OrderID, status)
@@ -231,12 +309,16 @@ func (db *DB) PrepareAttempt(ctx context.Context, a Attempt) (Attempt, error) {
 			}
 		}
 		now := unixMS(db.now())
+		channel := a.Channel
+		if channel == "" {
+			channel = ChannelLocal
+		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO attempts
-			(uuid, order_id, kind, amount, gift_amount, policy, terminal, request_body, state,
-			 send_count, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'prepared', 0, ?, ?)`,
-			a.UUID, a.OrderID, string(a.Kind), a.Amount, a.GiftAmount, string(a.Policy), a.Terminal,
-			string(a.RequestBody), now, now)
+			(uuid, order_id, kind, channel, amount, gift_amount, policy, terminal, initial_transaction_id,
+			 request_body, state, send_count, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'prepared', 0, ?, ?)`,
+			a.UUID, a.OrderID, string(a.Kind), string(channel), a.Amount, a.GiftAmount, string(a.Policy), a.Terminal,
+			nullString(a.InitialTransactionID), string(a.RequestBody), now, now)
 		if err != nil {
 			return err
 		}
@@ -244,7 +326,10 @@ func (db *DB) PrepareAttempt(ctx context.Context, a Attempt) (Attempt, error) {
 		if err != nil {
 			return err
 		}
-		detail := fmt.Sprintf("%s of %d (gift %d) on %s, policy %s", a.Kind, a.Amount, a.GiftAmount, a.Terminal, a.Policy)
+		detail := fmt.Sprintf("%s of %d (gift %d) on %s through %s, policy %s", a.Kind, a.Amount, a.GiftAmount, a.Terminal, channel, a.Policy)
+		if a.InitialTransactionID != "" {
+			detail += ", of transaction " + a.InitialTransactionID
+		}
 		if err := insertEvent(ctx, tx, id, now, "", StatePrepared, EventPrepared, "", detail, nil); err != nil {
 			return err
 		}
@@ -344,12 +429,23 @@ func (db *DB) Transition(ctx context.Context, id string, from, to State, info Tr
 		if to.Final() {
 			finalAt = now
 		}
+		var chargedAmount, chargedGift any
+		if c := info.Charged; c != nil {
+			if c.Amount < 0 || c.GiftAmount < 0 {
+				return Errorf(EINVALID, "attempt %s: negative amount charged (%d, gift %d)", id, c.Amount, c.GiftAmount)
+			}
+			chargedAmount, chargedGift = c.Amount, c.GiftAmount
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE attempts
 			SET state = ?, response = COALESCE(?, response), transaction_id = COALESCE(?, transaction_id),
-			    error = COALESCE(?, error), final_at = COALESCE(?, final_at), updated_at = ?
+			    error = COALESCE(?, error), final_at = COALESCE(?, final_at),
+			    charged_amount = COALESCE(?, charged_amount), charged_gift = COALESCE(?, charged_gift),
+			    provider_id = COALESCE(?, provider_id), provider_status = COALESCE(?, provider_status),
+			    updated_at = ?
 			WHERE uuid = ? AND state = ?`,
 			string(to), nullBytes(info.Response), nullString(info.TransactionID), nullString(info.Error),
-			finalAt, now, id, string(from))
+			finalAt, chargedAmount, chargedGift, nullString(info.ProviderID), nullString(info.ProviderStatus),
+			now, id, string(from))
 		if err != nil {
 			return err
 		}
@@ -397,6 +493,15 @@ func transitionDetail(info TransitionInfo) string {
 	if info.Error != "" {
 		parts = append(parts, "error: "+info.Error)
 	}
+	if c := info.Charged; c != nil {
+		parts = append(parts, fmt.Sprintf("charged %d (gift %d)", c.Amount, c.GiftAmount))
+	}
+	if info.ProviderID != "" {
+		parts = append(parts, "provider id "+info.ProviderID)
+	}
+	if info.ProviderStatus != "" {
+		parts = append(parts, "provider status "+info.ProviderStatus)
+	}
 	return strings.Join(parts, "; ")
 }
 
@@ -435,23 +540,63 @@ func (db *DB) AddNote(ctx context.Context, id, who, note string) error {
 	})
 }
 
-// Resolve is the one way out of a final state: a member of staff, having
-// checked the terminal's history or the provider's back office, settles an
-// unknown attempt as approved (the customer was charged) or declined (not
-// charged). who is required and, with the note, goes into the audit trail.
-// final_at keeps the time the attempt became unknown.
-func (db *DB) Resolve(ctx context.Context, id string, to State, who, note string) (Attempt, error) {
+// Resolution settles an attempt whose outcome is unknown.
+type Resolution struct {
+	// To is approved (the customer was charged, or given back) or declined
+	// (nothing moved).
+	To State
+	// Who decided: a member of staff ("staff:..."), or the system when the
+	// provider's history told without doubt ("system:history").
+	Who  string
+	Note string
+	// TransactionID, Charged and Response describe the provider's
+	// transaction this attempt turned out to be, when one is known.
+	TransactionID string
+	Charged       *Charge
+	Response      []byte
+}
+
+// Resolve is the one way out of a final state: someone (staff, having
+// checked the terminal's history or the provider's back office; or the
+// system, when that history names exactly one transaction or shows that
+// nothing was made) settles an unknown attempt as approved or declined. Who
+// is required and, with the note, goes into the audit trail. final_at keeps
+// the time the attempt became unknown. A transaction another attempt
+// already holds is refused (ECONFLICT): one transaction is one attempt.
+func (db *DB) Resolve(ctx context.Context, id string, r Resolution) (Attempt, error) {
+	to := r.To
 	if to != StateApproved && to != StateDeclined {
 		return Attempt{}, Errorf(EINVALID, "attempt %s: an unknown attempt resolves to approved or declined, not %q", id, to)
 	}
-	if strings.TrimSpace(who) == "" {
+	if strings.TrimSpace(r.Who) == "" {
 		return Attempt{}, Errorf(EINVALID, "attempt %s: a resolution must name who made it", id)
+	}
+	var chargedAmount, chargedGift any
+	if c := r.Charged; c != nil {
+		if c.Amount < 0 || c.GiftAmount < 0 {
+			return Attempt{}, Errorf(EINVALID, "attempt %s: negative amount charged (%d, gift %d)", id, c.Amount, c.GiftAmount)
+		}
+		chargedAmount, chargedGift = c.Amount, c.GiftAmount
 	}
 	var out Attempt
 	err := db.update(ctx, "resolve attempt "+id, func(tx *sql.Tx) error {
+		if r.TransactionID != "" {
+			var other string
+			err := tx.QueryRowContext(ctx, `SELECT uuid FROM attempts WHERE transaction_id = ? AND uuid <> ?`,
+				r.TransactionID, id).Scan(&other)
+			if err == nil {
+				return Errorf(ECONFLICT, "transaction %s is already attempt %s's", r.TransactionID, other)
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
 		now := unixMS(db.now())
-		res, err := tx.ExecContext(ctx, `UPDATE attempts SET state = ?, updated_at = ? WHERE uuid = ? AND state = 'unknown'`,
-			string(to), now, id)
+		res, err := tx.ExecContext(ctx, `UPDATE attempts
+			SET state = ?, transaction_id = COALESCE(?, transaction_id), response = COALESCE(?, response),
+			    charged_amount = COALESCE(?, charged_amount), charged_gift = COALESCE(?, charged_gift), updated_at = ?
+			WHERE uuid = ? AND state = 'unknown'`,
+			string(to), nullString(r.TransactionID), nullBytes(r.Response), chargedAmount, chargedGift, now, id)
 		if err != nil {
 			return err
 		}
@@ -466,7 +611,11 @@ func (db *DB) Resolve(ctx context.Context, id string, to State, who, note string
 		if err != nil {
 			return err
 		}
-		return insertEvent(ctx, tx, out.ID, now, StateUnknown, to, EventResolution, who, note, nil)
+		detail := r.Note
+		if r.TransactionID != "" {
+			detail = strings.TrimSpace(detail + "\ntransactionId " + r.TransactionID)
+		}
+		return insertEvent(ctx, tx, out.ID, now, StateUnknown, to, EventResolution, r.Who, detail, r.Response)
 	})
 	if err != nil {
 		return Attempt{}, err

@@ -175,17 +175,38 @@ func TestUniqueIndexesBackstop(t *testing.T) {
 func TestDebitGuards(t *testing.T) {
 	ctx := t.Context()
 	db := openMemory(t)
-	// Split tender: a second debit after an approved one is the
-	// orchestrator's call (it checks what the order still owes).
-	part := attemptIn(t, db, StateApproved)
-	rest, err := db.PrepareAttempt(ctx, newAttempt(t, part.OrderID, "T-again"))
+	// Split tender: a second debit after an approved one, for what the
+	// order still owes and no more.
+	if err := db.CreateOrder(ctx, Order{ID: "split", Currency: "EUR", Total: 2500}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := db.PrepareAttempt(ctx, newAttempt(t, "split", "T-split"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.MarkSent(ctx, first.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Transition(ctx, first.UUID, StateSent, StateApproved, TransitionInfo{}); err != nil {
+		t.Fatal(err)
+	}
+	rest, err := db.PrepareAttempt(ctx, newAttempt(t, "split", "T-again"))
 	if err != nil {
 		t.Fatalf("second debit of a split tender: %v", err)
 	}
 	if _, err := db.Transition(ctx, rest.UUID, StatePrepared, StateFailed, TransitionInfo{}); err != nil {
 		t.Fatal(err)
 	}
+	more := newAttempt(t, "split", "T-again")
+	more.Amount = 1251
+	more.RequestBody = debitBody(more.UUID, "split", 1251)
+	_, err = db.PrepareAttempt(ctx, more)
+	wantCode(t, err, ECONFLICT)
+	if !strings.Contains(err.Error(), "owes 1250") {
+		t.Fatalf("a debit beyond what the order owes: %v", err)
+	}
 	// A refund is fine too.
+	part := first
 	id := newUUID(t)
 	refund := Attempt{UUID: id, OrderID: part.OrderID, Kind: KindRefund, Amount: 1250, Policy: PolicyRefund,
 		Terminal: "T-again", RequestBody: []byte(fmt.Sprintf(`{"transactionType":"refund","amount":1250,"idempotentUuid":%q}`, id))}
@@ -199,7 +220,7 @@ func TestDebitGuards(t *testing.T) {
 	if !strings.Contains(err.Error(), "resolve") || !strings.Contains(err.Error(), unknown.UUID) {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err := db.Resolve(ctx, unknown.UUID, StateDeclined, "anna", "not in the terminal history"); err != nil {
+	if _, err := db.Resolve(ctx, unknown.UUID, Resolution{To: StateDeclined, Who: "anna", Note: "not in the terminal history"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.PrepareAttempt(ctx, newAttempt(t, unknown.OrderID, "T-unknown")); err != nil {
@@ -527,10 +548,10 @@ func TestResolveUnknown(t *testing.T) {
 		{"nobody", StateApproved, " ", EINVALID},
 	}
 	for _, tt := range tests {
-		_, err := db.Resolve(ctx, u.UUID, tt.to, tt.who, "")
+		_, err := db.Resolve(ctx, u.UUID, Resolution{To: tt.to, Who: tt.who, Note: ""})
 		wantCode(t, err, tt.code)
 	}
-	got, err := db.Resolve(ctx, u.UUID, StateApproved, "anna", "charge found in the terminal history, T-77")
+	got, err := db.Resolve(ctx, u.UUID, Resolution{To: StateApproved, Who: "anna", Note: "charge found in the terminal history, T-77"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -544,14 +565,14 @@ func TestResolveUnknown(t *testing.T) {
 		t.Fatalf("resolution event = %+v", last)
 	}
 	// Only once, and only from unknown.
-	_, err = db.Resolve(ctx, u.UUID, StateDeclined, "bob", "")
+	_, err = db.Resolve(ctx, u.UUID, Resolution{To: StateDeclined, Who: "bob", Note: ""})
 	wantCode(t, err, ECONFLICT)
 	for _, s := range []State{StateSent, StateDeclined, StateFailed} {
 		a := attemptIn(t, db, s)
-		_, err := db.Resolve(ctx, a.UUID, StateApproved, "bob", "")
+		_, err := db.Resolve(ctx, a.UUID, Resolution{To: StateApproved, Who: "bob", Note: ""})
 		wantCode(t, err, ECONFLICT)
 	}
-	_, err = db.Resolve(ctx, newUUID(t), StateApproved, "bob", "")
+	_, err = db.Resolve(ctx, newUUID(t), Resolution{To: StateApproved, Who: "bob", Note: ""})
 	wantCode(t, err, ENOTFOUND)
 }
 

@@ -254,7 +254,7 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	// The old build: only migration 1, and a day of business on it.
 	oldDB := openOldBuild(t, dir, "0001_initial.sql")
 	old := oldDB.w
-	a := attemptIn(t, oldDB, StateApproved)
+	a := oldAttemptIn(t, oldDB, StateApproved, 0)
 	if err := oldDB.SetSetting(ctx, "staff.audit", json.RawMessage(`[{"who":"system","action":"pin_set"}]`)); err != nil {
 		t.Fatal(err)
 	}

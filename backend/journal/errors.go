@@ -133,7 +133,7 @@ func mapErr(err error, what string) error {
 }
 
 // conflictTriggers are the messages of the triggers that refuse an insert
-// taking an attempt's unique key (migration 3): the constraint a plain
+// taking an attempt's unique key (migrations 3 and 4): the constraint a plain
 // INSERT would break, found before it so that INSERT OR REPLACE cannot
 // remove the row in the way. They are conflicts, as the constraint is.
 var conflictTriggers = []string{
@@ -141,6 +141,7 @@ var conflictTriggers = []string{
 	"an attempt with this uuid already exists",
 	"the order already has an unresolved attempt",
 	"the terminal already has an unresolved attempt",
+	"the transaction already has a reversal",
 }
 
 func triggerConflict(msg string) string {

@@ -344,3 +344,55 @@ func openOldBuild(t testing.TB, dir string, migrations ...string) *DB {
 	}
 	return &DB{w: conn, r: conn, now: time.Now}
 }
+
+// oldAttemptIn writes, with the SQL of migrations 1 to 3 (which this
+// build's PrepareAttempt no longer speaks), an order and one attempt that
+// reached state s, with the events the builds of that time wrote: what an
+// older build leaves behind for an upgrade to carry over. An approved
+// attempt's response is a terminal answer with the given gift.
+func oldAttemptIn(t testing.TB, db *DB, s State, gift int64) Attempt {
+	t.Helper()
+	ctx := context.Background()
+	a := fixture(t, db)
+	var response, txID any
+	if s == StateApproved {
+		txID = "tx-" + a.UUID[len(a.UUID)-8:]
+		response = fmt.Sprintf(`{"status":"ok","transactionId":%q,"amount":%d,"giftAmount":%d,"idempotentUuid":%q}`,
+			txID, a.Amount, gift, a.UUID)
+	}
+	err := db.update(ctx, "old build's attempt", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO attempts (uuid, order_id, kind, amount, gift_amount, policy, terminal,
+			request_body, state, response, transaction_id, send_count, created_at, first_sent_at, last_sent_at, updated_at)
+			VALUES (?, ?, 'debit', ?, 0, 'kiosk', ?, ?, ?, ?, ?, 1, 1000, 1001, 1001, 1002)`,
+			a.UUID, a.OrderID, a.Amount, a.Terminal, string(a.RequestBody), string(s), response, txID)
+		if err != nil {
+			return err
+		}
+		id, err := res.LastInsertId()
+		if err != nil {
+			return err
+		}
+		if err := insertEvent(ctx, tx, id, 1000, "", StatePrepared, EventPrepared, "", "prepared", nil); err != nil {
+			return err
+		}
+		if err := insertEvent(ctx, tx, id, 1001, StatePrepared, StateSent, EventSent, "", "send #1", nil); err != nil {
+			return err
+		}
+		if s == StateSent {
+			return nil
+		}
+		return insertEvent(ctx, tx, id, 1002, StateSent, s, EventTransition, "", "setup", nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var state string
+	if err := db.w.QueryRowContext(ctx, `SELECT id, state FROM attempts WHERE uuid = ?`, a.UUID).Scan(&a.ID, &state); err != nil {
+		t.Fatal(err)
+	}
+	a.State = State(state)
+	if s == StateApproved {
+		a.TransactionID = txID.(string)
+	}
+	return a
+}

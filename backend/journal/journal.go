@@ -385,13 +385,43 @@ func migrate(ctx context.Context, w *sql.DB, fsys fs.FS, where string) error {
 	}
 }
 
+// foreignKeysOff is the first line of a migration that rebuilds a table
+// other tables refer to. SQLite's own procedure for such a change
+// (https://sqlite.org/lang_altertable.html, "other kinds of table schema
+// changes") needs foreign keys off while the old table is dropped and the
+// new one renamed into its place, which a transaction cannot switch: they
+// are switched off around it, and PRAGMA foreign_key_check must find
+// nothing before the migration commits.
+const foreignKeysOff = "-- comptoir:foreign-keys-off"
+
 func migrateOne(ctx context.Context, w *sql.DB, ms []migration, where string) (done bool, err error) {
-	tx, err := w.BeginTx(ctx, nil)
+	// One connection for the whole step: PRAGMA foreign_keys is per
+	// connection.
+	conn, err := w.Conn(ctx)
+	if err != nil {
+		return false, mapErr(err, "migrate "+where)
+	}
+	defer conn.Close()
+	var current int
+	if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
+		return false, mapErr(err, "migrate "+where)
+	}
+	fkOff := current < len(ms) && strings.HasPrefix(ms[current].sql, foreignKeysOff)
+	if fkOff {
+		if _, err := conn.ExecContext(ctx, "PRAGMA foreign_keys = OFF"); err != nil {
+			return false, mapErr(err, "migrate "+where)
+		}
+		defer func() {
+			if _, ferr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA foreign_keys = ON"); ferr != nil && err == nil {
+				err = mapErr(ferr, "migrate "+where)
+			}
+		}()
+	}
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return false, mapErr(err, "migrate "+where)
 	}
 	defer tx.Rollback()
-	var current int
 	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&current); err != nil {
 		return false, mapErr(err, "migrate "+where)
 	}
@@ -404,8 +434,16 @@ func migrateOne(ctx context.Context, w *sql.DB, ms []migration, where string) (d
 		return true, nil
 	}
 	m := ms[current]
+	if strings.HasPrefix(m.sql, foreignKeysOff) != fkOff {
+		return false, nil // another step ran between the two reads: look again
+	}
 	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 		return false, mapErr(err, "apply migration "+m.name+" to "+where)
+	}
+	if fkOff {
+		if err := foreignKeyCheck(ctx, tx); err != nil {
+			return false, mapErr(err, "apply migration "+m.name+" to "+where)
+		}
 	}
 	// PRAGMA takes no bound parameters; the version is our own integer.
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
@@ -415,6 +453,25 @@ func migrateOne(ctx context.Context, w *sql.DB, ms []migration, where string) (d
 		return false, mapErr(err, "apply migration "+m.name+" to "+where)
 	}
 	return false, nil
+}
+
+// foreignKeyCheck fails if any row refers to a row that does not exist.
+func foreignKeyCheck(ctx context.Context, tx *sql.Tx) error {
+	rows, err := tx.QueryContext(ctx, "PRAGMA foreign_key_check")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	if rows.Next() {
+		var table, parent string
+		var rowid sql.NullInt64
+		var fk int
+		if err := rows.Scan(&table, &rowid, &parent, &fk); err != nil {
+			return err
+		}
+		return fmt.Errorf("foreign key check: row %d of %s refers to a missing row of %s", rowid.Int64, table, parent)
+	}
+	return rows.Err()
 }
 
 // unixMS converts a time to the stored form.

@@ -18,8 +18,9 @@ const (
 	StateDeclined  State = "declined"
 	StateFailed    State = "failed"
 	StateCancelled State = "cancelled"
-	// StateUnknown: the request-open limit passed without an answer. Only a
-	// staff Resolve may move it, to approved or declined.
+	// StateUnknown: the request-open limit passed without an answer. Only
+	// Resolve moves it, to approved or declined: staff's decision, or the
+	// provider's history when it tells without doubt.
 	StateUnknown State = "unknown"
 )
 
@@ -81,7 +82,35 @@ type Kind string
 const (
 	KindDebit  Kind = "debit"
 	KindRefund Kind = "refund"
+	// KindReversal gives back a whole approved debit (amount + gift) on the
+	// terminal that took it; its InitialTransactionID names the debit's
+	// transaction.
+	KindReversal Kind = "reversal"
 )
+
+// GivesBack reports whether the attempt's money goes back to the customer.
+func (k Kind) GivesBack() bool { return k == KindRefund || k == KindReversal }
+
+// Channel is how an attempt reaches the provider. It never changes.
+type Channel string
+
+const (
+	ChannelLocal Channel = "local" // the terminal's Local API, on the LAN
+	ChannelCloud Channel = "cloud" // the terminal through the provider's Cloud API
+	ChannelLink  Channel = "link"  // a payment link the customer pays on a phone
+	// ChannelWebservices: the provider's server-to-server API (refunds
+	// without the card).
+	ChannelWebservices Channel = "webservices"
+)
+
+// Valid reports whether c is a channel this build knows.
+func (c Channel) Valid() bool {
+	switch c {
+	case ChannelLocal, ChannelCloud, ChannelLink, ChannelWebservices:
+		return true
+	}
+	return false
+}
 
 // Policy is the timeout and screen policy the attempt was sent under.
 type Policy string
@@ -90,6 +119,8 @@ const (
 	PolicyKiosk   Policy = "kiosk"
 	PolicyCounter Policy = "counter"
 	PolicyRefund  Policy = "refund"
+	// PolicyReversal: a /reversal request, answered at once.
+	PolicyReversal Policy = "reversal"
 )
 
 // OrderStatus is set by the orchestrator; the journal only records it.
@@ -122,4 +153,7 @@ const (
 	EventTransition EventKind = "transition" // a state change
 	EventResolution EventKind = "resolution" // staff resolved an unknown attempt
 	EventNote       EventKind = "note"       // free text for the audit trail
+	// EventAdopted: a charge found in the provider's history, recorded as
+	// an approved debit of an order of its own (AdoptCharge).
+	EventAdopted EventKind = "adopted"
 )

@@ -469,7 +469,7 @@ func (s *Staff) ConfirmUnknown(ctx context.Context, sessionID, uuid string, paid
 	} else {
 		fmt.Fprintf(&buf, "\nterminal history not available at decision time: %v", err)
 	}
-	att, err = s.cfg.Journal.Resolve(ctx, uuid, to, sess.Who, buf.String())
+	att, err = s.cfg.Journal.Resolve(ctx, uuid, journal.Resolution{To: to, Who: sess.Who, Note: buf.String()})
 	if err != nil {
 		return AttemptView{}, journalErr(err, "Recording the decision")
 	}
