@@ -335,6 +335,21 @@ func (t *Tracker) Abort(ctx context.Context, req *localapi.AbortRequest) (*local
 	})
 }
 
+// ReversalBody sends a /reversal body to the terminal in use (see
+// localapi.Client.ReversalBody).
+func (t *Tracker) ReversalBody(ctx context.Context, body []byte) (*localapi.ReversalResponse, error) {
+	return call(t, ctx, "/reversal", func(c *localapi.Client) (*localapi.ReversalResponse, error) {
+		return c.ReversalBody(ctx, body)
+	})
+}
+
+// Transactions reads a page of the history of the terminal in use.
+func (t *Tracker) Transactions(ctx context.Context, req *localapi.TransactionsRequest) (*localapi.TransactionList, error) {
+	return call(t, ctx, "/transactions", func(c *localapi.Client) (*localapi.TransactionList, error) {
+		return c.Transactions(ctx, req)
+	})
+}
+
 // Ping pings the terminal in use.
 func (t *Tracker) Ping(ctx context.Context, showMessage bool) (*localapi.PingResponse, error) {
 	return call(t, ctx, "/ping", func(c *localapi.Client) (*localapi.PingResponse, error) {

@@ -221,6 +221,24 @@ func (c *Client) Reversal(ctx context.Context, req *ReversalRequest) (*ReversalR
 	return &out, statusErr("/reversal", out.Status, out.Message, out.Raw)
 }
 
+// ReversalBody sends a /reversal body exactly as given, byte for byte: a
+// reversal journaled before it leaves is sent as journaled. The body is
+// checked as Reversal checks a request.
+func (c *Client) ReversalBody(ctx context.Context, body []byte) (*ReversalResponse, error) {
+	var req ReversalRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, &ValidationError{Field: "body", Reason: err.Error()}
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	var out ReversalResponse
+	if err := c.call(ctx, http.MethodPost, "/reversal", nil, json.RawMessage(body), &out, &out.Raw); err != nil {
+		return nil, err
+	}
+	return &out, statusErr("/reversal", out.Status, out.Message, out.Raw)
+}
+
 // Abort asks the terminal to abort the payment with req.IdempotentUUID. The
 // answer may take as long as the payment itself: after the handover to the
 // banking screen it comes only once the payment has completed, as an

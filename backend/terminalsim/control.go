@@ -73,6 +73,10 @@ type scriptRequest struct {
 	Behaviours     []Behaviour `json:"behaviours"`     // appended to the queue
 	Default        *Behaviour  `json:"default"`        // replaces the default behaviour
 	ReversalErrors []string    `json:"reversalErrors"` // see FailNextReversal
+	// ReversalAnswers and AbortAnswers: see FailNextReversalAnswers and
+	// FailNextAbortAnswers.
+	ReversalAnswers []Answer `json:"reversalAnswers"`
+	AbortAnswers    []Answer `json:"abortAnswers"`
 }
 
 func (t *Terminal) handleScript(w http.ResponseWriter, r *http.Request) {
@@ -80,10 +84,20 @@ func (t *Terminal) handleScript(w http.ResponseWriter, r *http.Request) {
 	if !readControl(w, r, &req) {
 		return
 	}
+	if err := checkAnswers(req.ReversalAnswers); err != nil {
+		controlError(w, http.StatusBadRequest, err)
+		return
+	}
+	if err := checkAnswers(req.AbortAnswers); err != nil {
+		controlError(w, http.StatusBadRequest, err)
+		return
+	}
 	if req.Clear {
 		t.ClearScript()
 	}
 	t.Script(req.Behaviours...)
+	_ = t.FailNextReversalAnswers(req.ReversalAnswers...)
+	_ = t.FailNextAbortAnswers(req.AbortAnswers...)
 	if req.Default != nil {
 		t.SetDefault(*req.Default)
 	}

@@ -63,7 +63,10 @@
 //     the terminal's keypad (StartOnKeypad): "Abort is not allowed", and
 //     /payment answers busy. Without idempotentUuid (the earlier form) the
 //     abort applies to whatever is in progress and its answer carries that
-//     payment's idempotentUuid.
+//     payment's idempotentUuid. FailNextAbortAnswers makes the next aborts'
+//     answers travel badly: http500_not_started (HTTP 500, the abort never
+//     acted on), http500 (acted on, answered HTTP 500) or lost (acted on,
+//     the connection closed unanswered).
 //  7. /reversal reverses an ok debit of this terminal, under 16 h old, for
 //     exactly amount + giftAmount, once: ok with a new reversalTransactionId
 //     and the initialTransactionId, and a reversal in the ledger. Otherwise
@@ -72,6 +75,9 @@
 //     declined transactions, reversals: cannot reverse), already reversed,
 //     16 h passed (cannot reverse), amount mismatch. FailNextReversal queues
 //     the two other messages (no gateway, unexpected error).
+//     FailNextReversalAnswers makes the next answers travel badly: lost (the
+//     reversal made, the connection closed unanswered), http500 (made,
+//     answered HTTP 500) or http500_not_started (HTTP 500, nothing made).
 //  8. transactionType "refund" is a refund: no optional screens, a card read,
 //     a ledger entry of kind refund (Net negative), transactionType "refund"
 //     in the answer. Any other value is a debit.
@@ -182,7 +188,8 @@
 //	GET  /sim/ledger         money movements
 //	GET  /sim/printed        printed tickets (decoded ESC/POS lines included)
 //	GET  /sim/shares         shared receipts
-//	POST /sim/script         {"clear": bool, "behaviours": [B...], "default": B, "reversalErrors": ["..."]}
+//	POST /sim/script         {"clear": bool, "behaviours": [B...], "default": B, "reversalErrors": ["..."],
+//	                          "reversalAnswers": ["lost"], "abortAnswers": ["http500_not_started"]}
 //	POST /sim/customer       {"action": "present_card|decline|tip|cancel|handover|timeout", "tip": 150, "idempotentUuid": "..."}
 //	POST /sim/keypad         {"amount": 1200, "behaviour": B}: a payment on the terminal's keypad
 //	POST /sim/clock          {"advance": "25h"} or {"set": "2026-05-01T10:00:00Z"}

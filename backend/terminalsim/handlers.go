@@ -92,6 +92,12 @@ func writeStatus(w http.ResponseWriter, status, message string) {
 }
 
 // dropConnection closes the client's connection without an answer.
+// http500 answers HTTP 500 with no body.
+func http500(w http.ResponseWriter) {
+	w.Header().Set("Content-Length", "0")
+	w.WriteHeader(http.StatusInternalServerError)
+}
+
 func dropConnection(w http.ResponseWriter) {
 	if hj, ok := w.(http.Hijacker); ok {
 		if conn, _, err := hj.Hijack(); err == nil {
@@ -199,8 +205,7 @@ func (t *Terminal) pay(w http.ResponseWriter, r *http.Request, req localapi.Paym
 	if b.answer() == AnswerHTTP500NotStarted {
 		t.mu.Unlock()
 		t.log.Info("payment: HTTP 500 before starting, nothing charged", "uuid", id)
-		w.Header().Set("Content-Length", "0")
-		w.WriteHeader(http.StatusInternalServerError)
+		http500(w)
 		return
 	}
 	p := t.startLocked(req, id, b, from, false)
@@ -246,8 +251,7 @@ func (t *Terminal) awaitPayment(w http.ResponseWriter, r *http.Request, p *payme
 		dropConnection(w)
 	case AnswerHTTP500:
 		t.log.Info("payment: answered HTTP 500 with no body", "uuid", p.uuid)
-		w.Header().Set("Content-Length", "0")
-		w.WriteHeader(http.StatusInternalServerError)
+		http500(w)
 	default:
 		writeRaw(w, p.body)
 	}
@@ -260,14 +264,31 @@ func (t *Terminal) handleAbort(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	earlier := req.IdempotentUUID == ""
+	t.mu.Lock()
+	how := nextAnswerLocked(&t.abortAns)
+	if how == AnswerHTTP500NotStarted {
+		t.mu.Unlock()
+		t.log.Info("abort: HTTP 500 before acting on it", "uuid", req.IdempotentUUID)
+		http500(w)
+		return
+	}
 	answer := func(status, message, id string) {
+		switch how {
+		case AnswerLost:
+			t.log.Info("abort: answer lost (connection closed)", "uuid", req.IdempotentUUID, "message", message)
+			dropConnection(w)
+			return
+		case AnswerHTTP500:
+			t.log.Info("abort: answered HTTP 500 with no body", "uuid", req.IdempotentUUID, "message", message)
+			http500(w)
+			return
+		}
 		resp := localapi.AbortResponse{Status: status, Message: message}
 		if earlier {
 			resp.IdempotentUUID = id
 		}
 		writeJSON(w, resp)
 	}
-	t.mu.Lock()
 	p := t.current
 	switch {
 	case p == nil:
@@ -329,6 +350,12 @@ func (t *Terminal) handleReversal(w http.ResponseWriter, r *http.Request) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	how := nextAnswerLocked(&t.revAns)
+	if how == AnswerHTTP500NotStarted {
+		t.log.Info("reversal: HTTP 500 before acting on it", "initialTransactionId", req.InitialTransactionID)
+		http500(w)
+		return
+	}
 	if req.InitialTransactionID == "" {
 		ko(localapi.MsgReversalIDMandatory)
 		return
@@ -365,8 +392,15 @@ func (t *Terminal) handleReversal(w http.ResponseWriter, r *http.Request) {
 			Net: -req.Amount, Currency: t.cfg.CurrencyCode,
 		})
 		t.broadcastLocked()
-		t.log.Info("reversal", "initialTransactionId", orig.id, "reversalTransactionId", rev.id, "amount", req.Amount)
-		writeJSON(w, localapi.ReversalResponse{Status: localapi.StatusOK, ReversalTransactionID: rev.id, InitialTransactionID: orig.id})
+		t.log.Info("reversal", "initialTransactionId", orig.id, "reversalTransactionId", rev.id, "amount", req.Amount, "answer", how)
+		switch how {
+		case AnswerLost:
+			dropConnection(w)
+		case AnswerHTTP500:
+			http500(w)
+		default:
+			writeJSON(w, localapi.ReversalResponse{Status: localapi.StatusOK, ReversalTransactionID: rev.id, InitialTransactionID: orig.id})
+		}
 	}
 }
 

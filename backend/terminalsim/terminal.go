@@ -66,6 +66,8 @@ type Terminal struct {
 	script    []Behaviour
 	def       Behaviour
 	revErrs   []string
+	revAns    []Answer // how the next reversals' answers travel
+	abortAns  []Answer // how the next aborts' answers travel
 	current   *payment
 	payments  map[string]*payment // by uuid, the latest with that uuid
 	known     map[string]*known   // the idempotency store, by uuid
@@ -174,6 +176,8 @@ func (t *Terminal) resetLocked() {
 		t.def = *t.cfg.Default
 	}
 	t.revErrs = nil
+	t.revAns = nil
+	t.abortAns = nil
 	t.payments = map[string]*payment{}
 	t.known = map[string]*known{}
 	t.txs = nil
@@ -270,6 +274,58 @@ func (t *Terminal) FailNextReversal(message string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.revErrs = append(t.revErrs, message)
+}
+
+// FailNextReversalAnswers makes the next reversals' answers travel as given,
+// one each, in order: AnswerLost (the reversal is made, the connection is
+// closed without an answer), AnswerHTTP500 (made, answered HTTP 500 with no
+// body), AnswerHTTP500NotStarted (HTTP 500 at once, nothing made),
+// AnswerNormal. A reversal the terminal refuses is refused as usual.
+func (t *Terminal) FailNextReversalAnswers(answers ...Answer) error {
+	if err := checkAnswers(answers); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.revAns = append(t.revAns, answers...)
+	return nil
+}
+
+// FailNextAbortAnswers makes the next aborts' answers travel as given, one
+// each, in order: AnswerHTTP500NotStarted (HTTP 500 at once, nothing
+// aborted), AnswerHTTP500 (acted on, answered HTTP 500 with no body),
+// AnswerLost (acted on, the connection closed without an answer),
+// AnswerNormal.
+func (t *Terminal) FailNextAbortAnswers(answers ...Answer) error {
+	if err := checkAnswers(answers); err != nil {
+		return err
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.abortAns = append(t.abortAns, answers...)
+	return nil
+}
+
+func checkAnswers(answers []Answer) error {
+	for _, a := range answers {
+		switch a {
+		case AnswerNormal, AnswerLost, AnswerHTTP500, AnswerHTTP500NotStarted:
+		default:
+			return fmt.Errorf("terminalsim: answer %q does not apply here", a)
+		}
+	}
+	return nil
+}
+
+// nextAnswerLocked takes the first of a queue of answers, AnswerNormal when
+// it is empty.
+func nextAnswerLocked(q *[]Answer) Answer {
+	if len(*q) == 0 {
+		return AnswerNormal
+	}
+	a := (*q)[0]
+	*q = slices.Delete(*q, 0, 1)
+	return a
 }
 
 // pickBehaviourLocked takes the next scripted behaviour, else the amount's,
