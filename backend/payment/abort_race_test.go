@@ -28,6 +28,14 @@ func (o *orderedTerminal) PaymentBody(ctx context.Context, body []byte) (*locala
 	return o.c.PaymentBody(ctx, body)
 }
 
+func (o *orderedTerminal) ReversalBody(ctx context.Context, body []byte) (*localapi.ReversalResponse, error) {
+	return o.c.ReversalBody(ctx, body)
+}
+
+func (o *orderedTerminal) Transactions(ctx context.Context, req *localapi.TransactionsRequest) (*localapi.TransactionList, error) {
+	return o.c.Transactions(ctx, req)
+}
+
 func (o *orderedTerminal) Abort(ctx context.Context, req *localapi.AbortRequest) (*localapi.AbortResponse, error) {
 	resp, err := o.c.Abort(ctx, req)
 	if o.aborts.Add(1) == 1 {

@@ -11,19 +11,37 @@ import (
 )
 
 // driver owns one attempt while it is driven: it alone sends its requests
-// and asks the journal for its transitions.
+// and asks the journal for its transitions. It runs as one loop over
+// events (an answer, a timer, the customer's cancel), with at most one
+// /payment, one /abort and one history search out at a time.
 type driver struct {
 	o   *Orchestrator
 	r   *run
 	att journal.Attempt // as the journal last returned it
 
-	deadline   time.Time // the request-open limit, or the last moment of the idempotency window
-	cancelSeen bool
-	abort      AbortAnswer
-	abortCh    chan abortResult
-	abortsSent int
-	abortRetry <-chan time.Time // "Nothing to abort" early on: ask again
-	graceC     <-chan time.Time
+	// deadline is the request-open limit, or the last moment of the
+	// idempotency window: past it the outcome is unknown.
+	deadline time.Time
+
+	// cancel: the customer's cancel is in force, until the attempt is final.
+	cancel bool
+	// known: the terminal has shown that it knows this attempt, so that a
+	// resend attaches to it or replays its outcome, and starts nothing.
+	known bool
+
+	pay       chan sendResult // the /payment request out, nil if none
+	payCancel context.CancelFunc
+	abort     chan abortResult // the /abort out
+	search    chan searchResult
+
+	resendAt <-chan time.Time // send /payment again
+	abortAt  <-chan time.Time // send /abort again
+	searchAt <-chan time.Time // search the history again
+	graceAt  <-chan time.Time // after an /abort ok: the /payment answer is awaited until then
+
+	aborts   int // /abort requests sent
+	searches int
+	over     bool // final, or stopped (left open for recovery)
 }
 
 type sendResult struct {
@@ -36,53 +54,30 @@ type abortResult struct {
 	err  error
 }
 
-// step is what the driver does after an answer.
-type step int
-
-const (
-	stepDone    step = iota // final (or stopped): the driver returns
-	stepResend              // send the same body again now
-	stepPause               // send it again after Limits.ResendPause
-	stepStopped             // the orchestrator closed, or the journal failed: leave it open
-)
+type searchResult struct {
+	m   historyMatch
+	err error
+}
 
 func (d *driver) now() time.Time { return d.o.cfg.Now() }
 
 func (d *driver) run() {
-	lim := d.o.cfg.Limits
 	if !d.att.FirstSentAt.IsZero() {
 		d.setDeadline()
 	}
 	if d.att.State == journal.StateAbortRequested {
-		// The customer's cancel was pending when the process stopped: it still is.
-		d.cancelSeen = true
+		// The customer's cancel was pending when the process stopped: it
+		// still is, and the terminal may never have registered the attempt.
+		d.cancel = true
 		d.r.requestCancel()
 	}
-	for {
-		if d.att.State == journal.StatePrepared && d.cancelRequested() {
-			d.finish(journal.StateCancelled, nil, "cancelled before the request was sent", nil)
-			return
-		}
-		if d.att.SendCount > 0 && !d.now().Before(d.deadline) {
-			why := fmt.Sprintf("no answer within the request-open limit (%s since the first send): call staff", lim.RequestOpen)
-			if !d.deadline.Before(lim.lastSend(d.att.FirstSentAt)) {
-				why = "no answer before the end of the terminal's idempotency window: asking again would start a new payment; call staff"
-			}
-			d.finish(journal.StateUnknown, nil, why, nil)
-			return
-		}
-		next := d.send()
-		switch next {
-		case stepDone, stepStopped:
-			return
-		case stepPause:
-			timer := time.NewTimer(lim.ResendPause)
-			next = d.wait(nil, timer.C, func() {})
-			timer.Stop()
-			if next == stepDone || next == stepStopped {
-				return
-			}
-		}
+	if d.att.State == journal.StatePrepared && d.cancelRequested() {
+		d.finish(journal.StateCancelled, nil, "cancelled before the request was sent", nil)
+		return
+	}
+	d.sendPayment()
+	for !d.over {
+		d.step()
 	}
 }
 
@@ -93,6 +88,70 @@ func (d *driver) cancelRequested() bool {
 	default:
 		return false
 	}
+}
+
+// step waits for one event and handles it.
+func (d *driver) step() {
+	var cancelCh <-chan struct{}
+	if !d.cancel {
+		cancelCh = d.r.cancelCh
+	}
+	select {
+	case res := <-d.pay:
+		d.pay = nil
+		d.payCancel()
+		if d.o.ctx.Err() != nil {
+			d.stop()
+			return
+		}
+		d.onPayment(classifyPayment(d.r.uuid, res.tx, res.err))
+	case res := <-d.abort:
+		d.abort = nil
+		if d.o.ctx.Err() != nil {
+			d.stop()
+			return
+		}
+		d.onAbort(classifyAbort(d.r.uuid, res.resp, res.err))
+	case res := <-d.search:
+		d.search = nil
+		if d.o.ctx.Err() != nil {
+			d.stop()
+			return
+		}
+		d.onSearch(res)
+	case <-d.resendAt:
+		d.resendAt = nil
+		d.sendPayment()
+	case <-d.abortAt:
+		d.abortAt = nil
+		if d.pay == nil && d.expired() {
+			return
+		}
+		d.sendAbort()
+	case <-d.searchAt:
+		d.searchAt = nil
+		d.searchHistory()
+	case <-d.graceAt:
+		d.graceAt = nil
+		if d.pay != nil {
+			d.payCancel()
+			d.pay = nil
+		}
+		d.finish(journal.StateCancelled, nil, "abort answered ok; no /payment answer within the grace period", nil)
+	case <-cancelCh:
+		d.onCancel()
+	case <-d.o.ctx.Done():
+		d.stop()
+	}
+}
+
+// stop leaves the attempt open, for the next recovery: the orchestrator is
+// closing, or the journal refuses to record.
+func (d *driver) stop() {
+	if d.pay != nil {
+		d.payCancel()
+	}
+	d.over = true
 }
 
 // setDeadline fixes the request-open limit. A resumed attempt gets at least
@@ -112,11 +171,49 @@ func (d *driver) setDeadline() {
 	}
 }
 
-// send journals the send, then sends, then waits for the answer.
-func (d *driver) send() step {
+// expired ends an attempt past its deadline as unknown, and reports whether
+// it did.
+func (d *driver) expired() bool {
+	if d.att.SendCount == 0 || d.now().Before(d.deadline) {
+		return false
+	}
+	lim := d.o.cfg.Limits
+	why := fmt.Sprintf("no answer within the request-open limit (%s since the first send): call staff", lim.RequestOpen)
+	if !d.deadline.Before(lim.lastSend(d.att.FirstSentAt)) {
+		why = "no answer before the end of the terminal's idempotency window: asking again would start a new payment; call staff"
+	}
+	if d.pay != nil {
+		d.payCancel()
+		d.pay = nil
+	}
+	d.finish(journal.StateUnknown, nil, why, nil)
+	return true
+}
+
+// mayResend reports whether a /payment may go out now: always before the
+// customer's cancel, and after it only once the terminal has shown it
+// knows the attempt (otherwise a resend could start the payment the
+// customer walked away from).
+func (d *driver) mayResend() bool { return !d.cancel || d.known }
+
+// sendPayment journals the send, then sends the exact body. Under a cancel
+// with the attempt unknown to the terminal, it sends nothing and lets the
+// cancel protocol decide instead.
+func (d *driver) sendPayment() {
+	if d.pay != nil || d.over {
+		return
+	}
+	if d.att.SendCount > 0 && !d.mayResend() {
+		d.protect()
+		return
+	}
+	if d.expired() {
+		return
+	}
 	att, err := d.o.cfg.Journal.MarkSent(d.o.ctx, d.r.uuid)
 	if err != nil {
-		return d.journalFailed("record the send", err)
+		d.journalFailed("record the send", err)
+		return
 	}
 	first := d.att.SendCount == 0
 	d.att = att
@@ -130,59 +227,119 @@ func (d *driver) send() step {
 		timeout = left
 	}
 	ctx, cancel := context.WithTimeout(d.o.ctx, timeout)
-	defer cancel()
-	results := make(chan sendResult, 1)
+	ch := make(chan sendResult, 1)
+	d.pay, d.payCancel = ch, cancel
 	go func() {
 		tx, err := d.o.cfg.Terminal.PaymentBody(ctx, d.r.body)
-		results <- sendResult{tx, err}
+		ch <- sendResult{tx, err}
 	}()
-	return d.wait(results, nil, cancel)
 }
 
-// wait handles what happens while a request is out (results) or during a
-// pause (pause): the customer's cancel, the abort's answer, the grace after
-// an abort ok, the orchestrator closing.
-func (d *driver) wait(results <-chan sendResult, pause <-chan time.Time, cancelSend func()) step {
-	for {
-		var cancelCh <-chan struct{}
-		if d.abort == AbortNone {
-			cancelCh = d.r.cancelCh // until the abort is sent
+// again asks /payment again after pause, if it may; otherwise the cancel
+// protocol goes on.
+func (d *driver) again(pause time.Duration) {
+	if !d.mayResend() {
+		d.protect()
+		return
+	}
+	if d.expired() {
+		return
+	}
+	if pause <= 0 {
+		d.sendPayment()
+		return
+	}
+	d.resendAt = time.After(pause)
+}
+
+// onPayment applies one /payment answer.
+func (d *driver) onPayment(a payAnswer) {
+	lim := d.o.cfg.Limits
+	switch a.kind {
+	case payCharged:
+		d.finish(journal.StateApproved, a.tx, "", nil)
+	case payNotCharged:
+		if d.cancel {
+			d.finish(journal.StateCancelled, a.tx, "not charged: cancelled by the customer", nil)
+		} else {
+			d.finish(journal.StateDeclined, a.tx, "declined", nil)
 		}
-		select {
-		case res := <-results:
-			if d.o.ctx.Err() != nil {
-				return stepStopped
-			}
-			next := d.handle(res)
-			if next == stepDone && d.abortCh != nil {
-				d.awaitAbortAnswer()
-			}
-			return next
-		case <-pause:
-			return stepResend
-		case <-cancelCh:
-			d.cancelSeen = true
-			d.requestAbort()
-		case ar := <-d.abortCh:
-			d.abortCh = nil
-			d.onAbortAnswer(ar)
-		case <-d.abortRetry:
-			d.abortRetry = nil
-			d.requestAbort()
-		case <-d.graceC:
-			cancelSend()
-			d.finish(journal.StateCancelled, nil, "abort answered ok; no /payment answer within the grace period", nil)
-			return stepDone
-		case <-d.o.ctx.Done():
-			cancelSend()
-			return stepStopped
+	case payForeign:
+		// Never applied: ask again with our own uuid.
+		d.record(a.raw, fmt.Sprintf("ignored: an answer for idempotentUuid %q, not this attempt", a.msg))
+		d.again(lim.ResendPause)
+	case payOurs:
+		// Our own payment is in progress: the next send attaches to it.
+		d.known = true
+		d.record(a.raw, "terminal busy with this very attempt: asking again")
+		d.again(lim.ResendPause)
+	case payBusyOther, payRefused:
+		if d.att.SendCount > 1 || d.r.recovery {
+			// An earlier send of this uuid may have been processed: a
+			// refusal of this one proves nothing about that one.
+			d.record(a.raw, "refused on a resend ("+a.msg+"): asking again")
+			d.again(lim.ResendPause)
+			return
 		}
+		msg := a.msg
+		if a.kind == payBusyOther {
+			// The terminal does not know our uuid (it would attach
+			// otherwise): it never started this payment.
+			msg = "the terminal is busy with another payment"
+		}
+		if d.cancel {
+			d.finish(journal.StateCancelled, nil, "cancelled: the terminal refused the payment ("+msg+"): nothing was charged", &refusal{msg: msg, raw: a.raw})
+			return
+		}
+		d.finishRefused(msg, a.raw)
+	case payInvalid:
+		d.finish(journal.StateFailed, nil, "invalid request: "+a.msg, nil)
+	case payNotSent:
+		switch {
+		case d.att.SendCount == 1 && !d.r.recovery:
+			// The only send never left this machine: nothing can have happened.
+			d.finish(journal.StateFailed, nil, "the terminal is unreachable: "+a.msg, nil)
+		case d.r.recovery && !d.cancel:
+			d.unreachable("terminal unreachable during recovery: the attempt stays open: " + a.msg)
+		default:
+			d.record(nil, "terminal unreachable: "+a.msg)
+			d.again(lim.ResendPause)
+		}
+	case payTimeout:
+		d.record(nil, "client timeout: resending the same request")
+		d.again(0)
+	default: // payIndefinite
+		// HTTP 500, unreadable answer, connection reset: the terminal may
+		// have acted; the same uuid tells.
+		d.record(a.raw, "no usable answer: "+a.msg)
+		d.again(lim.ResendPause)
 	}
 }
 
-// requestAbort journals the cancel and sends /abort naming the attempt. The
-// abort may be held by the terminal until the payment ends.
-func (d *driver) requestAbort() {
+// finishRefused ends an attempt the terminal refused on its first send.
+func (d *driver) finishRefused(msg string, raw []byte) {
+	d.finish(journal.StateFailed, nil, msg, &refusal{msg: msg, raw: raw})
+}
+
+// refusal is the terminal's refusal an attempt failed on.
+type refusal struct {
+	msg string
+	raw []byte
+}
+
+// unreachable leaves a recovered attempt open: the terminal cannot be
+// asked about it now.
+func (d *driver) unreachable(note string) {
+	d.record(nil, note)
+	d.r.mu.Lock()
+	d.r.unreachable = true
+	d.r.mu.Unlock()
+	d.stop()
+}
+
+// onCancel is the customer's Cancel: journaled, then /abort.
+func (d *driver) onCancel() {
+	d.cancel = true
 	if d.att.State == journal.StateSent {
 		att, err := d.o.cfg.Journal.Transition(d.o.ctx, d.r.uuid, journal.StateSent, journal.StateAbortRequested,
 			journal.TransitionInfo{Note: "the customer pressed Cancel"})
@@ -194,11 +351,41 @@ func (d *driver) requestAbort() {
 			d.att = att
 		}
 	}
-	d.abort = AbortPending
-	d.abortsSent++
+	// A resend waiting to go out no longer may, unless the terminal knows
+	// the attempt.
+	if d.resendAt != nil && !d.known {
+		d.resendAt = nil
+	}
 	d.update(func(v *View) { v.State, v.Abort = d.att.State, AbortPending })
-	d.abortCh = make(chan abortResult, 1)
-	ch := d.abortCh
+	d.sendAbort()
+}
+
+// protect moves the cancel protocol on when no /payment may go out: a
+// fresh /abort answer tells what to do next.
+func (d *driver) protect() {
+	if d.abort != nil || d.abortAt != nil || d.search != nil || d.searchAt != nil || d.graceAt != nil {
+		return // already on its way
+	}
+	if d.expired() {
+		return
+	}
+	d.sendAbort()
+}
+
+// sendAbort sends /abort naming the attempt. The terminal may hold it until
+// the payment ends.
+func (d *driver) sendAbort() {
+	if d.abort != nil || d.over {
+		return
+	}
+	d.aborts++
+	ch := make(chan abortResult, 1)
+	d.abort = ch
+	d.update(func(v *View) {
+		if v.Abort == AbortNone {
+			v.Abort = AbortPending
+		}
+	})
 	timeout := d.r.policy.ClientTimeout
 	go func() {
 		ctx, cancel := context.WithTimeout(d.o.ctx, timeout)
@@ -208,132 +395,111 @@ func (d *driver) requestAbort() {
 	}()
 }
 
-func (d *driver) onAbortAnswer(ar abortResult) {
-	var raw []byte
-	answer := AbortFailed
-	var ae *localapi.APIError
-	switch {
-	case ar.err == nil:
-		raw, answer = ar.resp.Raw, AbortOK
-		d.graceC = time.After(d.o.cfg.Limits.AbortGrace)
-	case errors.As(ar.err, &ae):
-		raw = ae.Raw
-		switch ae.Code {
-		case localapi.CodeAbortNotPossible:
-			answer = AbortNotPossible
-		case localapi.CodeNothingToAbort:
-			answer = AbortNothing
-			// The /abort may have overtaken the /payment on its way (or a
-			// resend during recovery): the payment may start after it. Ask
-			// again a few times while no answer has come.
-			if d.abortsSent <= d.o.cfg.Limits.AbortRetries {
-				d.abortRetry = time.After(d.o.cfg.Limits.AbortRetryPause)
-			}
-		}
+// onAbort applies one /abort answer through the cancel protocol.
+func (d *driver) onAbort(a abortAnswer) {
+	rule := ruleFor(a.kind, d.pay != nil)
+	note := fmt.Sprintf("abort #%d: %s", d.aborts, a.kind)
+	if a.msg != "" {
+		note += " (" + a.msg + ")"
 	}
-	note := "abort: " + string(answer)
-	if ar.err != nil {
-		note += ": " + ar.err.Error()
+	note += "; next: " + rule.then.String()
+	if rule.abortAgain {
+		note += ", and abort again"
 	}
-	if err := d.o.cfg.Journal.RecordResponse(d.o.ctx, d.r.uuid, raw, note); err != nil {
+	if err := d.o.cfg.Journal.RecordResponse(d.o.ctx, d.r.uuid, a.raw, note); err != nil {
 		d.o.log.Error("journal the abort answer", "uuid", d.r.uuid, "err", err)
 	}
-	d.abort = answer
-	d.update(func(v *View) { v.Abort = answer })
-}
-
-// awaitAbortAnswer keeps the audit trail whole when the /payment answer came
-// before the abort's: the abort's answer follows at once, or never will.
-func (d *driver) awaitAbortAnswer() {
-	timer := time.NewTimer(d.o.cfg.Limits.AbortGrace)
-	defer timer.Stop()
-	select {
-	case ar := <-d.abortCh:
-		d.abortCh = nil
-		d.onAbortAnswer(ar)
-	case <-timer.C:
-		d.update(func(v *View) { v.Abort = AbortFailed })
-	case <-d.o.ctx.Done():
+	d.update(func(v *View) { v.Abort = a.kind.view() })
+	if rule.known {
+		d.known = true
+	}
+	if !d.cancel {
+		// An answer that came after the outcome's (see finish): recorded only.
+		return
+	}
+	if a.kind == abortNotSent && d.r.recovery && d.pay == nil {
+		d.unreachable("terminal unreachable during recovery while the customer's cancel is pending: the attempt stays open")
+		return
+	}
+	if rule.abortAgain {
+		d.abortAt = time.After(d.abortBackoff())
+	}
+	switch rule.then {
+	case awaitGrace:
+		d.graceAt = time.After(d.o.cfg.Limits.AbortGrace)
+	case finishCanceled:
+		d.finish(journal.StateCancelled, nil, "aborted on the terminal at the customer's request: nothing was charged", nil)
+	case resendPayment:
+		// The terminal knows the attempt: the resend attaches to it or
+		// replays its outcome, at once.
+		d.resendAt = nil
+		d.again(0)
+	case lookUpHistory:
+		d.searchHistory()
 	}
 }
 
-// handle applies one /payment answer.
-func (d *driver) handle(res sendResult) step {
-	if tx := res.tx; tx != nil {
-		if tx.IdempotentUUID != d.r.uuid {
-			// Never applied: ask again with our own uuid.
-			d.record(tx.Raw, fmt.Sprintf("ignored: an answer for idempotentUuid %q, not this attempt", tx.IdempotentUUID))
-			return stepPause
+// abortBackoff is the pause before the next /abort: AbortRetryPause,
+// doubled at each try, up to AbortRetryMax.
+func (d *driver) abortBackoff() time.Duration {
+	lim := d.o.cfg.Limits
+	p := lim.AbortRetryPause
+	for i := 1; i < d.aborts && p < lim.AbortRetryMax; i++ {
+		p *= 2
+	}
+	return min(p, max(lim.AbortRetryMax, lim.AbortRetryPause))
+}
+
+// searchHistory looks the attempt up in the terminal's history.
+func (d *driver) searchHistory() {
+	if d.search != nil || d.over {
+		return
+	}
+	if d.expired() {
+		return
+	}
+	d.searches++
+	ch := make(chan searchResult, 1)
+	d.search = ch
+	att := d.att
+	go func() {
+		m, err := d.o.findInHistory(d.o.ctx, att)
+		ch <- searchResult{m, err}
+	}()
+}
+
+// onSearch decides a cancelled attempt from the terminal's history, once
+// the terminal has said that nothing runs for it.
+func (d *driver) onSearch(res searchResult) {
+	if res.err != nil {
+		d.record(nil, "the terminal's history could not be read: "+res.err.Error())
+		if d.r.recovery && localapi.IsTransport(res.err) && !isSent(res.err) {
+			d.unreachable("terminal unreachable during recovery while the customer's cancel is pending: the attempt stays open")
+			return
 		}
-		if tx.Approved() {
-			d.finish(journal.StateApproved, tx, "", nil)
-			return stepDone
-		}
-		if d.cancelSeen {
-			d.finish(journal.StateCancelled, tx, "not charged: cancelled by the customer", nil)
+		d.searchAt = time.After(d.abortBackoff())
+		return
+	}
+	m := res.m
+	switch m.verdict {
+	case inHistoryNone:
+		d.finish(journal.StateCancelled, nil, "cancelled: "+m.String()+", and nothing runs for it on the terminal: nothing was charged", nil)
+	case inHistoryOne:
+		h := historyCharge(m)
+		if m.charged() {
+			d.finishFound(journal.StateApproved, h, "charged although the customer pressed Cancel: "+m.String())
 		} else {
-			d.finish(journal.StateDeclined, tx, "declined", nil)
+			d.finishFound(journal.StateCancelled, h, "not charged: "+m.String())
 		}
-		return stepDone
-	}
-
-	err := res.err
-	var (
-		ae *localapi.APIError
-		ve *localapi.ValidationError
-		te *localapi.TransportError
-	)
-	switch {
-	case errors.As(err, &ae) && ae.Code == localapi.CodeBusy && ae.Arg == d.r.uuid:
-		// Our own payment is in progress: the next send attaches to it.
-		d.record(ae.Raw, "terminal busy with this very attempt: asking again")
-		return stepPause
-	case errors.As(err, &ae) && (d.att.SendCount > 1 || d.r.recovery):
-		// An earlier send of this uuid may have been processed: a refusal of
-		// this one proves nothing about that one. Ask again until the limit.
-		d.record(ae.Raw, "refused on a resend ("+ae.Message+"): asking again")
-		return stepPause
-	case errors.As(err, &ae) && ae.Code == localapi.CodeBusy:
-		// The terminal does not know our uuid (it would attach otherwise): it
-		// never started this payment. Reported, not retried blindly.
-		d.finish(journal.StateFailed, nil, "the terminal is busy with another payment", ae)
-		return stepDone
-	case errors.As(err, &ae):
-		d.finish(journal.StateFailed, nil, ae.Message, ae)
-		return stepDone
-	case errors.As(err, &ve):
-		d.finish(journal.StateFailed, nil, "invalid request: "+ve.Error(), nil)
-		return stepDone
-	case errors.As(err, &te) && !te.Sent:
-		// Refused, no route, or a dial timeout: the request never left.
-		if d.att.SendCount == 1 && !d.r.recovery {
-			// The only send never left this machine: nothing can have happened.
-			d.finish(journal.StateFailed, nil, "the terminal is unreachable: "+te.Err.Error(), nil)
-			return stepDone
-		}
-		if d.r.recovery {
-			d.record(nil, "terminal unreachable during recovery: the attempt stays open: "+te.Err.Error())
-			d.r.mu.Lock()
-			d.r.unreachable = true
-			d.r.mu.Unlock()
-			return stepStopped
-		}
-		d.record(nil, "terminal unreachable: asking again: "+te.Err.Error())
-		return stepPause
-	case errors.As(err, &te) && te.Timeout:
-		d.record(nil, "client timeout: resending the same request")
-		return stepResend
 	default:
-		// HTTP 500, unreadable answer, connection reset: the terminal may
-		// have acted; the same uuid tells.
-		var raw []byte
-		var he *localapi.HTTPError
-		if errors.As(err, &he) {
-			raw = he.Body
-		}
-		d.record(raw, "no usable answer: asking again: "+err.Error())
-		return stepPause
+		d.finish(journal.StateUnknown, nil, "cancel requested, and "+m.String()+": call staff", nil)
 	}
+}
+
+// isSent reports whether a transport error may have reached the terminal.
+func isSent(err error) bool {
+	var te *localapi.TransportError
+	return !errors.As(err, &te) || te.Sent
 }
 
 // record journals an answer that changes nothing.
@@ -344,16 +510,46 @@ func (d *driver) record(raw []byte, note string) {
 	}
 }
 
+// found is a transaction the history showed to be the attempt's.
+type found struct {
+	tx  *localapi.Transaction // as the history describes it
+	raw []byte
+}
+
+func historyCharge(m historyMatch) *found {
+	e := m.entry
+	status := localapi.StatusKO
+	if m.charged() {
+		status = localapi.StatusOK
+	}
+	return &found{raw: m.raw(), tx: &localapi.Transaction{Status: status, TransactionID: e.TransactionID, Amount: e.Amount,
+		GiftAmount: e.GiftAmount, CurrencyCode: e.CurrencyCode, Scheme: e.Scheme, Issuer: e.Issuer, CartID: e.CartID}}
+}
+
+// finishFound ends the attempt on a transaction found in the history.
+func (d *driver) finishFound(to journal.State, f *found, note string) {
+	tx := *f.tx
+	tx.Raw = f.raw
+	d.finish(to, &tx, note, nil)
+}
+
 // finish moves the attempt to its final state and tells everyone. If the
 // journal cannot record it, the view still tells the truth the terminal
 // told, and the attempt stays open for recovery to record.
-func (d *driver) finish(to journal.State, tx *localapi.Transaction, note string, ae *localapi.APIError) {
+func (d *driver) finish(to journal.State, tx *localapi.Transaction, note string, ref *refusal) {
+	if d.abort != nil {
+		d.awaitAbortAnswer()
+	}
+	d.over = true
 	info := journal.TransitionInfo{Note: note}
 	switch {
 	case tx != nil:
 		info.Response, info.TransactionID = tx.Raw, tx.TransactionID
-	case ae != nil:
-		info.Response, info.Error = ae.Raw, ae.Message
+		if to == journal.StateApproved {
+			info.Charged = &journal.Charge{Amount: tx.Amount, GiftAmount: tx.GiftAmount}
+		}
+	case ref != nil:
+		info.Response, info.Error = ref.raw, ref.msg
 	default:
 		info.Error = note
 	}
@@ -362,8 +558,6 @@ func (d *driver) finish(to journal.State, tx *localapi.Transaction, note string,
 	if to == journal.StateApproved || to == journal.StateDeclined {
 		msg = ""
 	}
-	d.o.money.Lock()
-	defer d.o.money.Unlock()
 	att, err := d.o.cfg.Journal.Transition(d.o.ctx, d.r.uuid, d.att.State, to, info)
 	if err != nil {
 		d.o.log.Error("journal the outcome", "uuid", d.r.uuid, "to", to, "err", err)
@@ -372,25 +566,58 @@ func (d *driver) finish(to journal.State, tx *localapi.Transaction, note string,
 		d.att = att
 	}
 	charged := to == journal.StateApproved
+	discrepancy := ""
+	if charged && tx != nil && tx.Amount != d.att.Amount {
+		discrepancy = fmt.Sprintf("the terminal charged %d where %d was asked: call staff", tx.Amount, d.att.Amount)
+		msg = discrepancy
+	}
 	d.update(func(v *View) {
 		v.State, v.Message, v.Transaction = to, msg, tx
 		if tx != nil {
 			v.TransactionID, v.GiftAmount = tx.TransactionID, tx.GiftAmount
+			if charged {
+				v.ChargedAmount = tx.Amount
+			}
 		}
-		v.ChargedDespiteCancel = charged && d.cancelSeen
+		v.ChargedDespiteCancel = charged && d.cancel && d.att.Kind != journal.KindReversal
 	})
 	if err == nil {
-		d.settleOrder(to)
+		d.settleOrder(to, discrepancy)
 	}
 }
 
+// awaitAbortAnswer keeps the audit trail whole when the outcome came before
+// the abort's answer: that answer follows at once, or never will.
+func (d *driver) awaitAbortAnswer() {
+	timer := time.NewTimer(d.o.cfg.Limits.AbortGrace)
+	defer timer.Stop()
+	wasCancel := d.cancel
+	d.cancel = false // recorded only: the outcome is decided
+	select {
+	case res := <-d.abort:
+		d.abort = nil
+		d.onAbort(classifyAbort(d.r.uuid, res.resp, res.err))
+	case <-timer.C:
+		d.abort = nil
+		d.update(func(v *View) {
+			if v.Abort == AbortPending {
+				v.Abort = AbortFailed
+			}
+		})
+	case <-d.o.ctx.Done():
+	}
+	d.cancel = wasCancel
+}
+
 // settleOrder keeps the order's status in step with its attempts.
-func (d *driver) settleOrder(to journal.State) {
+func (d *driver) settleOrder(to journal.State, discrepancy string) {
 	ctx := d.o.ctx
 	orderID := d.r.snapshot().OrderID
 	switch {
 	case to == journal.StateUnknown:
 		d.setOrder(ctx, orderID, journal.OrderNeedsAttention, "attempt "+d.r.uuid+" outcome unknown")
+	case discrepancy != "":
+		d.setOrder(ctx, orderID, journal.OrderNeedsAttention, "attempt "+d.r.uuid+": "+discrepancy)
 	case to == journal.StateApproved && d.att.Kind == journal.KindDebit:
 		sum, err := d.o.Summary(ctx, orderID)
 		if err != nil {
@@ -413,7 +640,7 @@ func (d *driver) setOrder(ctx context.Context, id string, s journal.OrderStatus,
 // journalFailed handles a journal that refuses to record a send (a full
 // disk): nothing is sent without its record. A first send becomes failed
 // when that can be recorded; a resend leaves the attempt open for recovery.
-func (d *driver) journalFailed(what string, err error) step {
+func (d *driver) journalFailed(what string, err error) {
 	msg := fmt.Sprintf("could not %s: %s", what, journal.ErrorMessage(err))
 	d.o.log.Error("journal", "uuid", d.r.uuid, "err", err)
 	if d.att.State == journal.StatePrepared {
@@ -422,10 +649,11 @@ func (d *driver) journalFailed(what string, err error) step {
 			d.att = att
 		}
 		d.update(func(v *View) { v.State, v.Message = journal.StateFailed, msg+": nothing was sent" })
-		return stepDone
+		d.over = true
+		return
 	}
 	d.update(func(v *View) { v.Message = msg + ": call staff" })
-	return stepStopped
+	d.stop()
 }
 
 // update changes the run's view and publishes it.

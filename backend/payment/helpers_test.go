@@ -24,7 +24,9 @@ var testLimits = Limits{
 
 	IdempotencyMargin: time.Minute,
 	AbortRetryPause:   20 * time.Millisecond,
-	AbortRetries:      4,
+	AbortRetryMax:     200 * time.Millisecond,
+	HistorySkew:       time.Minute,
+	SettleAfter:       time.Minute,
 }
 
 // env is an orchestrator on a journal in a temp dir, against a simulated
@@ -187,10 +189,13 @@ func (r *recorder) all() []View {
 }
 
 // fakeTerminal is a Terminal of function fields, for answers the simulator
-// would never give.
+// would never give. A nil field answers as a terminal with nothing to say:
+// no history, "Nothing to abort", a reversal not found.
 type fakeTerminal struct {
-	payment func(ctx context.Context, body []byte) (*localapi.Transaction, error)
-	abort   func(ctx context.Context, req *localapi.AbortRequest) (*localapi.AbortResponse, error)
+	payment      func(ctx context.Context, body []byte) (*localapi.Transaction, error)
+	abort        func(ctx context.Context, req *localapi.AbortRequest) (*localapi.AbortResponse, error)
+	reversal     func(ctx context.Context, body []byte) (*localapi.ReversalResponse, error)
+	transactions func(ctx context.Context, req *localapi.TransactionsRequest) (*localapi.TransactionList, error)
 }
 
 func (f *fakeTerminal) PaymentBody(ctx context.Context, body []byte) (*localapi.Transaction, error) {
@@ -198,5 +203,22 @@ func (f *fakeTerminal) PaymentBody(ctx context.Context, body []byte) (*localapi.
 }
 
 func (f *fakeTerminal) Abort(ctx context.Context, req *localapi.AbortRequest) (*localapi.AbortResponse, error) {
+	if f.abort == nil {
+		return nil, &localapi.APIError{Endpoint: "/abort", Message: localapi.MsgNothingToAbort, Code: localapi.CodeNothingToAbort}
+	}
 	return f.abort(ctx, req)
+}
+
+func (f *fakeTerminal) ReversalBody(ctx context.Context, body []byte) (*localapi.ReversalResponse, error) {
+	if f.reversal == nil {
+		return nil, &localapi.APIError{Endpoint: "/reversal", Message: localapi.ReversalNotFoundMessage("?"), Code: localapi.CodeReversalNotFound}
+	}
+	return f.reversal(ctx, body)
+}
+
+func (f *fakeTerminal) Transactions(ctx context.Context, req *localapi.TransactionsRequest) (*localapi.TransactionList, error) {
+	if f.transactions == nil {
+		return &localapi.TransactionList{Transactions: []localapi.HistoryEntry{}}, nil
+	}
+	return f.transactions(ctx, req)
 }

@@ -35,12 +35,15 @@ import (
 	"github.com/google/uuid"
 )
 
-// Terminal is the part of the Local API client the orchestrator uses;
-// *localapi.Client satisfies it. A terminal found again at a new address
-// (discovery) keeps its identity, so attempts in flight keep their uuid.
+// Terminal is the part of the Local API the orchestrator uses;
+// *localapi.Client and *discovery.Tracker satisfy it. A terminal found
+// again at a new address (discovery) keeps its identity, so attempts in
+// flight keep their uuid.
 type Terminal interface {
 	PaymentBody(ctx context.Context, body []byte) (*localapi.Transaction, error)
 	Abort(ctx context.Context, req *localapi.AbortRequest) (*localapi.AbortResponse, error)
+	ReversalBody(ctx context.Context, body []byte) (*localapi.ReversalResponse, error)
+	localapi.Transactor
 }
 
 // Config wires an Orchestrator.
@@ -74,16 +77,14 @@ type Orchestrator struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex
-	runs   map[string]*run
-	ready  bool
-	closed bool
+	mu       sync.Mutex
+	runs     map[string]*run
+	ready    bool
+	closed   bool
+	watching bool // the periodic check of unknown outcomes runs
 
-	// money serialises what an order owes: Start's check and commit of a new
-	// attempt, and the commit of an outcome. Without it a split-tender part
-	// approved between another Start's check and commit would overcharge.
-	money sync.Mutex
-	// recovering serialises Recover: two would drive the same attempt twice.
+	// recovering serialises Recover and SettleUnknown: two would drive or
+	// settle the same attempt twice.
 	recovering sync.Mutex
 }
 
@@ -208,10 +209,11 @@ func (o *Orchestrator) Start(ctx context.Context, req Request) (*Handle, error) 
 	if err != nil {
 		return nil, err
 	}
-	o.money.Lock()
-	defer o.money.Unlock()
-	if err := o.checkAmount(ctx, req, policy); err != nil {
-		return nil, err
+	if policy.Kind == journal.KindReversal {
+		return nil, errors.New("payment: a reversal is started with Reverse")
+	}
+	if req.Amount <= 0 || req.GiftAmount < 0 {
+		return nil, fmt.Errorf("payment: amount must be positive and giftAmount not negative")
 	}
 	id, err := uuid.NewV7()
 	if err != nil {
@@ -282,60 +284,18 @@ func (o *Orchestrator) Driving() int {
 	return len(o.runs)
 }
 
-// checkAmount keeps a debit within what the order still owes and a refund
-// within what it was charged.
-func (o *Orchestrator) checkAmount(ctx context.Context, req Request, policy Policy) error {
-	if req.Amount <= 0 || req.GiftAmount < 0 {
-		return fmt.Errorf("payment: amount must be positive and giftAmount not negative")
-	}
-	sum, err := o.Summary(ctx, req.OrderID)
-	if err != nil {
-		return err
-	}
-	switch policy.Kind {
-	case journal.KindDebit:
-		if due := sum.Total - sum.Paid; req.Amount > due {
-			return fmt.Errorf("payment: order %s owes %d, not %d", req.OrderID, due, req.Amount)
-		}
-	case journal.KindRefund:
-		if max := sum.Paid + sum.Gifts - sum.Refunded; req.Amount+req.GiftAmount > max {
-			return fmt.Errorf("payment: order %s can be refunded %d at most, not %d", req.OrderID, max, req.Amount+req.GiftAmount)
-		}
-	}
-	return nil
-}
+// OrderSummary is what an order's attempts add up to (journal.Money): what
+// it still owes, what was taken, and what can still be given back. The
+// journal checks the same account when it records a new attempt.
+type OrderSummary = journal.Money
 
-// OrderSummary is what an order's attempts add up to.
-type OrderSummary struct {
-	Total    int64 // the order's total
-	Paid     int64 // approved debits, excluding gifts
-	Gifts    int64 // tips and donations of approved debits
-	Refunded int64 // approved refunds, gifts included
-}
-
-// Summary adds up an order's approved attempts: the split-tender ledger.
+// Summary is the order's account.
 func (o *Orchestrator) Summary(ctx context.Context, orderID string) (OrderSummary, error) {
-	ord, err := o.cfg.Journal.Order(ctx, orderID)
+	m, err := o.cfg.Journal.OrderMoney(ctx, orderID)
 	if err != nil {
 		return OrderSummary{}, fmt.Errorf("payment: %w", err)
 	}
-	atts, err := o.cfg.Journal.AttemptsForOrder(ctx, orderID)
-	if err != nil {
-		return OrderSummary{}, fmt.Errorf("payment: %w", err)
-	}
-	s := OrderSummary{Total: ord.Total}
-	for _, a := range atts {
-		if a.State != journal.StateApproved {
-			continue
-		}
-		if a.Kind == journal.KindRefund {
-			s.Refunded += a.Amount + a.GiftAmount
-			continue
-		}
-		s.Paid += a.Amount
-		s.Gifts += a.GiftAmount
-	}
-	return s, nil
+	return m, nil
 }
 
 // requestBody is the exact JSON the terminal receives, every time.
@@ -368,7 +328,10 @@ func (o *Orchestrator) newRun(att journal.Attempt, policy Policy, recovery bool)
 	}
 	r.view = View{
 		UUID: att.UUID, OrderID: att.OrderID, Kind: att.Kind, Policy: att.Policy, State: att.State,
-		Amount: att.Amount, GiftAmount: att.GiftAmount, TransactionID: att.TransactionID, SendCount: att.SendCount,
+		Amount: att.Amount, GiftAmount: att.Gift(), TransactionID: att.TransactionID, SendCount: att.SendCount,
+	}
+	if att.Charged {
+		r.view.ChargedAmount = att.ChargedAmount
 	}
 	return r
 }
@@ -393,6 +356,10 @@ func (o *Orchestrator) launch(r *run, att journal.Attempt) error {
 			o.mu.Unlock()
 			close(r.done)
 		}()
+		if att.Kind == journal.KindReversal {
+			(&reversal{o: o, r: r, att: att}).run()
+			return
+		}
 		d := &driver{o: o, r: r, att: att}
 		d.run()
 	}()
@@ -431,9 +398,23 @@ func (o *Orchestrator) Recover(ctx context.Context) ([]View, error) {
 			return views, err
 		}
 	}
+	// What the history can now tell of outcomes that were unknown.
+	settled, err := o.settleUnknown(ctx)
+	if err != nil {
+		o.log.Warn("recovery: unknown outcomes not looked up", "err", err)
+	}
+	views = append(views, settled...)
 	o.mu.Lock()
 	o.ready = true
+	watch := !o.watching && !o.closed && o.cfg.Limits.UnknownCheck > 0
+	o.watching = o.watching || watch
+	if watch {
+		o.wg.Add(1)
+	}
 	o.mu.Unlock()
+	if watch {
+		go o.watchUnknown()
+	}
 	return views, nil
 }
 
@@ -446,13 +427,17 @@ func (o *Orchestrator) recoverOne(ctx context.Context, att journal.Attempt) (Vie
 	switch {
 	case att.State == journal.StatePrepared:
 		return o.closeUnsent(ctx, r, att, journal.StateFailed, "never sent: the process stopped before sending")
+	case att.Kind == journal.KindReversal && att.Terminal != o.cfg.TerminalID:
+		return o.closeUnsent(ctx, r, att, journal.StateUnknown, fmt.Sprintf(
+			"a reversal sent to terminal %s, and this kiosk now uses %s, whose history cannot tell: call staff",
+			att.Terminal, o.cfg.TerminalID))
 	case att.Terminal != o.cfg.TerminalID:
 		// Only the terminal that received the uuid knows it: any other
 		// would start a new payment for the same order.
 		return o.closeUnsent(ctx, r, att, journal.StateUnknown, fmt.Sprintf(
 			"sent to terminal %s, and this kiosk now uses %s: asking another terminal would start a new payment; call staff",
 			att.Terminal, o.cfg.TerminalID))
-	case !o.cfg.Now().Before(o.cfg.Limits.lastSend(att.FirstSentAt)):
+	case att.Kind != journal.KindReversal && !o.cfg.Now().Before(o.cfg.Limits.lastSend(att.FirstSentAt)):
 		return o.closeUnsent(ctx, r, att, journal.StateUnknown,
 			"first sent too long ago: the terminal may have forgotten the uuid, and asking again would start a new payment; call staff")
 	}

@@ -7,7 +7,8 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/journal"
 )
 
-// Policy is how an attempt talks to the terminal: kiosk, counter or refund.
+// Policy is how an attempt talks to the terminal: kiosk, counter, refund or
+// reversal.
 type Policy struct {
 	Name journal.Policy
 	Kind journal.Kind
@@ -43,11 +44,24 @@ type Limits struct {
 	// AbortGrace is how long the /payment answer is awaited once /abort said
 	// ok, before the attempt is recorded as cancelled without it.
 	AbortGrace time.Duration
-	// AbortRetryPause and AbortRetries: "Nothing to abort" while no answer
-	// has come may mean the /abort overtook the /payment on its way; the
-	// abort is sent again after the pause, this many times at most.
+	// AbortRetryPause and AbortRetryMax: an /abort without a definite
+	// answer (an error, or "Nothing to abort" while the /payment is still
+	// on its way) is asked again after AbortRetryPause, doubled at each try
+	// up to AbortRetryMax, for as long as the customer's cancel is in force.
 	AbortRetryPause time.Duration
-	AbortRetries    int
+	AbortRetryMax   time.Duration
+	// HistorySkew widens a search of the terminal's history before the
+	// attempt's first send: the terminal dates its transactions by its own
+	// clock, which may be behind ours.
+	HistorySkew time.Duration
+	// SettleAfter is how long after an attempt's last send the terminal's
+	// history is complete for it: a payment that request could have started
+	// has ended by then (120 s payment window, and the handover). Only then
+	// may an attempt missing from the history be taken as not charged.
+	SettleAfter time.Duration
+	// UnknownCheck is how often the attempts whose outcome is unknown are
+	// looked up in the terminal's history. Zero: only at recovery.
+	UnknownCheck time.Duration
 }
 
 // DefaultLimits are the specification's values.
@@ -62,7 +76,10 @@ var DefaultLimits = Limits{
 
 	IdempotencyMargin: time.Hour,
 	AbortRetryPause:   500 * time.Millisecond,
-	AbortRetries:      4,
+	AbortRetryMax:     5 * time.Second,
+	HistorySkew:       10 * time.Minute,
+	SettleAfter:       5 * time.Minute,
+	UnknownCheck:      5 * time.Minute,
 }
 
 // Validate refuses limits that would break a rule: a zero client timeout
@@ -77,8 +94,9 @@ func (l Limits) Validate() error {
 			return fmt.Errorf("payment: %s must be positive", name)
 		}
 	}
-	if l.ResendPause < 0 || l.AbortGrace < 0 || l.AbortRetryPause < 0 || l.AbortRetries < 0 || l.IdempotencyMargin < 0 {
-		return fmt.Errorf("payment: pauses, margins and retries must not be negative")
+	if l.ResendPause < 0 || l.AbortGrace < 0 || l.AbortRetryPause < 0 || l.AbortRetryMax < 0 || l.IdempotencyMargin < 0 ||
+		l.HistorySkew < 0 || l.SettleAfter < 0 || l.UnknownCheck < 0 {
+		return fmt.Errorf("payment: pauses, margins and intervals must not be negative")
 	}
 	longest := max(l.KioskTimeout, l.CounterTimeout, l.RefundTimeout)
 	if l.RequestOpen+longest+l.IdempotencyMargin >= l.Idempotency {
@@ -104,6 +122,8 @@ func (l Limits) Policy(name journal.Policy) (Policy, error) {
 		return Policy{Name: name, Kind: journal.KindDebit, ClientTimeout: l.CounterTimeout}, nil
 	case journal.PolicyRefund:
 		return Policy{Name: name, Kind: journal.KindRefund, ClientTimeout: l.RefundTimeout}, nil
+	case journal.PolicyReversal:
+		return Policy{Name: name, Kind: journal.KindReversal, ClientTimeout: l.RefundTimeout}, nil
 	}
 	return Policy{}, fmt.Errorf("payment: unknown policy %q", name)
 }

@@ -24,19 +24,24 @@ const (
 	AbortOK          AbortAnswer = "ok"           // aborted before the handover
 	AbortNotPossible AbortAnswer = "not_possible" // too late: the /payment answer decides
 	AbortNothing     AbortAnswer = "nothing"      // nothing in progress on the terminal
-	AbortFailed      AbortAnswer = "failed"       // no usable answer: the /payment answer decides
+	AbortBusy        AbortAnswer = "busy"         // another payment holds the terminal: this one is not running
+	AbortFailed      AbortAnswer = "failed"       // no usable answer yet: asked again while the cancel is in force
 )
 
 // View is a snapshot of one attempt for the UI and the command line.
 type View struct {
-	UUID          string         `json:"idempotentUuid"`
-	OrderID       string         `json:"order"`
-	Kind          journal.Kind   `json:"kind"`
-	Policy        journal.Policy `json:"policy"`
-	State         journal.State  `json:"state"`
-	Amount        int64          `json:"amount"`
-	GiftAmount    int64          `json:"giftAmount"`
-	TransactionID string         `json:"transactionId,omitempty"`
+	UUID    string         `json:"idempotentUuid"`
+	OrderID string         `json:"order"`
+	Kind    journal.Kind   `json:"kind"`
+	Policy  journal.Policy `json:"policy"`
+	State   journal.State  `json:"state"`
+	// Amount is what was asked; ChargedAmount what the terminal says it
+	// charged (or gave back), once it said so. GiftAmount is the terminal's
+	// once it answered (a tip chosen on the terminal), else what was asked.
+	Amount        int64  `json:"amount"`
+	ChargedAmount int64  `json:"chargedAmount,omitempty"`
+	GiftAmount    int64  `json:"giftAmount"`
+	TransactionID string `json:"transactionId,omitempty"`
 	// Message is the terminal's application error, or why the attempt
 	// failed or is unknown, in words for staff.
 	Message   string      `json:"message,omitempty"`

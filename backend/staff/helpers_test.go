@@ -26,7 +26,7 @@ var testLimits = payment.Limits{
 	ResendPause:       5 * time.Millisecond,
 	AbortGrace:        time.Second,
 	AbortRetryPause:   20 * time.Millisecond,
-	AbortRetries:      4,
+	AbortRetryMax:     200 * time.Millisecond,
 }
 
 // cheap keeps the PIN hash fast under -race; production uses DefaultArgon2.

@@ -1,0 +1,145 @@
+package payment
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+)
+
+// SettledBy names the system in the journal when the terminal's history
+// settled an unknown outcome.
+const SettledBy = "system:history"
+
+// SettleUnknown looks every attempt whose outcome is unknown up in the
+// history of the terminal that took it, and settles those the history
+// decides without doubt: exactly one transaction is the attempt (approved
+// with its transactionId, or declined if it was refused), or none is and
+// the history is complete for it (its last send is SettleAfter old: any
+// payment it started has ended). Ambiguous ones stay with staff. Each
+// settlement is an event saying how it was settled. It returns the views
+// of the attempts it settled; an error means the history could not be read
+// (the rest waits for the next check).
+func (o *Orchestrator) SettleUnknown(ctx context.Context) ([]View, error) {
+	o.recovering.Lock()
+	defer o.recovering.Unlock()
+	return o.settleUnknown(ctx)
+}
+
+func (o *Orchestrator) settleUnknown(ctx context.Context) ([]View, error) {
+	atts, err := o.cfg.Journal.UnknownAttempts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("payment: %w", err)
+	}
+	var views []View
+	for _, att := range atts {
+		if att.Terminal != o.cfg.TerminalID || att.Channel != journal.ChannelLocal {
+			continue // only the terminal that took it knows it
+		}
+		m, err := o.findInHistory(ctx, att)
+		if err != nil {
+			return views, fmt.Errorf("payment: the terminal's history: %w", err)
+		}
+		res := journal.Resolution{Who: SettledBy}
+		switch m.verdict {
+		case inHistoryOne:
+			f := historyCharge(m)
+			res.TransactionID, res.Response = f.tx.TransactionID, f.raw
+			res.To, res.Note = journal.StateDeclined, "settled from the terminal's history: "+m.String()+": not charged"
+			if m.charged() {
+				res.To, res.Note = journal.StateApproved, "settled from the terminal's history: "+m.String()
+				res.Charged = &journal.Charge{Amount: f.tx.Amount, GiftAmount: f.tx.GiftAmount}
+				if att.Kind == journal.KindReversal {
+					res.Charged = &journal.Charge{Amount: att.Amount}
+				}
+			}
+		case inHistoryNone:
+			last := att.LastSentAt
+			if last.IsZero() {
+				last = att.CreatedAt
+			}
+			if o.cfg.Now().Before(last.Add(o.cfg.Limits.SettleAfter)) {
+				continue // a payment its last request started may not have ended yet
+			}
+			res.To = journal.StateDeclined
+			res.Note = fmt.Sprintf("settled from the terminal's history: %s since its first send, and its last request went out at %s: nothing was made",
+				m, last.UTC().Format(time.RFC3339))
+		default:
+			continue // staff decide, with the candidates before them
+		}
+		a, err := o.cfg.Journal.Resolve(ctx, att.UUID, res)
+		if err != nil {
+			// Staff may have settled it meanwhile: theirs stands.
+			o.log.Warn("settle an unknown outcome", "uuid", att.UUID, "err", err)
+			continue
+		}
+		o.log.Info("unknown outcome settled from the terminal's history", "uuid", a.UUID, "state", a.State, "transactionId", a.TransactionID)
+		if err := SettleOrder(ctx, o.cfg.Journal, a.OrderID, "attempt "+a.UUID+" "+res.Note); err != nil {
+			o.log.Error("order status", "order", a.OrderID, "err", err)
+		}
+		policy, _ := o.cfg.Limits.Policy(a.Policy)
+		v := o.newRun(a, policy, false).view
+		v.Message = res.Note
+		v.OrderPaid = false
+		if ord, err := o.cfg.Journal.Order(ctx, a.OrderID); err == nil {
+			v.OrderPaid = ord.Status == journal.OrderPaid
+		}
+		o.emit(v)
+		views = append(views, v)
+	}
+	return views, nil
+}
+
+// watchUnknown settles unknown outcomes every UnknownCheck until Close.
+func (o *Orchestrator) watchUnknown() {
+	defer o.wg.Done()
+	t := time.NewTicker(o.cfg.Limits.UnknownCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-o.ctx.Done():
+			return
+		case <-t.C:
+			if _, err := o.SettleUnknown(o.ctx); err != nil && o.ctx.Err() == nil {
+				o.log.Info("unknown outcomes not looked up now", "err", err)
+			}
+		}
+	}
+}
+
+// SettleOrder brings an order's status in line with its attempts once an
+// outcome was settled after the fact: it needs attention while one of them
+// is unknown, is paid once its approved debits cover it, stays cancelled if
+// it was, and is open otherwise (the customer may pay again).
+func SettleOrder(ctx context.Context, db *journal.DB, orderID, note string) error {
+	atts, err := db.AttemptsForOrder(ctx, orderID)
+	if err != nil {
+		return err
+	}
+	ord, err := db.Order(ctx, orderID)
+	if err != nil {
+		return err
+	}
+	m, err := db.OrderMoney(ctx, orderID)
+	if err != nil {
+		return err
+	}
+	unknown := false
+	for _, a := range atts {
+		unknown = unknown || a.State == journal.StateUnknown
+	}
+	status := journal.OrderOpen
+	switch {
+	case unknown:
+		status = journal.OrderNeedsAttention
+	case m.Paid >= ord.Total && ord.Total > 0:
+		status = journal.OrderPaid
+	case ord.Status == journal.OrderCancelled:
+		status = journal.OrderCancelled
+	}
+	if status == ord.Status {
+		return nil
+	}
+	return db.SetOrderStatus(ctx, orderID, status, note)
+}
