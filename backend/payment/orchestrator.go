@@ -276,6 +276,9 @@ func (o *Orchestrator) Active(id string) (*Handle, bool) {
 	return &Handle{o: o, r: r}, true
 }
 
+// TerminalID is the journal's name of the terminal this orchestrator drives.
+func (o *Orchestrator) TerminalID() string { return o.cfg.TerminalID }
+
 // Driving is how many attempts this orchestrator is driving now (payments,
 // refunds, recoveries): a process must not stop on purpose while one is out.
 func (o *Orchestrator) Driving() int {

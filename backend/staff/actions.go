@@ -19,14 +19,16 @@ import (
 
 // ReversalResult is a reversal the terminal accepted.
 type ReversalResult struct {
-	AttemptUUID           string `json:"attemptUuid,omitempty"`
+	AttemptUUID           string `json:"attemptUuid,omitempty"` // the debit reversed
+	ReversalUUID          string `json:"reversalUuid,omitempty"`
 	InitialTransactionID  string `json:"initialTransactionId"`
 	ReversalTransactionID string `json:"reversalTransactionId"`
 	Amount                int64  `json:"amount"` // amount + giftAmount of the original, cents
 }
 
-// reversalRecord is the machine-readable part of the note a successful
-// reversal leaves on its attempt; Compare and Report read it back.
+// reversalRecord is the machine-readable part of the note a reversal left
+// on its debit, or on an audit line, in versions that did not journal
+// reversals as attempts; the day's comparison still reads the audit lines.
 type reversalRecord struct {
 	ReversalTransactionID string `json:"reversalTransactionId"`
 	InitialTransactionID  string `json:"initialTransactionId"`
@@ -37,7 +39,7 @@ const reversalNotePrefix = "reversal approved "
 
 // transactionOf decodes the terminal's answer an attempt was decided on.
 func transactionOf(a journal.Attempt) (*localapi.Transaction, bool) {
-	if len(a.Response) == 0 {
+	if len(a.Response) == 0 || a.Kind == journal.KindReversal {
 		return nil, false
 	}
 	var tx localapi.Transaction
@@ -48,14 +50,19 @@ func transactionOf(a journal.Attempt) (*localapi.Transaction, bool) {
 }
 
 // Reverse reverses an approved debit of the journal on the terminal that
-// took it. The amount is the terminal's amount + giftAmount of that
-// transaction, never typed. The terminal decides whether it is still
-// reversible (16 h by its own clock). Every outcome, with the terminal's raw
-// answer, is a note on the attempt.
+// took it: a reversal attempt of its own, journaled with its exact request
+// before it leaves, for the whole debit as the terminal charged it (amount
+// + gift, never typed). The journal refuses it when the order's money given
+// back (refunds and reversals, unsettled ones included) would exceed what it
+// took. The terminal decides whether it is still reversible (16 h by its
+// own clock); an answer lost on the way is settled from its history.
 func (s *Staff) Reverse(ctx context.Context, sessionID, uuid string) (ReversalResult, error) {
 	sess, err := s.session(sessionID)
 	if err != nil {
 		return ReversalResult{}, err
+	}
+	if s.cfg.Payments == nil {
+		return ReversalResult{}, errorf(ETERMINAL, "Reversals are not available: the kiosk is not connected to a terminal.")
 	}
 	s.actMu.Lock()
 	defer s.actMu.Unlock()
@@ -68,30 +75,38 @@ func (s *Staff) Reverse(ctx context.Context, sessionID, uuid string) (ReversalRe
 		return ReversalResult{}, errorf(EINVALID, "Only a card payment can be reversed; this is a %s.", att.Kind)
 	case att.State != journal.StateApproved:
 		return ReversalResult{}, errorf(EINVALID, "Only an approved payment can be reversed; this one is %s.", att.State)
+	case att.TransactionID == "":
+		return ReversalResult{}, errorf(EINVALID, "The journal has no transaction from the terminal for this payment (it was settled by hand without one): find it in the terminal's history and reverse it from there.")
 	}
-	tx, ok := transactionOf(att)
-	if !ok || tx.TransactionID == "" {
-		return ReversalResult{}, errorf(EINVALID, "The journal has no transaction from the terminal for this payment (it was settled by hand): find it in the terminal's history and reverse it from there.")
-	}
-	res, err := s.reverse(ctx, sess, tx.TransactionID, tx.Total(), func(text string) { s.note(ctx, uuid, sess.Who, text) })
-	res.AttemptUUID = uuid
-	return res, err
+	return s.reverse(ctx, sess, att)
 }
 
 // ReverseTransaction reverses a debit of the terminal's history that the
 // journal does not know (a charge made on the terminal's keypad, for
-// instance). The amount is taken from the history entry, never typed. The
-// outcome is a line of the journal's audit table (action "reversal"), which
-// the day's comparison and report read back.
+// instance). The charge is first recorded in the journal as what it is (an
+// approved debit of an order of its own, taken from the history entry,
+// never typed), then reversed like any other, so that it is given back
+// once and never beyond what it took.
 func (s *Staff) ReverseTransaction(ctx context.Context, sessionID, transactionID string) (ReversalResult, error) {
 	sess, err := s.session(sessionID)
 	if err != nil {
 		return ReversalResult{}, err
 	}
+	if s.cfg.Payments == nil {
+		return ReversalResult{}, errorf(ETERMINAL, "Reversals are not available: the kiosk is not connected to a terminal.")
+	}
 	s.actMu.Lock()
 	defer s.actMu.Unlock()
 	if transactionID == "" {
 		return ReversalResult{}, errorf(EINVALID, "Choose the transaction to reverse.")
+	}
+	if att, err := s.cfg.Journal.AttemptByTransaction(ctx, transactionID); err == nil {
+		if att.Kind == journal.KindDebit && att.State == journal.StateApproved {
+			return s.reverse(ctx, sess, att)
+		}
+		return ReversalResult{}, errorf(EINVALID, "The journal holds transaction %s as a %s %s: only an approved card payment can be reversed.", transactionID, att.State, att.Kind)
+	} else if journal.ErrorCode(err) != journal.ENOTFOUND {
+		return ReversalResult{}, journalErr(err, "Finding the transaction")
 	}
 	// Reversible means under 16 h: the last day of history holds it.
 	now := s.now().UTC()
@@ -112,50 +127,56 @@ func (s *Staff) ReverseTransaction(ctx context.Context, sessionID, transactionID
 	if found.Type != localapi.HistoryDebit || found.Status != localapi.StatusOK {
 		return ReversalResult{}, errorf(EINVALID, "Only an approved card payment can be reversed; this is a %s (%s).", found.Type, found.Status)
 	}
-	return s.reverse(ctx, sess, transactionID, found.Amount+found.GiftAmount, func(text string) {
-		s.audit(ctx, sess.Who, actionReversal, transactionID, text, nil)
+	currency := found.CurrencyCode
+	if currency == "" {
+		if st, err := kiosk.LoadSettings(ctx, s.cfg.Journal, s.log); err == nil {
+			currency = st.Currency
+		}
+	}
+	at, _ := found.Created()
+	raw, _ := json.Marshal(found)
+	att, err := s.cfg.Journal.AdoptCharge(ctx, journal.AdoptedCharge{
+		TransactionID: transactionID, Amount: found.Amount, GiftAmount: found.GiftAmount, Currency: currency,
+		Terminal: s.cfg.Payments.TerminalID(), At: at, CartID: found.CartID, Raw: raw, Who: sess.Who,
 	})
+	if err != nil {
+		return ReversalResult{}, journalErr(err, "Recording the terminal's charge")
+	}
+	s.audit(ctx, sess.Who, "charge_adopted", transactionID, fmt.Sprintf("a charge of %d (gift %d) the journal did not know, recorded as attempt %s of order %s before its reversal",
+		found.Amount, found.GiftAmount, att.UUID, att.OrderID), raw)
+	return s.reverse(ctx, sess, att)
 }
 
-// reverse sends /reversal once and says what happened, in record and in
-// the returned error.
-func (s *Staff) reverse(ctx context.Context, sess Session, txID string, amount int64, record func(string)) (ReversalResult, error) {
-	res := ReversalResult{InitialTransactionID: txID, Amount: amount}
-	tctx, cancel := s.terminalCtx(ctx)
-	defer cancel()
-	resp, err := s.cfg.Terminal.Reversal(tctx, &localapi.ReversalRequest{Amount: amount, InitialTransactionID: txID})
-	var (
-		ae *localapi.APIError
-		ve *localapi.ValidationError
-		te *localapi.TransportError
-	)
-	switch {
-	case err == nil:
-		res.ReversalTransactionID = resp.ReversalTransactionID
-		rec, _ := json.Marshal(reversalRecord{ReversalTransactionID: resp.ReversalTransactionID, InitialTransactionID: txID, Amount: amount})
-		record(reversalNotePrefix + string(rec) + "\nterminal answered: " + rawText(resp.Raw))
-		s.log.Info("staff: reversal", "who", sess.Who, "initialTransactionId", txID, "amount", amount)
-		return res, nil
-	case errors.As(err, &ae):
-		record(fmt.Sprintf("reversal of %s for %d refused by the terminal (%s)\nterminal answered: %s", txID, amount, ae.Code, rawText(ae.Raw)))
-		return res, &Error{Code: ETERMINAL, Message: ReversalMessage(ae.Code), TerminalCode: ae.Code, TerminalMessage: ae.Message, Err: err}
-	case errors.As(err, &ve):
-		return res, &Error{Code: EINVALID, Message: "The reversal request is not valid (" + ve.Field + ": " + ve.Reason + "). Nothing was sent.", Err: err}
-	case errors.As(err, &te) && !te.Sent:
-		record(fmt.Sprintf("reversal of %s for %d not sent: the terminal could not be reached (%v)", txID, amount, te.Err))
-		return res, &Error{Code: ETERMINAL, Message: "The terminal could not be reached: nothing was sent, nothing was reversed. Check that it is on and connected, then try again.", Err: err}
-	default:
-		var raw []byte
-		var he *localapi.HTTPError
-		var de *localapi.DecodeError
-		if errors.As(err, &he) {
-			raw = he.Body
-		} else if errors.As(err, &de) {
-			raw = de.Body
+// reverse runs the reversal of an approved debit through the orchestrator
+// and says what happened as a result or a sentence.
+func (s *Staff) reverse(ctx context.Context, sess Session, debit journal.Attempt) (ReversalResult, error) {
+	res := ReversalResult{AttemptUUID: debit.UUID, InitialTransactionID: debit.TransactionID, Amount: debit.Total()}
+	v, err := s.cfg.Payments.Reverse(ctx, debit.UUID)
+	if err != nil {
+		msg := "The reversal could not be started: " + strings.TrimPrefix(err.Error(), "payment: ") + ". Nothing was sent."
+		if errors.Is(err, payment.ErrNotReady) {
+			msg = "The kiosk is still checking unfinished payments with the terminal: try again in a moment. Nothing was sent."
 		}
-		record(fmt.Sprintf("reversal of %s for %d: outcome unknown (%v)\nterminal answered: %s", txID, amount, err, rawText(raw)))
-		return res, &Error{Code: EUNKNOWN, Message: "The reversal was sent but no clear answer came back: it may or may not have been made. Check the terminal's history before trying again.", Err: err}
+		s.note(ctx, debit.UUID, sess.Who, "reversal refused before anything was sent: "+err.Error())
+		return res, &Error{Code: EINVALID, Message: msg, Err: err}
 	}
+	res.ReversalUUID = v.UUID
+	s.note(ctx, v.UUID, sess.Who, fmt.Sprintf("reversal of %s for %d asked by staff: %s %s", debit.TransactionID, res.Amount, v.State, v.Message))
+	switch v.State {
+	case journal.StateApproved:
+		res.ReversalTransactionID = v.TransactionID
+		s.log.Info("staff: reversal", "who", sess.Who, "initialTransactionId", debit.TransactionID, "amount", res.Amount)
+		return res, nil
+	case journal.StateFailed, journal.StateDeclined:
+		code, _ := localapi.Classify(v.Message)
+		if code == localapi.CodeUnknown {
+			return res, &Error{Code: ETERMINAL, Message: "The reversal was not made: " + v.Message + ".", TerminalMessage: v.Message}
+		}
+		return res, &Error{Code: ETERMINAL, Message: ReversalMessage(code), TerminalCode: code, TerminalMessage: v.Message}
+	case journal.StateUnknown:
+		return res, errorf(EUNKNOWN, "The reversal was sent but no clear answer came back, and the terminal's history cannot tell: it is listed under \"needs attention\" for a decision. Do not give this money back another way before it is settled.")
+	}
+	return res, errorf(EUNKNOWN, "The reversal is still waiting for the terminal's answer: it goes on by itself, and this payment's detail will show its outcome. Do not give this money back another way meanwhile.")
 }
 
 // Refund refunds amount (cents) of an order to the customer's card: a
@@ -178,7 +199,7 @@ func (s *Staff) Refund(ctx context.Context, sessionID, orderID string, amount in
 	if err != nil {
 		return payment.View{}, journalErr(err, "Finding the order")
 	}
-	if max := sum.Paid + sum.Gifts - sum.Refunded; amount > max {
+	if max := sum.Givable(); amount > max {
 		s.audit(ctx, sess.Who, "refund_refused", orderID, fmt.Sprintf("refund of %d asked, %d at most", amount, max), nil)
 		if max <= 0 {
 			return payment.View{}, errorf(EINVALID, "Nothing can be refunded on this order: nothing approved is left to refund.")
@@ -187,7 +208,7 @@ func (s *Staff) Refund(ctx context.Context, sessionID, orderID string, amount in
 		if o, err := s.cfg.Journal.Order(ctx, orderID); err == nil {
 			currency = o.Currency
 		}
-		return payment.View{}, errorf(EINVALID, "This order can be refunded %s at most (what was charged, less what was already refunded).", formatMoney(max, currency))
+		return payment.View{}, errorf(EINVALID, "This order can be refunded %s at most (what was charged, less what was refunded or reversed, or may have been).", formatMoney(max, currency))
 	}
 	v, err := s.cfg.Payments.Pay(ctx, payment.Request{
 		OrderID: orderID, Amount: amount, Policy: journal.PolicyRefund, Reference: sess.Who,
@@ -353,15 +374,15 @@ func (s *Staff) Terminal(ctx context.Context, sessionID string, greet bool) (Ter
 }
 
 // Evidence is what the terminal's history says about an attempt whose
-// outcome is unknown: its entries of the same amount within ±EvidenceWindow
-// of the attempt's first send.
+// outcome is unknown: its entries of the same kind and amount within
+// ±EvidenceWindow of the attempt's first send.
 type Evidence struct {
 	Attempt AttemptView    `json:"attempt"`
 	From    time.Time      `json:"from"`
 	To      time.Time      `json:"to"`
 	Entries []HistoryEntry `json:"entries"`
-	// Charged lists the approved entries: one with the order's cartId is
-	// almost certainly this attempt.
+	// Charged lists the approved entries no other attempt holds: one with
+	// the order's cartId is almost certainly this attempt.
 	Charged []HistoryEntry `json:"charged"`
 	// Hint is a sentence for staff; the decision stays theirs.
 	Hint string `json:"hint"`
@@ -397,42 +418,73 @@ func (s *Staff) evidence(ctx context.Context, att journal.Attempt) (Evidence, er
 		return Evidence{}, err
 	}
 	kind := localapi.HistoryDebit
-	if att.Kind == journal.KindRefund {
+	switch att.Kind {
+	case journal.KindRefund:
 		kind = localapi.HistoryRefund
+	case journal.KindReversal:
+		kind = localapi.HistoryReversal
 	}
-	sameCart := false
+	var hist []HistoryEntry
 	for _, e := range entries {
-		if e.Amount != att.Amount || e.Type != kind {
+		amount := e.Amount
+		if att.Kind == journal.KindReversal {
+			amount += e.GiftAmount
+		}
+		if amount != att.Amount || e.Type != kind {
 			continue
 		}
-		h := s.historyEntry(e)
+		hist = append(hist, s.historyEntry(e))
+	}
+	s.markJournal(ctx, hist)
+	for i := range hist {
+		// An entry paired with this very attempt (by cartId and amount) is
+		// what is being decided, not another payment's.
+		if hist[i].AttemptUUID == att.UUID {
+			hist[i].InJournal, hist[i].AttemptUUID, hist[i].AttemptState, hist[i].OrderID = false, "", "", ""
+		}
+	}
+	sameCart := false
+	for _, h := range hist {
 		ev.Entries = append(ev.Entries, h)
-		if e.Status == localapi.StatusOK {
+		if h.Status == localapi.StatusOK && !h.InJournal {
 			ev.Charged = append(ev.Charged, h)
-			if e.CartID == att.OrderID {
+			if h.CartID == att.OrderID {
 				sameCart = true
 			}
 		}
 	}
 	switch {
 	case sameCart:
-		ev.Hint = "The terminal lists an approved transaction for this very order: the customer was most likely charged."
+		ev.Hint = "The terminal lists an approved transaction for this very order: the customer was most likely charged. Choose it to record it with the payment."
 	case len(ev.Charged) > 0:
 		ev.Hint = "The terminal lists an approved transaction of this amount at about that time, but not for this order: check the card ticket with the customer."
 	case len(ev.Entries) > 0:
-		ev.Hint = "The terminal lists only declined or cancelled transactions of this amount at that time: the customer was most likely not charged."
+		ev.Hint = "The terminal lists only declined, cancelled or already recorded transactions of this amount at that time: the customer was most likely not charged."
 	default:
 		ev.Hint = "The terminal lists no transaction of this amount at that time: the customer was most likely not charged."
 	}
 	return ev, nil
 }
 
+// Decision is staff's decision on an unknown outcome.
+type Decision struct {
+	Paid bool   `json:"paid"` // the customer was charged (or, for a refund or reversal, given back)
+	Note string `json:"note"`
+	// TransactionID is the transaction of the terminal's history that staff
+	// recognised as this attempt (its card ticket, its time): stored with
+	// it, so that it can later be reversed and matched. It must be one of
+	// the evidence's entries that no other attempt holds; a paid decision
+	// names an approved one.
+	TransactionID string `json:"transactionId"`
+}
+
 // ConfirmUnknown records staff's decision on an unknown attempt: paid (the
-// customer was charged) or not. The journal keeps who decided, with the
-// evidence that was shown and the note; the order then follows: paid once
-// its approved debits cover it, open again otherwise (the customer can pay
-// again), and still needing attention while another attempt is unknown.
-func (s *Staff) ConfirmUnknown(ctx context.Context, sessionID, uuid string, paid bool, note string) (AttemptView, error) {
+// customer was charged) or not, with the transaction it was when staff
+// recognised one. The journal keeps who decided, with the evidence that was
+// shown and the note; the order then follows: paid once its approved debits
+// cover it, open again otherwise (the customer can pay again), and still
+// needing attention while another attempt is unknown.
+func (s *Staff) ConfirmUnknown(ctx context.Context, sessionID, uuid string, d Decision) (AttemptView, error) {
 	sess, err := s.session(sessionID)
 	if err != nil {
 		return AttemptView{}, err
@@ -448,17 +500,20 @@ func (s *Staff) ConfirmUnknown(ctx context.Context, sessionID, uuid string, paid
 	}
 	// The evidence is fetched again: what is recorded is what the terminal
 	// said at the moment of the decision. A terminal out of reach does not
-	// block staff, who may have checked the back office instead.
+	// block staff, who may have checked the back office instead, unless
+	// they name a transaction, which only the history can vouch for.
 	var buf bytes.Buffer
-	to, verdict := journal.StateDeclined, "not paid"
-	if paid {
-		to, verdict = journal.StateApproved, "paid"
+	res := journal.Resolution{To: journal.StateDeclined, Who: sess.Who}
+	verdict := "not paid"
+	if d.Paid {
+		res.To, verdict = journal.StateApproved, "paid"
 	}
 	fmt.Fprintf(&buf, "staff confirmed: %s", verdict)
-	if strings.TrimSpace(note) != "" {
-		fmt.Fprintf(&buf, "; note: %s", strings.TrimSpace(note))
+	if strings.TrimSpace(d.Note) != "" {
+		fmt.Fprintf(&buf, "; note: %s", strings.TrimSpace(d.Note))
 	}
-	if ev, err := s.evidence(ctx, att); err == nil {
+	ev, everr := s.evidence(ctx, att)
+	if everr == nil {
 		b, _ := json.Marshal(struct {
 			From    time.Time      `json:"from"`
 			To      time.Time      `json:"to"`
@@ -467,53 +522,42 @@ func (s *Staff) ConfirmUnknown(ctx context.Context, sessionID, uuid string, paid
 		}{ev.From, ev.To, ev.Entries, ev.Hint})
 		fmt.Fprintf(&buf, "\nterminal history at decision time: %s", b)
 	} else {
-		fmt.Fprintf(&buf, "\nterminal history not available at decision time: %v", err)
+		fmt.Fprintf(&buf, "\nterminal history not available at decision time: %v", everr)
 	}
-	att, err = s.cfg.Journal.Resolve(ctx, uuid, journal.Resolution{To: to, Who: sess.Who, Note: buf.String()})
+	if d.TransactionID != "" {
+		if everr != nil {
+			return AttemptView{}, errorf(ETERMINAL, "The terminal's history cannot be read now, so transaction %s cannot be checked: try again, or decide without naming it.", d.TransactionID)
+		}
+		var picked *HistoryEntry
+		for i := range ev.Entries {
+			if ev.Entries[i].TransactionID == d.TransactionID {
+				picked = &ev.Entries[i]
+			}
+		}
+		switch {
+		case picked == nil:
+			return AttemptView{}, errorf(EINVALID, "Transaction %s is not one of the terminal's transactions of this amount at that time.", d.TransactionID)
+		case picked.InJournal:
+			return AttemptView{}, errorf(EINVALID, "Transaction %s is already another payment's (%s).", d.TransactionID, picked.AttemptUUID)
+		case d.Paid != (picked.Status == localapi.StatusOK):
+			return AttemptView{}, errorf(EINVALID, "Transaction %s is %s on the terminal: it cannot stand for a payment settled as %s.", d.TransactionID, picked.Status, verdict)
+		}
+		raw, _ := json.Marshal(picked.HistoryEntry)
+		res.TransactionID, res.Response = picked.TransactionID, raw
+		if d.Paid {
+			res.Charged = &journal.Charge{Amount: picked.Amount, GiftAmount: picked.GiftAmount}
+			if att.Kind == journal.KindReversal {
+				res.Charged = &journal.Charge{Amount: att.Amount}
+			}
+		}
+	}
+	res.Note = buf.String()
+	att, err = s.cfg.Journal.Resolve(ctx, uuid, res)
 	if err != nil {
 		return AttemptView{}, journalErr(err, "Recording the decision")
 	}
-	if err := s.settleOrder(ctx, att, sess.Who); err != nil {
-		return s.view(ctx, att, nil), err
+	if err := payment.SettleOrder(ctx, s.cfg.Journal, att.OrderID, fmt.Sprintf("attempt %s settled by %s", att.UUID, sess.Who)); err != nil {
+		return s.view(ctx, att, nil), journalErr(err, "Updating the order")
 	}
 	return s.view(ctx, att, nil), nil
-}
-
-// settleOrder brings the order's status in line with its attempts after a
-// resolution.
-func (s *Staff) settleOrder(ctx context.Context, att journal.Attempt, who string) error {
-	atts, err := s.cfg.Journal.AttemptsForOrder(ctx, att.OrderID)
-	if err != nil {
-		return journalErr(err, "Reading the order's payments")
-	}
-	ord, err := s.cfg.Journal.Order(ctx, att.OrderID)
-	if err != nil {
-		return journalErr(err, "Reading the order")
-	}
-	var paid int64
-	unknown := false
-	for _, a := range atts {
-		switch {
-		case a.State == journal.StateUnknown:
-			unknown = true
-		case a.State == journal.StateApproved && a.Kind == journal.KindDebit:
-			paid += a.Amount
-		}
-	}
-	status := journal.OrderOpen
-	switch {
-	case unknown:
-		status = journal.OrderNeedsAttention
-	case paid >= ord.Total && ord.Total > 0:
-		status = journal.OrderPaid
-	case ord.Status == journal.OrderCancelled:
-		status = journal.OrderCancelled
-	}
-	if status == ord.Status {
-		return nil
-	}
-	if err := s.cfg.Journal.SetOrderStatus(ctx, att.OrderID, status, fmt.Sprintf("attempt %s settled by %s", att.UUID, who)); err != nil {
-		return journalErr(err, "Updating the order")
-	}
-	return nil
 }

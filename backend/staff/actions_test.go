@@ -23,33 +23,70 @@ func TestReverseThenAlreadyReversed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Amount != 1250 || res.InitialTransactionID != v.TransactionID || res.ReversalTransactionID == "" {
+	if res.Amount != 1250 || res.InitialTransactionID != v.TransactionID || res.ReversalTransactionID == "" || res.ReversalUUID == "" {
 		t.Fatalf("reversal %+v", res)
 	}
 	revs := e.reversals()
 	if len(revs) != 1 || revs[0].Amount != 1250 || revs[0].InitialTransactionID != v.TransactionID {
 		t.Fatalf("terminal ledger reversals %+v", revs)
 	}
-	ev := e.lastEvent(v.UUID)
-	if ev.Kind != journal.EventNote || ev.Actor != s.Who || !strings.Contains(ev.Detail, res.ReversalTransactionID) ||
-		!strings.Contains(ev.Detail, `"status":"ok"`) {
+	// The reversal is an attempt of its own: its request journaled, its
+	// answer on its events, staff's request as a note.
+	rv, err := e.db.Attempt(e.ctx, res.ReversalUUID)
+	if err != nil || rv.Kind != journal.KindReversal || rv.State != journal.StateApproved || rv.TransactionID != res.ReversalTransactionID {
+		t.Fatalf("reversal attempt %+v, %v", rv, err)
+	}
+	ev := e.lastEvent(res.ReversalUUID)
+	if ev.Kind != journal.EventNote || ev.Actor != s.Who || !strings.Contains(ev.Detail, v.TransactionID) {
 		t.Fatalf("audit note %+v", ev)
 	}
 	page, err := e.st.Attempts(e.ctx, s.ID, Filter{Today: true})
-	if err != nil || len(page.Attempts) != 1 || page.Attempts[0].ReversalTransactionID != res.ReversalTransactionID {
+	if err != nil || len(page.Attempts) != 2 {
 		t.Fatalf("attempts after the reversal %+v, %v", page, err)
 	}
-
+	for _, a := range page.Attempts {
+		if a.UUID == v.UUID && (a.ReversalTransactionID != res.ReversalTransactionID || a.CanReverse || a.RefundableLeft != 0) {
+			t.Fatalf("the reversed debit as staff see it: %+v", a)
+		}
+	}
+	// A second reversal is refused before anything is sent.
 	_, err = e.st.Reverse(e.ctx, s.ID, v.UUID)
-	se := wantCode(t, err, ETERMINAL)
-	if se.TerminalCode != localapi.CodeReversalAlready || se.Message != ReversalMessage(localapi.CodeReversalAlready) {
+	se := wantCode(t, err, EINVALID)
+	if !strings.Contains(se.Message, "already has reversal") || !strings.Contains(se.Message, "Nothing was sent") {
 		t.Fatalf("second reversal %+v", se)
 	}
-	if !strings.Contains(e.lastEvent(v.UUID).Detail, localapi.MsgReversalAlreadyReversed) {
-		t.Fatalf("the terminal's raw answer is not in the note: %+v", e.lastEvent(v.UUID))
-	}
+	// And so is a refund: everything was given back.
+	_, err = e.st.Refund(e.ctx, s.ID, ord, 100)
+	wantCode(t, err, EINVALID)
 	if len(e.reversals()) != 1 {
 		t.Fatal("a second reversal reached the ledger")
+	}
+}
+
+// A refund first, then a reversal of the same order, would give back more
+// than was taken: the reversal is refused, and not offered.
+func TestRefundThenReverseRefused(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	ord := e.order(2000)
+	v := e.pay(ord, 2000, journal.PolicyKiosk, journal.StateApproved)
+	page, err := e.st.Attempts(e.ctx, s.ID, Filter{OrderNumber: ord})
+	if err != nil || len(page.Attempts) != 1 || !page.Attempts[0].CanReverse || page.Attempts[0].RefundableLeft != 2000 {
+		t.Fatalf("before: %+v, %v", page, err)
+	}
+	if r, err := e.st.Refund(e.ctx, s.ID, ord, 500); err != nil || r.State != journal.StateApproved {
+		t.Fatalf("refund %+v, %v", r, err)
+	}
+	page, _ = e.st.Attempts(e.ctx, s.ID, Filter{OrderNumber: ord})
+	for _, a := range page.Attempts {
+		if a.UUID == v.UUID && (a.CanReverse || a.RefundableLeft != 1500) {
+			t.Fatalf("after a refund: %+v", a)
+		}
+	}
+	_, err = e.st.Reverse(e.ctx, s.ID, v.UUID)
+	wantCode(t, err, EINVALID)
+	if len(e.reversals()) != 0 {
+		t.Fatal("reversed after a refund")
 	}
 }
 
@@ -102,53 +139,87 @@ func TestReverseTerminalErrors(t *testing.T) {
 			if !strings.HasSuffix(se.Message, ".") || strings.Contains(se.Message, "Error :") {
 				t.Fatalf("not a sentence for staff: %q", se.Message)
 			}
-			ev := e.lastEvent(v.UUID)
+			att, err := e.db.AttemptsForOrder(e.ctx, v.OrderID)
+			if err != nil || len(att) != 2 || att[1].Kind != journal.KindReversal || att[1].State != journal.StateFailed {
+				t.Fatalf("attempts %+v, %v", att, err)
+			}
+			ev := e.lastEvent(att[1].UUID)
 			if ev.Actor != s.Who || !strings.Contains(ev.Detail, se.TerminalMessage) {
 				t.Fatalf("audit note %+v", ev)
 			}
 			if len(e.reversals()) != 0 {
 				t.Fatal("reversed anyway")
 			}
+			// Nothing was given back: it can still be refunded.
+			if m, _ := e.db.OrderMoney(e.ctx, v.OrderID); m.Givable() != 900 {
+				t.Fatalf("money %+v", m)
+			}
+
 		})
 	}
 }
 
-// A transaction made on another terminal is unknown to this one.
-func TestReverseNotFoundOnThisTerminal(t *testing.T) {
-	_, other := newSim(t)
-	e := newEnv(t, withTerminal(other))
+// Only the terminal that took a payment reverses it.
+func TestReverseOnlyOnTheTerminalThatTookIt(t *testing.T) {
+	e := newEnv(t)
 	s := e.unlock()
 	v := e.pay(e.order(700), 700, journal.PolicyKiosk, journal.StateApproved)
+	_, other := newSim(t)
+	e.newOrchestratorOn(other, "sim-B", testLimits)
+	e.cfg.Payments = e.o
+	e.restart()
+	s = e.unlock()
 	_, err := e.st.Reverse(e.ctx, s.ID, v.UUID)
-	if se := wantCode(t, err, ETERMINAL); se.TerminalCode != localapi.CodeReversalNotFound {
+	if se := wantCode(t, err, EINVALID); !strings.Contains(se.Message, "only that terminal") {
 		t.Fatalf("error %+v", se)
+	}
+	if len(e.reversals()) != 0 {
+		t.Fatal("reversed")
 	}
 }
 
+// A reversal whose answer never comes and which the history cannot
+// settle is unknown, and blocks every other way of giving the money back;
+// one that could not be sent was not made.
 func TestReverseOutcomeUnknownAfterSending(t *testing.T) {
-	e := newEnv(t)
-	s := e.unlock()
-	v := e.pay(e.order(800), 800, journal.PolicyKiosk, journal.StateApproved)
+	lim := testLimits
+	lim.RequestOpen = 300 * time.Millisecond
+	var v payment.View
 	sent := true
-	e.cfg.Terminal = &fakeReversal{Client: e.client, reversal: func(ctx context.Context, req *localapi.ReversalRequest) (*localapi.ReversalResponse, error) {
+	fake := &fakeReversal{reversal: func(ctx context.Context, req *localapi.ReversalRequest) (*localapi.ReversalResponse, error) {
 		if req.Amount != 800 || req.InitialTransactionID != v.TransactionID {
 			t.Errorf("reversal request %+v", req)
 		}
 		return nil, &localapi.TransportError{Endpoint: "/reversal", Sent: sent, Err: errors.New("connection reset")}
+	}, transactions: func(ctx context.Context, req *localapi.TransactionsRequest) (*localapi.TransactionList, error) {
+		return nil, &localapi.HTTPError{Endpoint: "/transactions", StatusCode: 500}
 	}}
+	e := newEnv(t)
+	fake.Client = e.client
+	e.newOrchestratorOn(fake, "sim", lim)
+	e.cfg.Payments = e.o
 	e.restart()
-	s = e.unlock()
-	_, err := e.st.Reverse(e.ctx, s.ID, v.UUID)
+	s := e.unlock()
+	v = e.pay(e.order(800), 800, journal.PolicyKiosk, journal.StateApproved)
+	res, err := e.st.Reverse(e.ctx, s.ID, v.UUID)
 	se := wantCode(t, err, EUNKNOWN)
-	if !strings.Contains(se.Message, "history") {
+	if !strings.Contains(se.Message, "needs attention") {
 		t.Fatalf("message %q", se.Message)
 	}
-	if !strings.Contains(e.lastEvent(v.UUID).Detail, "outcome unknown") {
-		t.Fatalf("note %+v", e.lastEvent(v.UUID))
+	if a, _ := e.db.Attempt(e.ctx, res.ReversalUUID); a.State != journal.StateUnknown {
+		t.Fatalf("reversal attempt %+v", a)
 	}
+	if _, err := e.st.Refund(e.ctx, s.ID, v.OrderID, 1); err == nil {
+		t.Fatal("a refund was started while a reversal's outcome is unknown")
+	}
+
 	sent = false
+	v = e.pay(e.order(800), 800, journal.PolicyKiosk, journal.StateApproved)
 	_, err = e.st.Reverse(e.ctx, s.ID, v.UUID)
 	wantCode(t, err, ETERMINAL)
+	if m, _ := e.db.OrderMoney(e.ctx, v.OrderID); m.Givable() != 800 {
+		t.Fatalf("money after a reversal never sent %+v", m)
+	}
 }
 
 func TestReverseOnlyApprovedDebits(t *testing.T) {
@@ -190,9 +261,20 @@ func TestReverseTransactionUnknownToJournal(t *testing.T) {
 		t.Fatalf("reversal %+v, %v", res, err)
 	}
 	audit, _ := e.st.Audit(e.ctx, s.ID, 5)
-	if len(audit) == 0 || audit[0].Action != "reversal" || audit[0].Who != s.Who || audit[0].Subject != res.InitialTransactionID {
+	if len(audit) == 0 || audit[0].Action != "charge_adopted" || audit[0].Who != s.Who || audit[0].Subject != res.InitialTransactionID {
 		t.Fatalf("audit %+v", audit)
 	}
+	// The charge is now in the journal, with its reversal: nothing differs,
+	// and it cannot be given back again.
+	if cmp, err := e.st.Compare(e.ctx, s.ID, ""); err != nil || len(cmp.Differences) != 0 {
+		t.Fatalf("compare after %+v, %v", cmp.Differences, err)
+	}
+	_, err = e.st.ReverseTransaction(e.ctx, s.ID, res.InitialTransactionID)
+	wantCode(t, err, EINVALID)
+	if len(e.reversals()) != 1 {
+		t.Fatalf("ledger %+v", e.reversals())
+	}
+
 	_, err = e.st.ReverseTransaction(e.ctx, s.ID, "no-such-transaction")
 	wantCode(t, err, ENOTFOUND)
 }
@@ -343,7 +425,7 @@ func TestResolveUnknownPaidAndNotPaid(t *testing.T) {
 	if err != nil || len(cmp.Differences) != 1 || cmp.Differences[0].Kind != DiffState || cmp.Differences[0].AttemptUUID != v.UUID {
 		t.Fatalf("compare before the decision %+v, %v", cmp.Differences, err)
 	}
-	att, err := e.st.ConfirmUnknown(e.ctx, s.ID, v.UUID, true, "card ticket seen")
+	att, err := e.st.ConfirmUnknown(e.ctx, s.ID, v.UUID, Decision{Paid: true, Note: "card ticket seen"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +443,7 @@ func TestResolveUnknownPaidAndNotPaid(t *testing.T) {
 	if cmp, _ := e.st.Compare(e.ctx, s.ID, ""); len(cmp.Differences) != 0 {
 		t.Fatalf("differences after the decision %+v", cmp.Differences)
 	}
-	_, err = e.st.ConfirmUnknown(e.ctx, s.ID, v.UUID, false, "")
+	_, err = e.st.ConfirmUnknown(e.ctx, s.ID, v.UUID, Decision{})
 	wantCode(t, err, EINVALID)
 
 	// Not paid: the card was refused; the order is open again.
@@ -377,7 +459,7 @@ func TestResolveUnknownPaidAndNotPaid(t *testing.T) {
 	if err != nil || len(ev2.Charged) != 0 || len(ev2.Entries) != 1 || !strings.Contains(ev2.Hint, "not charged") {
 		t.Fatalf("evidence %+v, %v", ev2, err)
 	}
-	if _, err := e.st.ConfirmUnknown(e.ctx, s.ID, v2.UUID, false, ""); err != nil {
+	if _, err := e.st.ConfirmUnknown(e.ctx, s.ID, v2.UUID, Decision{}); err != nil {
 		t.Fatal(err)
 	}
 	if a, _ := e.db.Attempt(e.ctx, v2.UUID); a.State != journal.StateDeclined {
@@ -407,5 +489,52 @@ func TestTerminalStatusAndGreeting(t *testing.T) {
 	st, err = e.st.Terminal(e.ctx, s.ID, false)
 	if err != nil || st.Reachable || st.Message == "" {
 		t.Fatalf("status of a closed terminal %+v, %v", st, err)
+	}
+}
+
+// Staff settling an unknown outcome name the transaction they recognised:
+// it is stored with the attempt, so that the payment can then be reversed
+// and matched like any other.
+func TestConfirmUnknownWithTheTransaction(t *testing.T) {
+	lim := testLimits
+	lim.KioskTimeout, lim.RequestOpen = 50*time.Millisecond, 300*time.Millisecond
+	e := newEnv(t, withLimits(lim))
+	s := e.unlock()
+	ord := e.order(1300)
+	v := unknownAttempt(e, ord, 1300)
+	if err := e.sim.PresentCard(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sim.WaitIdle(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	held := e.pay(e.order(1300), 1300, journal.PolicyKiosk, journal.StateApproved)
+	ev, err := e.st.ResolveUnknown(e.ctx, s.ID, v.UUID)
+	if err != nil || len(ev.Charged) != 1 || len(ev.Entries) != 2 {
+		t.Fatalf("evidence %+v, %v", ev, err)
+	}
+	charge := ev.Charged[0].TransactionID
+	for _, bad := range []Decision{
+		{Paid: true, TransactionID: held.TransactionID}, // another payment's
+		{Paid: false, TransactionID: charge},            // approved, for "not paid"
+		{Paid: true, TransactionID: "made-up"},
+	} {
+		_, err := e.st.ConfirmUnknown(e.ctx, s.ID, v.UUID, bad)
+		wantCode(t, err, EINVALID)
+	}
+	att, err := e.st.ConfirmUnknown(e.ctx, s.ID, v.UUID, Decision{Paid: true, TransactionID: charge, Note: "ticket"})
+	if err != nil || att.State != journal.StateApproved || att.TransactionID != charge || att.ChargedAmount != 1300 {
+		t.Fatalf("settled %+v, %v", att, err)
+	}
+	page, err := e.st.Attempts(e.ctx, s.ID, Filter{OrderNumber: ord})
+	if err != nil || len(page.Attempts) != 1 || !page.Attempts[0].CanReverse {
+		t.Fatalf("after settling %+v, %v", page, err)
+	}
+	res, err := e.st.Reverse(e.ctx, s.ID, v.UUID)
+	if err != nil || res.InitialTransactionID != charge {
+		t.Fatalf("reversal %+v, %v", res, err)
+	}
+	if revs := e.reversals(); len(revs) != 1 || revs[0].InitialTransactionID != charge {
+		t.Fatalf("ledger %+v", revs)
 	}
 }

@@ -69,6 +69,11 @@ func withLimits(l payment.Limits) option { return func(e *env, _ *Config) { e.ne
 
 func withTerminal(term Terminal) option { return func(_ *env, c *Config) { c.Terminal = term } }
 
+// withPaymentTerminal drives payments and reversals through term.
+func withPaymentTerminal(term payment.Terminal, l payment.Limits) option {
+	return func(e *env, _ *Config) { e.newOrchestratorOn(term, "sim", l) }
+}
+
 func newSim(t *testing.T) (*terminalsim.Terminal, *localapi.Client) {
 	t.Helper()
 	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true})
@@ -110,8 +115,13 @@ func newEnv(t *testing.T, opts ...option) *env {
 	return e
 }
 
-func (e *env) newOrchestrator(l payment.Limits) {
-	o, err := payment.New(payment.Config{Journal: e.db, Terminal: e.client, TerminalID: "sim", Limits: l})
+func (e *env) newOrchestrator(l payment.Limits) { e.newOrchestratorOn(e.client, "sim", l) }
+
+func (e *env) newOrchestratorOn(term payment.Terminal, id string, l payment.Limits) {
+	if e.o != nil {
+		e.o.Close()
+	}
+	o, err := payment.New(payment.Config{Journal: e.db, Terminal: term, TerminalID: id, Limits: l})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -212,12 +222,25 @@ func wantCode(t *testing.T, err error, code string) *Error {
 	return se
 }
 
-// fakeReversal wraps a real client and answers /reversal itself.
+// fakeReversal wraps a real client and answers /reversal and, when given,
+// /transactions itself.
 type fakeReversal struct {
 	*localapi.Client
-	reversal func(ctx context.Context, req *localapi.ReversalRequest) (*localapi.ReversalResponse, error)
+	reversal     func(ctx context.Context, req *localapi.ReversalRequest) (*localapi.ReversalResponse, error)
+	transactions func(ctx context.Context, req *localapi.TransactionsRequest) (*localapi.TransactionList, error)
 }
 
-func (f *fakeReversal) Reversal(ctx context.Context, req *localapi.ReversalRequest) (*localapi.ReversalResponse, error) {
-	return f.reversal(ctx, req)
+func (f *fakeReversal) ReversalBody(ctx context.Context, body []byte) (*localapi.ReversalResponse, error) {
+	var req localapi.ReversalRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, &localapi.ValidationError{Field: "body", Reason: err.Error()}
+	}
+	return f.reversal(ctx, &req)
+}
+
+func (f *fakeReversal) Transactions(ctx context.Context, req *localapi.TransactionsRequest) (*localapi.TransactionList, error) {
+	if f.transactions != nil {
+		return f.transactions(ctx, req)
+	}
+	return f.Client.Transactions(ctx, req)
 }

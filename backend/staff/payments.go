@@ -42,8 +42,30 @@ type AttemptView struct {
 	FinalAt       time.Time           `json:"finalAt,omitzero"`
 	// NeedsAttention: the outcome is unknown, or the order is flagged.
 	NeedsAttention bool `json:"needsAttention"`
-	// ReversalTransactionID is set once staff reversed it.
+	// ChargedAmount is what the terminal says it charged (or gave back),
+	// beside Amount, what was asked; 0 until it said so.
+	ChargedAmount int64 `json:"chargedAmount,omitempty"`
+	// InitialTransactionID: of a reversal, the transaction it reverses.
+	InitialTransactionID string `json:"initialTransactionId,omitempty"`
+	// Reversal is a debit's reversal, when one was made or is under way.
+	Reversal *ReversalView `json:"reversal,omitempty"`
+	// ReversalTransactionID is set once the debit is reversed.
 	ReversalTransactionID string `json:"reversalTransactionId,omitempty"`
+	// CanReverse and RefundableLeft are the money actions still possible:
+	// a reversal of this debit (approved, with a transaction, not reversed
+	// or being reversed, and its whole amount still givable back), and what
+	// the order can still be refunded (0: no refund). The journal checks
+	// the same rules again when an action is asked.
+	CanReverse     bool  `json:"canReverse"`
+	RefundableLeft int64 `json:"refundableLeft"`
+}
+
+// ReversalView is a debit's reversal as staff see it.
+type ReversalView struct {
+	UUID          string        `json:"uuid"`
+	State         journal.State `json:"state"`
+	TransactionID string        `json:"transactionId,omitempty"`
+	Message       string        `json:"message,omitempty"`
 }
 
 // AttemptPage is one page of Attempts.
@@ -88,11 +110,18 @@ func (s *Staff) order(ctx context.Context, cache orderCache, id string) *journal
 func (s *Staff) view(ctx context.Context, a journal.Attempt, cache orderCache) AttemptView {
 	v := AttemptView{
 		UUID: a.UUID, OrderID: a.OrderID, Kind: a.Kind, Policy: a.Policy, State: a.State,
-		Amount: a.Amount, GiftAmount: a.GiftAmount, TransactionID: a.TransactionID, Error: a.Error,
+		Amount: a.Amount, GiftAmount: a.Gift(), TransactionID: a.TransactionID, Error: a.Error,
 		SendCount: a.SendCount, CreatedAt: a.CreatedAt, FirstSentAt: a.FirstSentAt, FinalAt: a.FinalAt,
+		InitialTransactionID: a.InitialTransactionID,
+	}
+	if a.Charged {
+		v.ChargedAmount = a.ChargedAmount
 	}
 	if tx, ok := transactionOf(a); ok {
-		v.GiftAmount, v.Scheme = tx.GiftAmount, tx.Scheme
+		v.Scheme = tx.Scheme
+		if !a.Charged {
+			v.GiftAmount = tx.GiftAmount
+		}
 	}
 	if o := s.order(ctx, cache, a.OrderID); o != nil {
 		v.OrderNumber, v.OrderStatus, v.Currency = orderNumber(*o), o.Status, o.Currency
@@ -163,14 +192,46 @@ func (s *Staff) Attempts(ctx context.Context, sessionID string, f Filter) (Attem
 	if f.Offset < len(match) {
 		page.Attempts = match[f.Offset:min(f.Offset+f.Limit, len(match))]
 	}
-	for i, v := range page.Attempts {
-		if v.Kind == journal.KindDebit && v.State == journal.StateApproved {
-			if recs := s.reversalsOf(ctx, v.UUID); len(recs) > 0 {
-				page.Attempts[i].ReversalTransactionID = recs[0].rec.ReversalTransactionID
-			}
+	for i := range page.Attempts {
+		if err := s.withActions(ctx, &page.Attempts[i]); err != nil {
+			return AttemptPage{}, err
 		}
 	}
 	return page, nil
+}
+
+// withActions fills in an approved debit's reversal and the money actions
+// still possible on it.
+func (s *Staff) withActions(ctx context.Context, v *AttemptView) error {
+	if v.Kind != journal.KindDebit || v.State != journal.StateApproved {
+		return nil
+	}
+	atts, err := s.cfg.Journal.AttemptsForOrder(ctx, v.OrderID)
+	if err != nil {
+		return journalErr(err, "Reading the order's payments")
+	}
+	var debit journal.Attempt
+	for _, a := range atts {
+		switch {
+		case a.UUID == v.UUID:
+			debit = a
+		case a.Kind == journal.KindReversal && v.TransactionID != "" && a.InitialTransactionID == v.TransactionID:
+			// The latest counts: a failed reversal may be followed by another.
+			v.Reversal = &ReversalView{UUID: a.UUID, State: a.State, TransactionID: a.TransactionID, Message: a.Error}
+		}
+	}
+	if r := v.Reversal; r != nil && r.State == journal.StateApproved {
+		v.ReversalTransactionID = r.TransactionID
+	}
+	m, err := s.cfg.Journal.OrderMoney(ctx, v.OrderID)
+	if err != nil {
+		return journalErr(err, "Reading the order's money")
+	}
+	v.RefundableLeft = m.Givable()
+	live := v.Reversal != nil && v.Reversal.State != journal.StateFailed && v.Reversal.State != journal.StateDeclined
+	v.CanReverse = debit.TransactionID != "" && debit.Channel == journal.ChannelLocal && !live &&
+		m.Givable() >= debit.Total() && s.cfg.Payments != nil
+	return nil
 }
 
 type timedReversal struct {
@@ -189,24 +250,6 @@ func parseReversal(text string) (reversalRecord, bool) {
 		return reversalRecord{}, false
 	}
 	return rec, true
-}
-
-// reversalsOf is the reversals staff made of an attempt.
-func (s *Staff) reversalsOf(ctx context.Context, uuid string) []timedReversal {
-	evs, err := s.cfg.Journal.Events(ctx, uuid)
-	if err != nil {
-		return nil
-	}
-	var out []timedReversal
-	for _, e := range evs {
-		if e.Kind != journal.EventNote || !strings.HasPrefix(e.Actor, "staff:") {
-			continue
-		}
-		if rec, ok := parseReversal(e.Detail); ok {
-			out = append(out, timedReversal{rec, e.At})
-		}
-	}
-	return out
 }
 
 // HistoryFilter selects the terminal's history for History.
@@ -392,12 +435,15 @@ func newMatcher(atts []journal.Attempt) *matcher {
 // cartId, kind and amount. Each attempt matches once.
 func (m *matcher) match(e localapi.HistoryEntry) *journal.Attempt {
 	kind := journal.Kind(e.Type)
-	if kind != journal.KindDebit && kind != journal.KindRefund {
+	if kind != journal.KindDebit && kind != journal.KindRefund && kind != journal.KindReversal {
 		return nil
 	}
 	if i, ok := m.byTx[e.TransactionID]; ok && e.TransactionID != "" {
 		m.matched[i] = true
 		return &m.atts[i]
+	}
+	if kind == journal.KindReversal {
+		return nil // a reversal is matched by its transaction only
 	}
 	if e.CartID == "" {
 		return nil
@@ -477,22 +523,24 @@ func (s *Staff) readDay(ctx context.Context, day string) (dayData, error) {
 	if err != nil {
 		return dayData{}, err
 	}
+	// Reversals are attempts. Earlier versions recorded a reversal of a
+	// transaction the journal did not know, or one whose note its attempt
+	// refused, as an audit line: those are read too, only the day's,
+	// through the audit table's (action, at) index, so the cost does not
+	// grow with the history.
+	journaled := map[string]bool{}
 	for _, a := range d.atts {
-		if a.Kind == journal.KindDebit && a.State == journal.StateApproved {
-			d.reversals = append(d.reversals, s.reversalsOf(ctx, a.UUID)...)
+		if a.Kind == journal.KindReversal && a.TransactionID != "" {
+			journaled[a.TransactionID] = true
 		}
 	}
-	// Reversals of transactions the journal does not know, and those whose
-	// note the journal refused on their attempt, are audit lines: only the
-	// day's, through the audit table's (action, at) index, so the cost does
-	// not grow with the history.
 	for _, action := range reversalActions {
 		list, err := s.entries(ctx, journal.AuditQuery{Action: action, Since: start.Add(-margin), Until: end.Add(margin)})
 		if err != nil {
 			return dayData{}, journalErr(err, "Reading the reversals")
 		}
 		for _, e := range list {
-			if rec, ok := parseReversal(e.Detail); ok {
+			if rec, ok := parseReversal(e.Detail); ok && !journaled[rec.ReversalTransactionID] {
 				d.reversals = append(d.reversals, timedReversal{rec, e.At})
 			}
 		}
@@ -502,8 +550,8 @@ func (s *Staff) readDay(ctx context.Context, day string) (dayData, error) {
 }
 
 // reversalActions are the audit actions whose lines may record a reversal
-// made here: ReverseTransaction's own, and the note of a reversal that its
-// attempt could not take (see note).
+// made here by an earlier version: its ReverseTransaction's own, and the
+// note of a reversal that its attempt could not take (see note).
 var reversalActions = []string{actionReversal, actionAttemptNote}
 
 // uniqueReversals keeps one record per reversal transaction, the first.
@@ -535,7 +583,16 @@ func (s *Staff) compare(ctx context.Context, d dayData) Comparison {
 		h := s.historyEntry(e)
 		day := inDay(h.Created, d.start, d.end)
 		if e.Type == localapi.HistoryReversal {
-			if rec, ok := known[e.TransactionID]; ok {
+			if a := m.match(e); a != nil {
+				c.Matched++
+				h.InJournal, h.AttemptUUID, h.AttemptState, h.OrderID = true, a.UUID, a.State, a.OrderID
+				if day && a.State != journal.StateApproved && e.Status == localapi.StatusOK {
+					c.Differences = append(c.Differences, Difference{Kind: DiffState, At: h.Created, TransactionID: e.TransactionID,
+						AttemptUUID: a.UUID, OrderID: a.OrderID, JournalAmount: a.Total(), TerminalAmount: e.Amount + e.GiftAmount,
+						JournalState: a.State, TerminalStatus: e.Status,
+						Message: fmt.Sprintf("The terminal made the reversal of %s, and the journal says %s.", money(e.Amount+e.GiftAmount), a.State)})
+				}
+			} else if rec, ok := known[e.TransactionID]; ok {
 				h.InJournal = true
 				if rec.Amount != e.Amount+e.GiftAmount && day {
 					c.Differences = append(c.Differences, Difference{Kind: DiffAmount, At: h.Created, TransactionID: e.TransactionID,
@@ -615,8 +672,11 @@ func (s *Staff) compare(ctx context.Context, d dayData) Comparison {
 // amountDiffers: the entry's amount is not the attempt's, or its tip is not
 // the one the terminal answered (when it answered).
 func amountDiffers(e localapi.HistoryEntry, a journal.Attempt) bool {
-	if e.Amount != a.Amount {
+	if e.Amount != a.Paid() {
 		return true
+	}
+	if a.Charged {
+		return e.GiftAmount != a.ChargedGift
 	}
 	if tx, ok := transactionOf(a); ok {
 		return e.GiftAmount != tx.GiftAmount

@@ -123,18 +123,26 @@ func (s *Staff) Report(ctx context.Context, sessionID, day string) (Report, erro
 	jt, tt := totaler{}, totaler{}
 	schemeOf := map[string]string{} // transactionId → scheme, for reversals
 	for _, a := range d.atts {
-		tx, ok := transactionOf(a)
-		if ok {
+		if tx, ok := transactionOf(a); ok {
 			schemeOf[tx.TransactionID] = tx.Scheme
 		}
+	}
+	for _, a := range d.atts {
+		tx, ok := transactionOf(a)
 		if a.State != journal.StateApproved || !inDay(a.CreatedAt, d.start, d.end) {
 			continue
 		}
-		gift, scheme := a.GiftAmount, ""
+		gift, scheme := a.Gift(), ""
 		if ok {
-			gift, scheme = tx.GiftAmount, tx.Scheme
+			scheme = tx.Scheme
+			if !a.Charged {
+				gift = tx.GiftAmount
+			}
 		}
-		jt.add(string(a.Kind), scheme, a.Amount, gift)
+		if a.Kind == journal.KindReversal {
+			scheme = schemeOf[a.InitialTransactionID]
+		}
+		jt.add(string(a.Kind), scheme, a.Paid(), gift)
 	}
 	for _, rv := range d.reversals {
 		if inDay(rv.at, d.start, d.end) {

@@ -66,8 +66,8 @@ var calls = map[string]call{
 	"ResolveUnknown": c2(func(ctx context.Context, a *API, sid, uuid string) (any, error) {
 		return a.cfg.Staff.ResolveUnknown(ctx, sid, uuid)
 	}),
-	"ConfirmUnknown": c4(func(ctx context.Context, a *API, sid, uuid string, paid bool, note string) (any, error) {
-		return a.cfg.Staff.ConfirmUnknown(ctx, sid, uuid, paid, note)
+	"ConfirmUnknown": c3(func(ctx context.Context, a *API, sid, uuid string, d staff.Decision) (any, error) {
+		return a.cfg.Staff.ConfirmUnknown(ctx, sid, uuid, d)
 	}),
 	"Settings": c1(func(ctx context.Context, a *API, sid string) (any, error) { return a.cfg.Staff.Settings(ctx, sid) }),
 	"SaveSetting": c3(func(ctx context.Context, a *API, sid, key string, value json.RawMessage) (any, error) {
