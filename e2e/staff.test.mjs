@@ -128,7 +128,7 @@ test("PIN: set at first run, then three wrong PINs lock the pad and the right PI
 
   // First run: the pad asks for a new PIN, twice.
   await openPad(env);
-  assert.equal(await page.locator(tid("pin-pad")).getAttribute("data-mode"), "setup");
+  await page.locator(`${tid("pin-pad")}[data-mode="setup"]`).waitFor();
   await page.locator(`${tid("pin-setup")}[data-step="enter"]`).waitFor();
   await env.screenshot("staff-pin-setup");
   await typePin(env, PIN);
@@ -150,7 +150,7 @@ test("PIN: set at first run, then three wrong PINs lock the pad and the right PI
 
   // Reopen: now it asks for the PIN; three wrong ones lock the pad.
   await openPad(env);
-  assert.equal(await page.locator(tid("pin-pad")).getAttribute("data-mode"), "unlock");
+  await page.locator(`${tid("pin-pad")}[data-mode="unlock"]`).waitFor();
   assert.equal(await page.locator(tid("pin-setup")).count(), 0);
   await typePin(env, "0000");
   await page.locator(tid("pin-error")).filter({ hasText: /2 more/ }).waitFor();
@@ -234,6 +234,11 @@ test("reversal: a card payment reversed from the Payments tab; another refused a
   await page.locator(tid("attempt-reversed")).waitFor();
   assert.match(await page.locator(tid("attempt-reversed")).innerText(), new RegExp(reversals[0].transactionId));
   assert.equal(await page.locator(tid("action-reverse")).count(), 0);
+  // Everything was given back: no refund is offered either.
+  assert.equal(await page.locator(tid("refund-amount-input")).count(), 0);
+  await page.locator(tid("attempt-refundable")).waitFor();
+  // The reversal is an attempt of the journal, listed beside the payment.
+  await page.locator(`${tid("attempt-row")}[data-kind="reversal"][data-state="approved"]`).waitFor();
   await env.screenshot("staff-payments-reversed");
 
   // 17 hours later by the terminal's clock, the other payment is past the
@@ -702,7 +707,7 @@ test("no way into staff mode without the PIN from the customer screens", async (
     Reprint: ["x"],
     Share: ["x", "print"],
     ResolveUnknown: ["x"],
-    ConfirmUnknown: ["x", true, ""],
+    ConfirmUnknown: ["x", { paid: true, note: "", transactionId: "" }],
     Settings: [],
     SaveSetting: ["kiosk.idle_seconds", 30],
     ReloadCatalog: [],

@@ -66,6 +66,8 @@ export function isStaffShortcut(e: KeyboardEvent): boolean {
 export class Staff {
   view = $state<StaffView>("closed");
   gate = $state<Gate | null>(null);
+  /** Whether the Gate call of this opening of the pad has answered. */
+  gateChecked = $state(false);
   session = $state<Session | null>(null);
   about = $state<About | null>(null);
   tab = $state<StaffTab>("terminal");
@@ -130,14 +132,20 @@ export class Staff {
     this.padNotice = "";
     this.error = null;
     this.message = "";
+    // What the last opening learnt may be stale (a PIN set since): the pad
+    // shows no mode until this opening's Gate answers.
+    this.gate = null;
+    this.gateChecked = false;
     this.view = "pad";
     await this.refreshGate();
   }
 
   async refreshGate(): Promise<void> {
     const r = await this.api.call("Gate");
-    if (r.ok) this.gate = r.value;
-    else this.gate = null;
+    this.gate = r.ok ? r.value : null;
+    // A Gate that fails leaves the pad asking for the PIN: the backend
+    // answers ENOPIN if none is set, and the pad turns to setup.
+    this.gateChecked = true;
   }
 
   /** cancelPad closes the pad without a session: back to the customer screen. */

@@ -51,8 +51,8 @@ export type AttemptState =
   | "failed"
   | "cancelled"
   | "unknown";
-export type AttemptKind = "debit" | "refund";
-export type AttemptPolicy = "kiosk" | "counter" | "refund";
+export type AttemptKind = "debit" | "refund" | "reversal";
+export type AttemptPolicy = "kiosk" | "counter" | "refund" | "reversal";
 export type OrderStatus = "open" | "paid" | "cancelled" | "needs_attention";
 
 export const attemptStates: readonly AttemptState[] = [
@@ -156,7 +156,24 @@ export interface AttemptView {
   firstSentAt?: string;
   finalAt?: string;
   needsAttention: boolean;
+  /** What the terminal says it charged (or gave back); absent until it said so. */
+  chargedAmount?: number;
+  /** Of a reversal: the transaction it reverses. */
+  initialTransactionId?: string;
+  /** A debit's reversal, made or under way. */
+  reversal?: ReversalView;
   reversalTransactionId?: string;
+  /** The money actions still possible (the journal checks them again). */
+  canReverse: boolean;
+  /** What the order can still be refunded, cents; 0: no refund. */
+  refundableLeft: number;
+}
+
+export interface ReversalView {
+  uuid: string;
+  state: AttemptState;
+  transactionId?: string;
+  message?: string;
 }
 
 export interface AttemptPage {
@@ -234,8 +251,17 @@ export interface Comparison {
 
 // ---- Actions (actions.go) ----
 
+/** staff.Decision: settling an unknown outcome. */
+export interface Decision {
+  paid: boolean;
+  note: string;
+  /** The history's transaction staff recognised as this payment, or "". */
+  transactionId: string;
+}
+
 export interface ReversalResult {
   attemptUuid?: string;
+  reversalUuid?: string;
   initialTransactionId: string;
   reversalTransactionId: string;
   /** amount + giftAmount of the original, cents */
@@ -367,7 +393,7 @@ export interface StaffCalls {
   Reprint(sid: string, uuid: string): null;
   Share(sid: string, uuid: string, medium: ShareMedium): null;
   ResolveUnknown(sid: string, uuid: string): Evidence;
-  ConfirmUnknown(sid: string, uuid: string, paid: boolean, note: string): AttemptView;
+  ConfirmUnknown(sid: string, uuid: string, decision: Decision): AttemptView;
   Settings(sid: string): Setting[];
   /** value is the setting's JSON value itself (a string, a number, an array, an object). */
   SaveSetting(sid: string, key: string, value: unknown): Setting[];

@@ -12,6 +12,7 @@ import type { StaffTransport } from "./staffBridge";
 import type {
   About,
   AttemptView,
+  Decision,
   AuditEntry,
   Comparison,
   Envelope,
@@ -91,8 +92,24 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
     createdAt: minutesAgo(30),
     needsAttention: false,
     currency: "EUR",
+    canReverse: false,
+    refundableLeft: 0,
     ...a,
   });
+  // What an order can still give back: as the journal counts it, approved
+  // debits less refunds and reversals.
+  const givable = (orderId: string) => {
+    const of = attempts.filter((a) => a.orderId === orderId && a.state === "approved");
+    const taken = of.filter((a) => a.kind === "debit").reduce((t, a) => t + a.amount + a.giftAmount, 0);
+    const back = of.filter((a) => a.kind === "refund").reduce((t, a) => t + a.amount + a.giftAmount, 0) +
+      of.filter((a) => a.kind === "debit" && a.reversalTransactionId).reduce((t, a) => t + a.amount + a.giftAmount, 0);
+    return Math.max(taken - back, 0);
+  };
+  const withActions = (a: AttemptView): AttemptView => {
+    if (a.kind !== "debit" || a.state !== "approved") return { ...a, canReverse: false, refundableLeft: 0 };
+    const left = givable(a.orderId);
+    return { ...a, refundableLeft: left, canReverse: !!a.transactionId && !a.reversalTransactionId && left >= a.amount + a.giftAmount };
+  };
   const attempts: AttemptView[] = [
     attempt({ idempotentUuid: "0192f0c4-0001-7000-8000-000000000001", orderId: "ord_0041", orderNumber: "41", orderStatus: "paid", state: "approved", amount: 1500, transactionId: "TX-0041", scheme: "VISA", createdAt: minutesAgo(95), finalAt: minutesAgo(94) }),
     attempt({ idempotentUuid: "0192f0c4-0002-7000-8000-000000000002", orderId: "ord_0042", orderNumber: "42", orderStatus: "paid", state: "declined", amount: 2350, error: "", createdAt: minutesAgo(70) }),
@@ -359,7 +376,7 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
         .filter((a) => !f.needsAttention || a.needsAttention)
         .filter((a) => !f.orderNumber || a.orderNumber === f.orderNumber.trim() || a.orderId === f.orderNumber.trim())
         .filter((a) => !f.amount || a.amount === f.amount);
-      return { attempts: match.slice(f.offset, f.offset + limit), total: match.length, limit, offset: f.offset };
+      return { attempts: match.slice(f.offset, f.offset + limit).map(withActions), total: match.length, limit, offset: f.offset };
     },
     History: (sid: string, f: HistoryFilter) => {
       session(sid);
@@ -387,8 +404,8 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
       const a = find(uuid);
       if (a.kind !== "debit") refuse("EINVALID", `Only a card payment can be reversed; this is a ${a.kind}.`);
       if (a.state !== "approved") refuse("EINVALID", `Only an approved payment can be reversed; this one is ${a.state}.`);
-      if (a.reversalTransactionId)
-        refuse("ETERMINAL", "This payment has already been reversed: the customer was already reimbursed. Nothing more was done.", { terminalCode: "REVERSAL_ALREADY_DONE", terminalMessage: "Transaction already reversed" });
+      if (!withActions(a).canReverse)
+        refuse("EINVALID", "The reversal could not be started: the order has already been given back what it took, or this payment is already reversed. Nothing was sent.");
       const id = `RV-${++seq}`;
       a.reversalTransactionId = id;
       const amount = a.amount + a.giftAmount;
@@ -415,9 +432,7 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
       const s = session(sid);
       if (!Number.isInteger(amount) || amount <= 0) refuse("EINVALID", "The amount to refund must be more than zero.");
       const of = attempts.filter((a) => a.orderId === orderId && a.state === "approved");
-      const paid = of.filter((a) => a.kind === "debit" && !a.reversalTransactionId).reduce((t, a) => t + a.amount + a.giftAmount, 0);
-      const refunded = of.filter((a) => a.kind === "refund").reduce((t, a) => t + a.amount, 0);
-      const max = paid - refunded;
+      const max = givable(orderId);
       if (amount > max) {
         note(s.who, "refund_refused", orderId, `refund of ${amount} asked, ${max} at most`);
         refuse("EINVALID", max <= 0 ? "Nothing can be refunded on this order: nothing approved is left to refund." : `This order can be refunded ${max} cents at most (what was charged, less what was already refunded).`);
@@ -453,16 +468,16 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
         : "The terminal lists no transaction of this amount at that time: the customer was most likely not charged.";
       return { attempt: { ...a }, from: iso(t - 10 * 60_000), to: iso(t + 10 * 60_000), entries, charged, hint };
     },
-    ConfirmUnknown: (sid: string, uuid: string, paid: boolean, why: string) => {
+    ConfirmUnknown: (sid: string, uuid: string, d: Decision) => {
       const s = session(sid);
       const a = find(uuid);
       if (a.state !== "unknown") refuse("EINVALID", `Only a payment whose outcome is unknown can be settled; this one is ${a.state}.`);
-      a.state = paid ? "approved" : "declined";
+      a.state = d.paid ? "approved" : "declined";
       a.needsAttention = false;
-      a.orderStatus = paid ? "paid" : "open";
-      if (paid) a.transactionId = history.find((e) => e.cartId === a.orderId && e.amount === a.amount)?.transactionId;
-      note(s.who, "resolve", uuid, `staff confirmed: ${paid ? "paid" : "not paid"}${why ? "; note: " + why : ""}`);
-      return { ...a };
+      a.orderStatus = d.paid ? "paid" : "open";
+      if (d.transactionId) a.transactionId = d.transactionId;
+      note(s.who, "resolve", uuid, `staff confirmed: ${d.paid ? "paid" : "not paid"}${d.note ? "; note: " + d.note : ""}`);
+      return withActions(a);
     },
     Settings: (sid: string) => {
       session(sid);

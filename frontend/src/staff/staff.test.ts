@@ -1,4 +1,4 @@
-import { fireEvent, render, screen, within } from "@testing-library/svelte";
+import { cleanup, fireEvent, render, screen, within } from "@testing-library/svelte";
 import { flushSync } from "svelte";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import App from "../App.svelte";
@@ -88,6 +88,25 @@ describe("PIN pad", () => {
     expect(await screen.findByTestId("staff-shell")).toBeTruthy();
     expect(staff.last("SetPIN")?.args).toEqual(["2468"]);
     expect(staff.names()).not.toContain("Unlock");
+  });
+
+  it("shows no mode until this opening's Gate answered, though the last one said no PIN", async () => {
+    const { s, staff, context } = staffWith({ answers: { Gate: () => ({ hasPin: false, demo: false }) } });
+    await s.open("en");
+    s.cancelPad();
+    // The PIN was set meanwhile; this time the Gate answer is slow.
+    let answer: (g: unknown) => void = () => {};
+    staff.answers.Gate = () => new Promise((resolve) => (answer = resolve));
+    const opening = s.open("en");
+    render(StaffRoot, { context });
+    const pad = screen.getByTestId("pin-pad");
+    expect(pad.dataset.mode).toBe("pending");
+    expect(screen.queryByTestId("pin-setup")).toBeNull();
+    expect((screen.getByTestId("pin-key-1") as HTMLButtonElement).disabled).toBe(true);
+    answer({ hasPin: true, demo: false });
+    await opening;
+    await vi.waitFor(() => expect(pad.dataset.mode).toBe("unlock"));
+    expect((screen.getByTestId("pin-key-1") as HTMLButtonElement).disabled).toBe(false);
   });
 
   it("speaks the kiosk's current language", async () => {
@@ -463,11 +482,34 @@ describe("money actions", () => {
     expect(evidence.textContent).toContain("most likely charged");
     expect(within(evidence).getByTestId("resolve-entry").dataset.charged).toBe("true");
     await fireEvent.input(screen.getByTestId("resolve-note"), { target: { value: "card ticket seen" } });
+    // Staff recognise the transaction: it is recorded with the payment.
+    await fireEvent.click(within(evidence).getByTestId("resolve-pick"));
     await fireEvent.click(screen.getByTestId("resolve-paid"));
     expect(screen.getByTestId("confirm-amount").textContent).toBe("€8.90");
+    expect(screen.getByTestId("confirm-dialog").textContent).toContain("TX-43");
     await fireEvent.click(screen.getByTestId("confirm-yes"));
-    expect(staff.last("ConfirmUnknown")?.args).toEqual(["sid-1", "0192-u", true, "card ticket seen"]);
+    expect(staff.last("ConfirmUnknown")?.args).toEqual(["sid-1", "0192-u", { paid: true, note: "card ticket seen", transactionId: "TX-43" }]);
     expect((await screen.findByTestId("staff-message")).textContent).toBe("Recorded: approved.");
+  });
+
+  it("offers only the money actions the backend says are still possible", async () => {
+    const given = { ...approvedAttempt, canReverse: false, refundableLeft: 0, reversal: { uuid: "0192-r", state: "unknown" as const } };
+    await unlocked({ answers: { Attempts: () => ({ attempts: [given], total: 1, limit: 20, offset: 0 }) } });
+    await fireEvent.click(screen.getByTestId("staff-tab-payments"));
+    await fireEvent.click(await screen.findByTestId("attempt-row"));
+    expect(screen.queryByTestId("action-reverse")).toBeNull();
+    expect(screen.queryByTestId("refund-amount-input")).toBeNull();
+    expect(screen.getByTestId("attempt-refundable").textContent).toContain("no refund or reversal is possible");
+    expect(screen.getByTestId("attempt-reversal").dataset.state).toBe("unknown");
+    // Part refunded already: a refund of the rest, and no reversal.
+    cleanup();
+    const part = { ...approvedAttempt, canReverse: false, refundableLeft: 1200 };
+    await unlocked({ answers: { Attempts: () => ({ attempts: [part], total: 1, limit: 20, offset: 0 }) } });
+    await fireEvent.click(screen.getByTestId("staff-tab-payments"));
+    await fireEvent.click(await screen.findByTestId("attempt-row"));
+    expect(screen.queryByTestId("action-reverse")).toBeNull();
+    expect(screen.getByTestId("refund-amount-input")).toBeTruthy();
+    expect(screen.getByTestId("attempt-refundable").textContent).toContain("€12.00");
   });
 
   it("shows a settled attempt as the backend answered it, though the attention filter no longer lists it", async () => {

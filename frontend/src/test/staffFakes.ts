@@ -41,6 +41,8 @@ export const approvedAttempt: AttemptView = {
   sendCount: 1,
   createdAt: "2025-01-10T11:00:00Z",
   needsAttention: false,
+  canReverse: true,
+  refundableLeft: 1700,
 };
 
 type Answer = (args: unknown[]) => unknown;
