@@ -20,8 +20,8 @@ func OrderReceipt(ctx context.Context, db *journal.DB, st Settings, orderID stri
 		return receipt.Receipt{}, receipt.Options{}, err
 	}
 	var data orderData
-	if len(ord.Data) == 0 || json.Unmarshal(ord.Data, &data) != nil {
-		return receipt.Receipt{}, receipt.Options{}, fmt.Errorf("kiosk: order %s has no lines recorded: it was not taken at a kiosk", orderID)
+	if len(ord.Data) > 0 && json.Unmarshal(ord.Data, &data) != nil {
+		return receipt.Receipt{}, receipt.Options{}, fmt.Errorf("kiosk: order %s: its recorded lines cannot be read", orderID)
 	}
 	lang := data.Language
 	if lang == "" {
@@ -39,6 +39,11 @@ func OrderReceipt(ctx context.Context, db *journal.DB, st Settings, orderID stri
 	for _, l := range data.Lines {
 		o.Lines = append(o.Lines, receipt.Line{Qty: l.Qty, Name: pick(l.Name), UnitPrice: l.UnitPrice, VATRate: l.VATRate})
 	}
+	if len(o.Lines) == 0 {
+		// An amount keyed at the counter (comptoir pay --amount): its
+		// receipt has the total, the payments and the card tickets.
+		o.Lines = []receipt.Line{receipt.KeyedAmount(ord.Total, lang)}
+	}
 	r := receipt.Receipt{Merchant: st.Merchant, Order: o}
 	atts, err := db.AttemptsForOrder(ctx, orderID)
 	if err != nil {
@@ -49,9 +54,12 @@ func OrderReceipt(ctx context.Context, db *journal.DB, st Settings, orderID stri
 			continue
 		}
 		var tx localapi.Transaction
-		if json.Unmarshal(a.Response, &tx) != nil {
-			tx = localapi.Transaction{Amount: a.Amount, GiftAmount: a.GiftAmount, TransactionID: a.TransactionID}
+		if json.Unmarshal(a.Response, &tx) != nil || tx.Status == "" {
+			tx = localapi.Transaction{TransactionID: a.TransactionID}
 		}
+		// What the journal says was charged: the answer's, or what staff or
+		// the history settled.
+		tx.Amount, tx.GiftAmount = a.Paid(), a.Gift()
 		r.Payments = append(r.Payments, receipt.CardPart(&tx))
 	}
 	return r, receipt.Options{Columns: st.ReceiptColumns, Locale: lang}, nil

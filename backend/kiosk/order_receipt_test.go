@@ -5,7 +5,9 @@ import (
 	"testing"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
 func TestOrderReceiptFromTheJournal(t *testing.T) {
@@ -30,5 +32,37 @@ func TestOrderReceiptFromTheJournal(t *testing.T) {
 	}
 	if _, _, err := OrderReceipt(e.ctx, e.db, e.s.Settings(), "nope"); journal.ErrorCode(err) != journal.ENOTFOUND {
 		t.Errorf("unknown order: %v", err)
+	}
+}
+
+// An amount keyed at the counter has no lines: its receipt still has the
+// total, the payment with the terminal's tip, and the card ticket, and no
+// VAT it does not know.
+func TestOrderReceiptOfAKeyedAmount(t *testing.T) {
+	e := newEnv(t)
+	if err := e.db.CreateOrder(e.ctx, journal.Order{ID: "keyed-1", Currency: "EUR", Total: 1250}); err != nil {
+		t.Fatal(err)
+	}
+	e.sim.SetTipsEnabled(true)
+	e.sim.Script(terminalsim.Approve().WithTip(150))
+	v, err := e.o.Pay(e.ctx, payment.Request{OrderID: "keyed-1", Amount: 1250, Policy: journal.PolicyCounter})
+	if err != nil || v.State != journal.StateApproved {
+		t.Fatalf("pay %+v, %v", v, err)
+	}
+	r, opt, err := OrderReceipt(e.ctx, e.db, e.s.Settings(), "keyed-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Order.Total() != 1250 || len(r.Payments) != 1 || r.Payments[0].Tip != 150 || r.Payments[0].TransactionID != v.TransactionID {
+		t.Fatalf("receipt %+v", r)
+	}
+	if s := receipt.VATSummary(r.Order); len(s) != 0 {
+		t.Fatalf("VAT of a keyed amount: %+v", s)
+	}
+	text := receipt.CustomerReceiptText(r, opt)
+	for _, want := range []string{"12", "1,50", v.TransactionID} {
+		if !strings.Contains(strings.ReplaceAll(text, ".", ","), want) {
+			t.Errorf("receipt text lacks %q:\n%s", want, text)
+		}
 	}
 }

@@ -45,7 +45,19 @@ type Line struct {
 	Qty       int    // may be negative for a return
 	Name      string // product name, printed word-wrapped
 	UnitPrice int64  // cents, VAT included
-	VATRate   int    // basis points: 2000 = 20 %, 550 = 5.5 %, 0 = zero rate
+	VATRate   int    // basis points: 2000 = 20 %, 550 = 5.5 %, 0 = zero rate; VATUnknown: not known
+}
+
+// VATUnknown is the rate of a line whose VAT is not known: an amount keyed
+// at the counter, with no products behind it. No VAT is printed or sent
+// for it, rather than a rate nobody chose.
+const VATUnknown = -1
+
+// KeyedAmount is the one line of an order taken as a bare amount (no
+// products): its total, named "Payment" in the receipt's language, of
+// unknown VAT.
+func KeyedAmount(total int64, locale string) Line {
+	return Line{Qty: 1, Name: words(locale).Payment, UnitPrice: total, VATRate: VATUnknown}
 }
 
 // Total is Qty × UnitPrice.

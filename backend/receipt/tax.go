@@ -34,6 +34,9 @@ type RateTotal struct {
 func VATSummary(o Order) []RateTotal {
 	gross := map[int]int64{}
 	for _, l := range o.Lines {
+		if l.VATRate == VATUnknown {
+			continue
+		}
 		gross[l.VATRate] += l.Total()
 	}
 	rates := make([]int, 0, len(gross))
