@@ -27,6 +27,15 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 source "$root/scripts/lib.sh"
 cd "$root"
 
+# What the steps need on a fresh machine: the desktop build, Xvfb and
+# Chromium (as scripts/test), and a font for the plot's labels (ImageMagick
+# has none of its own without Ghostscript's).
+require_toolchains
+ensure_apt_packages "${DESKTOP_PACKAGES[@]}" "${TEST_PACKAGES[@]}" fonts-dejavu-core
+ensure_wails
+ensure_npm_packages
+ensure_npm_packages e2e
+
 start=$(date +%s)
 if [[ -n ${BENCH_RESULTS:-} ]]; then
 	results=$(mkdir -p "$BENCH_RESULTS" && cd "$BENCH_RESULTS" && pwd)

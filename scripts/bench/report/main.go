@@ -731,9 +731,15 @@ func drawPlot(path string, s soakResult) error {
 	if _, err := exec.LookPath("convert"); err != nil {
 		return nil
 	}
-	args := []string{path, "-fill", "black", "-pointsize", "14",
+	args := []string{path}
+	// Name a font file: ImageMagick's default (Helvetica) needs
+	// Ghostscript's fonts, which a fresh machine lacks.
+	if out, err := exec.Command("fc-match", "-f", "%{file}", "sans").Output(); err == nil && len(out) > 0 {
+		args = append(args, "-font", string(out))
+	}
+	args = append(args, "-fill", "black", "-pointsize", "14",
 		"-annotate", fmt.Sprintf("+%d+%d", left, 25), fmt.Sprintf("Soak: %d payments, memory of the process over time (%.0f s)", s.Payments, maxT),
-		"-pointsize", "12"}
+		"-pointsize", "12")
 	for mb := 0.0; mb <= maxMB; mb += 10 {
 		args = append(args, "-annotate", fmt.Sprintf("+%d+%d", 20, y(int64(mb*1024))+4), fmt.Sprintf("%.0f MB", mb))
 	}
