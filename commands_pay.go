@@ -42,7 +42,8 @@ type payResult struct {
 	IdempotentUUID       string              `json:"idempotentUuid"`
 	TransactionID        string              `json:"transactionId,omitempty"`
 	Amount               int64               `json:"amount"`
-	GiftAmount           int64               `json:"giftAmount"`
+	GiftAmount           int64               `json:"giftAmount"` // the terminal's once it answered (a tip chosen on it)
+	ChargedAmount        int64               `json:"chargedAmount,omitempty"`
 	Message              string              `json:"message,omitempty"`
 	Abort                payment.AbortAnswer `json:"abort,omitempty"`
 	ChargedDespiteCancel bool                `json:"chargedDespiteCancel,omitempty"`
@@ -97,7 +98,7 @@ func cmdPay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	printJSON(stdout, payResult{
 		Order: v.OrderID, Status: v.State, IdempotentUUID: v.UUID, TransactionID: v.TransactionID,
-		Amount: v.Amount, GiftAmount: v.GiftAmount, Message: v.Message, Abort: v.Abort,
+		Amount: v.Amount, GiftAmount: v.GiftAmount, ChargedAmount: v.ChargedAmount, Message: v.Message, Abort: v.Abort,
 		ChargedDespiteCancel: v.ChargedDespiteCancel, OrderPaid: v.OrderPaid,
 	})
 	switch v.State {
@@ -150,19 +151,25 @@ func cmdRecover(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 // attemptRow is one attempt as `comptoir attempts` prints it.
 type attemptRow struct {
-	IdempotentUUID string         `json:"idempotentUuid"`
-	Order          string         `json:"order"`
-	Kind           journal.Kind   `json:"kind"`
-	Policy         journal.Policy `json:"policy"`
-	State          journal.State  `json:"state"`
-	Amount         int64          `json:"amount"`
-	GiftAmount     int64          `json:"giftAmount"`
-	TransactionID  string         `json:"transactionId,omitempty"`
-	Error          string         `json:"error,omitempty"`
-	SendCount      int            `json:"sendCount"`
-	Terminal       string         `json:"terminal"`
-	CreatedAt      time.Time      `json:"createdAt"`
-	FinalAt        *time.Time     `json:"finalAt,omitempty"`
+	IdempotentUUID string          `json:"idempotentUuid"`
+	Order          string          `json:"order"`
+	Kind           journal.Kind    `json:"kind"`
+	Policy         journal.Policy  `json:"policy"`
+	State          journal.State   `json:"state"`
+	Channel        journal.Channel `json:"channel"`
+	Amount         int64           `json:"amount"`
+	GiftAmount     int64           `json:"giftAmount"`
+	// ChargedAmount and ChargedGift: what the terminal says it charged
+	// (or gave back), when it said so.
+	ChargedAmount        *int64     `json:"chargedAmount,omitempty"`
+	ChargedGift          *int64     `json:"chargedGift,omitempty"`
+	InitialTransactionID string     `json:"initialTransactionId,omitempty"`
+	TransactionID        string     `json:"transactionId,omitempty"`
+	Error                string     `json:"error,omitempty"`
+	SendCount            int        `json:"sendCount"`
+	Terminal             string     `json:"terminal"`
+	CreatedAt            time.Time  `json:"createdAt"`
+	FinalAt              *time.Time `json:"finalAt,omitempty"`
 }
 
 func cmdAttempts(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -192,8 +199,12 @@ func cmdAttempts(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	rows := make([]attemptRow, 0, len(atts))
 	for _, a := range atts {
 		r := attemptRow{IdempotentUUID: a.UUID, Order: a.OrderID, Kind: a.Kind, Policy: a.Policy, State: a.State,
-			Amount: a.Amount, GiftAmount: a.GiftAmount, TransactionID: a.TransactionID, Error: a.Error,
-			SendCount: a.SendCount, Terminal: a.Terminal, CreatedAt: a.CreatedAt.UTC()}
+			Channel: a.Channel, Amount: a.Amount, GiftAmount: a.GiftAmount, TransactionID: a.TransactionID, Error: a.Error,
+			InitialTransactionID: a.InitialTransactionID,
+			SendCount:            a.SendCount, Terminal: a.Terminal, CreatedAt: a.CreatedAt.UTC()}
+		if a.Charged {
+			r.ChargedAmount, r.ChargedGift = &a.ChargedAmount, &a.ChargedGift
+		}
 		if !a.FinalAt.IsZero() {
 			at := a.FinalAt.UTC()
 			r.FinalAt = &at

@@ -35,6 +35,12 @@ const usage = `Usage:
                                  one payment through the journal; Ctrl-C cancels
                                  (abort, then the true outcome); exit 0 approved,
                                  1 not approved, 3 outcome unknown
+  comptoir refund --order ID --amount CENTS
+                                 give part or all of a paid order back on the
+                                 terminal (card present); Ctrl-C cancels
+  comptoir reverse --order ID | --attempt UUID
+                                 reverse an approved payment, tip included, on
+                                 the terminal that took it
   comptoir discover [--timeout D] [--iface NAMES] [--simulators] [--choose NAME]
                                  terminals found by mDNS, each pinged; --choose
                                  remembers one when several answer
@@ -97,6 +103,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdPing(ctx, rest, stdout, stderr)
 	case "pay":
 		return cmdPay(ctx, rest, stdout, stderr)
+	case "refund":
+		return cmdRefund(ctx, rest, stdout, stderr)
+	case "reverse":
+		return cmdReverse(ctx, rest, stdout, stderr)
 	case "recover":
 		return cmdRecover(ctx, rest, stdout, stderr)
 	case "attempts":

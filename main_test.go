@@ -206,13 +206,20 @@ func TestReceiptOfAnOrderPaidAtTheCommandLine(t *testing.T) {
 	sim := startSim(t)
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
-	// An order paid by `comptoir pay` has no lines: a clear refusal.
+	// An order paid by `comptoir pay` has no lines: its receipt is the
+	// amount, the payment and the card ticket.
 	if code := run([]string{"pay", "--terminal", sim.URL(), "--data-dir", dir, "--amount", "500", "--order", "P1"}, &out, &errOut); code != 0 {
 		t.Fatalf("pay: %d %s", code, errOut.String())
 	}
+	var res payResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
 	errOut.Reset()
-	if code := run([]string{"receipt", "--data-dir", dir, "--order", "P1"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "no lines") {
-		t.Errorf("receipt of a command-line order: exit %d %q", code, errOut.String())
+	if code := run([]string{"receipt", "--data-dir", dir, "--order", "P1"}, &out, &errOut); code != 0 ||
+		!strings.Contains(out.String(), res.TransactionID) || !strings.Contains(strings.ReplaceAll(out.String(), ",", "."), "5.00") {
+		t.Errorf("receipt of a command-line order: exit %d %q %q", code, out.String(), errOut.String())
 	}
 	if code := run([]string{"receipt", "--data-dir", dir}, &out, &errOut); code != 2 {
 		t.Errorf("receipt without --order: exit %d", code)
@@ -308,5 +315,42 @@ func TestPinSetsTheStaffPIN(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &lines); err != nil || len(lines) < 2 ||
 		lines[0].Action != "unlock" || lines[1].Action != "pin_reset" || lines[1].Who != "command line" {
 		t.Fatalf("audit %s (%v)", out.String(), err)
+	}
+}
+
+// Money goes back from the command line too: a refund, then a reversal
+// refused because it would give back more than was taken, then, on
+// another order, a reversal of the whole debit.
+func TestRefundAndReverseAtTheCommandLine(t *testing.T) {
+	sim := startSim(t)
+	dir := t.TempDir()
+	args := func(a ...string) []string { return append(a, "--terminal", sim.URL(), "--data-dir", dir) }
+	var out, errOut bytes.Buffer
+	for _, o := range []string{"G1", "G2"} {
+		if code := run(args("pay", "--amount", "1000", "--order", o), &out, &errOut); code != 0 {
+			t.Fatalf("pay %s: exit %d %s", o, code, errOut.String())
+		}
+	}
+	out.Reset()
+	if code := run(args("refund", "--order", "G1", "--amount", "300"), &out, &errOut); code != 0 {
+		t.Fatalf("refund: exit %d %s %s", code, out.String(), errOut.String())
+	}
+	var r giveBackResult
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil || r.Kind != "refund" || r.Status != "approved" || r.Givable != 700 {
+		t.Fatalf("refund printed %s (%v)", out.String(), err)
+	}
+	errOut.Reset()
+	if code := run(args("reverse", "--order", "G1"), &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "given back 700 at most") {
+		t.Fatalf("reversal after a refund: exit %d %q", code, errOut.String())
+	}
+	out.Reset()
+	if code := run(args("reverse", "--order", "G2"), &out, &errOut); code != 0 {
+		t.Fatalf("reverse: exit %d %s", code, errOut.String())
+	}
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil || r.Kind != "reversal" || r.Status != "approved" || r.Amount != 1000 || r.Givable != 0 || r.InitialTransactionID == "" {
+		t.Fatalf("reverse printed %s (%v)", out.String(), err)
+	}
+	if code := run(args("reverse"), &out, &errOut); code != 2 {
+		t.Fatalf("reverse without --order or --attempt: exit %d", code)
 	}
 }

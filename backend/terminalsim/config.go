@@ -53,6 +53,10 @@ type Timings struct {
 	Screens     time.Duration // optional screens window: 60 s
 	CardRead    time.Duration // card-read window: 60 s
 	RequestHold time.Duration // a request is held open at most this long: 15 min
+	// Reversal is how long a reversal's answer takes (the acquirer's round
+	// trip): the reversal is made when the request arrives, answered then.
+	// Not in the specification: 1 s.
+	Reversal time.Duration
 }
 
 // DefaultTimings are the specification's values.
@@ -61,6 +65,7 @@ var DefaultTimings = Timings{
 	Screens:     60 * time.Second,
 	CardRead:    60 * time.Second,
 	RequestHold: 15 * time.Minute,
+	Reversal:    time.Second,
 }
 
 // Windows on the terminal's clock, from the specification.
@@ -135,6 +140,7 @@ func (c Config) withDefaults() (Config, error) {
 	for _, p := range []struct{ v, def *time.Duration }{
 		{&c.Timings.Handover, &d.Handover}, {&c.Timings.Screens, &d.Screens},
 		{&c.Timings.CardRead, &d.CardRead}, {&c.Timings.RequestHold, &d.RequestHold},
+		{&c.Timings.Reversal, &d.Reversal},
 	} {
 		if *p.v <= 0 {
 			*p.v = *p.def

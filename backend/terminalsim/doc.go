@@ -24,8 +24,9 @@
 //
 // Every wait is multiplied by Config.TimeScale (1 is real time; tests use
 // 0.001 to 0.01): the handover (1.5 s), the optional screens window (60 s),
-// the card-read window (60 s), the request hold (15 min), and the delays of
-// behaviours. The terminal's clock, which dates transactions and decides the
+// the card-read window (60 s), the request hold (15 min), a reversal's
+// answer (1 s; the reversal itself is made when the request arrives), and
+// the delays of behaviours. The terminal's clock, which dates transactions and decides the
 // 16 h (reversal), 24 h (idempotency) and 30 day (history) rules, is real
 // time plus an offset that Advance and SetClock move: tests advance it
 // rather than wait.

@@ -344,9 +344,29 @@ func (t *Terminal) handleReversal(w http.ResponseWriter, r *http.Request) {
 		badRequest(w)
 		return
 	}
+	// The answer goes out after the acquirer's round trip, the lock
+	// released: the reversal itself is made (or refused) at once, so that a
+	// second request meanwhile finds it made.
+	var answer func()
+	defer func() {
+		if answer == nil {
+			return
+		}
+		tm := time.NewTimer(t.scaled(t.cfg.Timings.Reversal))
+		defer tm.Stop()
+		select {
+		case <-tm.C:
+		case <-t.closing:
+			dropConnection(w)
+			return
+		case <-r.Context().Done():
+			return
+		}
+		answer()
+	}()
 	ko := func(msg string) {
 		t.log.Info("reversal refused", "initialTransactionId", req.InitialTransactionID, "message", msg)
-		writeJSON(w, localapi.ReversalResponse{Status: localapi.StatusKO, Message: msg})
+		answer = func() { writeJSON(w, localapi.ReversalResponse{Status: localapi.StatusKO, Message: msg}) }
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -393,13 +413,15 @@ func (t *Terminal) handleReversal(w http.ResponseWriter, r *http.Request) {
 		})
 		t.broadcastLocked()
 		t.log.Info("reversal", "initialTransactionId", orig.id, "reversalTransactionId", rev.id, "amount", req.Amount, "answer", how)
-		switch how {
-		case AnswerLost:
-			dropConnection(w)
-		case AnswerHTTP500:
-			http500(w)
-		default:
-			writeJSON(w, localapi.ReversalResponse{Status: localapi.StatusOK, ReversalTransactionID: rev.id, InitialTransactionID: orig.id})
+		answer = func() {
+			switch how {
+			case AnswerLost:
+				dropConnection(w)
+			case AnswerHTTP500:
+				http500(w)
+			default:
+				writeJSON(w, localapi.ReversalResponse{Status: localapi.StatusOK, ReversalTransactionID: rev.id, InitialTransactionID: orig.id})
+			}
 		}
 	}
 }

@@ -13,6 +13,15 @@
 // at most once: the next round keeps paying the same order until the journal
 // says it is paid, which is when a double charge would show.
 //
+// Money goes back the same way: some rounds run `comptoir refund` (part or
+// all of a paid order, the card presented, with the same customer
+// behaviours) or `comptoir reverse` (the whole debit; the simulated
+// terminal sometimes loses or fails the answer, before or after the
+// reversal) on orders already paid, and are killed or cancelled at random
+// too. At the end every order has given back no more than it took, every
+// refund and reversal on the terminal is known to the journal as approved,
+// and nothing is left open.
+//
 // CRASHTEST_KILLS sets how many SIGKILLs the run must reach (default 12, the
 // short version run by scripts/test; `make crashtest` asks for 200).
 package crash
@@ -60,7 +69,9 @@ func TestKillNineDuringPayments(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.01})
+	// A reversal answered after 200 ms (20 s at this scale) leaves room for
+	// kills while it is out.
+	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.01, Timings: terminalsim.Timings{Reversal: 20 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,19 +101,45 @@ func TestKillNineDuringPayments(t *testing.T) {
 		amount = int64(100*(1+rng.IntN(30))) + cents[rng.IntN(len(cents))]
 	}
 	nextOrder()
+	// paid lists the orders paid so far: where money may go back.
+	var paid []string
 	// midAttempt counts the kills that left an attempt open in the journal:
-	// the ones recovery has to resolve.
-	var killed, midAttempt, interrupted, finished, rounds int
+	// the ones recovery has to resolve; midGiveBack those that left a refund
+	// or a reversal open.
+	var killed, midAttempt, midGiveBack, interrupted, finished, rounds, refunds, reversals int
 	deadline := time.Now().Add(20 * time.Minute)
 	for killed < kills {
 		if time.Now().After(deadline) {
 			t.Fatalf("only %d kills before the deadline", killed)
 		}
 		rounds++
-		if orderRounds++; orderRounds > 4 || settled(t, data, order) {
-			nextOrder()
+		args := []string{"pay", "--order", order, "--amount", strconv.FormatInt(amount, 10)}
+		switch r := rng.IntN(10); {
+		case len(paid) > 0 && r < 2: // a refund of part or all of a paid order
+			refunds++
+			back := int64(100*(1+rng.IntN(10))) + cents[rng.IntN(len(cents))]
+			args = []string{"refund", "--order", paid[rng.IntN(len(paid))], "--amount", strconv.FormatInt(back, 10)}
+		case len(paid) > 0 && r < 4: // a reversal of a paid order's debit
+			reversals++
+			switch rng.IntN(4) {
+			case 0:
+				sim.FailNextReversalAnswers(terminalsim.AnswerLost)
+			case 1:
+				sim.FailNextReversalAnswers(terminalsim.AnswerHTTP500)
+			case 2:
+				sim.FailNextReversalAnswers(terminalsim.AnswerHTTP500NotStarted)
+			}
+			args = []string{"reverse", "--order", paid[rng.IntN(len(paid))]}
+		default:
+			if orderRounds++; orderRounds > 4 || settled(t, data, order) {
+				if settled(t, data, order) {
+					paid = append(paid, order)
+				}
+				nextOrder()
+				args[2], args[4] = order, strconv.FormatInt(amount, 10)
+			}
 		}
-		cmd := exec.Command(bin, append([]string{"pay", "--order", order, "--amount", strconv.FormatInt(amount, 10)}, common...)...)
+		cmd := exec.Command(bin, append(args, common...)...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
@@ -120,7 +157,8 @@ func TestKillNineDuringPayments(t *testing.T) {
 				cmd.Process.Signal(syscall.SIGKILL)
 				<-done
 				killed++
-				midAttempt += openAttempts(t, data)
+				open, giving := openAttempts(t, data)
+				midAttempt, midGiveBack = midAttempt+open, midGiveBack+giving
 			}
 		case r < 8: // the customer's cancel, then SIGKILL if it lingers
 			select {
@@ -135,7 +173,8 @@ func TestKillNineDuringPayments(t *testing.T) {
 					cmd.Process.Signal(syscall.SIGKILL)
 					<-done
 					killed++
-					midAttempt += openAttempts(t, data)
+					open, giving := openAttempts(t, data)
+					midAttempt, midGiveBack = midAttempt+open, midGiveBack+giving
 				}
 			}
 		default: // left alone
@@ -162,33 +201,37 @@ func TestKillNineDuringPayments(t *testing.T) {
 			t.Fatalf("recover: %v\n%s", err, out)
 		}
 	}
-	t.Logf("%d rounds: %d killed (%d with an attempt open), %d interrupted, %d finished, %d orders",
-		rounds, killed, midAttempt, interrupted, finished, orderN)
+	t.Logf("%d rounds (%d refunds, %d reversals): %d killed (%d with an attempt open, %d of them giving back), %d interrupted, %d finished, %d orders",
+		rounds, refunds, reversals, killed, midAttempt, midGiveBack, interrupted, finished, orderN)
 	if midAttempt == 0 {
 		t.Error("no kill landed while an attempt was open: recovery was never exercised")
 	}
 	compare(t, data, sim.Ledger())
 }
 
-// openAttempts is 1 when the journal has an unresolved attempt, else 0.
-func openAttempts(t *testing.T, dir string) int {
+// openAttempts is 1 when the journal has an unresolved attempt, else 0;
+// giving is 1 when that attempt is a refund or a reversal.
+func openAttempts(t *testing.T, dir string) (open, giving int) {
 	t.Helper()
 	db, err := journal.Open(context.Background(), dir)
 	if journal.ErrorCode(err) == journal.EINVALID || os.IsNotExist(err) {
-		return 0
+		return 0, 0
 	}
 	if err != nil {
 		t.Fatalf("open the journal after a kill: %v", err)
 	}
 	defer db.Close()
-	open, err := db.OpenAttempts(context.Background())
+	atts, err := db.OpenAttempts(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(open) > 0 {
-		return 1
+	for _, a := range atts {
+		open = 1
+		if a.Kind.GivesBack() {
+			giving = 1
+		}
 	}
-	return 0
+	return open, giving
 }
 
 // settled reports whether the order takes no more debits: paid, or waiting
@@ -264,9 +307,66 @@ func compare(t *testing.T, dir string, ledger []terminalsim.LedgerEntry) {
 		}
 	}
 	for _, a := range atts {
-		if a.State == journal.StateApproved && charged[a.UUID] != 1 {
+		if a.Kind == journal.KindDebit && a.State == journal.StateApproved && charged[a.UUID] != 1 {
 			t.Errorf("attempt %s approved in the journal, %d charges on the terminal", a.UUID, charged[a.UUID])
 		}
 	}
-	t.Logf("journal: %d attempts %v; terminal: %d charges", len(atts), states, len(charged))
+
+	// Money given back: never more than taken, on the terminal and in the
+	// journal; every refund and reversal the terminal made is an approved
+	// attempt of the journal, and the journal approved none it did not make.
+	taken, given := map[string]int64{}, map[string]int64{}
+	byTx := map[string]journal.Attempt{}
+	for _, a := range atts {
+		if a.TransactionID != "" {
+			byTx[a.TransactionID] = a
+		}
+	}
+	made := map[string]bool{}
+	for _, l := range ledger {
+		switch l.Kind {
+		case "debit":
+			taken[l.CartID] += l.Total
+			continue
+		case "refund":
+			a, ok := byUUID[l.IdempotentUUID]
+			if !ok || a.State != journal.StateApproved || a.Kind != journal.KindRefund {
+				t.Errorf("refund %s (%d, order %s) is not an approved refund of the journal: %+v", l.IdempotentUUID, l.Total, l.CartID, a)
+			}
+			made[l.IdempotentUUID] = true
+		case "reversal":
+			a, ok := byTx[l.TransactionID]
+			if !ok || a.State != journal.StateApproved || a.Kind != journal.KindReversal || a.InitialTransactionID != l.InitialTransactionID {
+				t.Errorf("reversal %s of %s (order %s) is not an approved reversal of the journal: %+v", l.TransactionID, l.InitialTransactionID, l.CartID, a)
+			}
+			made[a.UUID] = true
+		}
+		given[l.CartID] += -l.Net
+	}
+	for order, back := range given {
+		if back > taken[order] {
+			t.Errorf("order %s: the terminal gave back %d of the %d it took", order, back, taken[order])
+		}
+	}
+	orders := map[string]bool{}
+	for _, a := range atts {
+		orders[a.OrderID] = true
+		if a.Kind.GivesBack() && a.State == journal.StateApproved && !made[a.UUID] {
+			t.Errorf("%s %s of order %s approved in the journal, not made on the terminal", a.Kind, a.UUID, a.OrderID)
+		}
+	}
+	var givenBack int
+	for order := range orders {
+		m, err := db.OrderMoney(ctx, order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.GivenBack() > m.Taken() {
+			t.Errorf("order %s: the journal gave back %d of the %d it took", order, m.GivenBack(), m.Taken())
+		}
+		if m.Refunded+m.Reversed > 0 {
+			givenBack++
+		}
+	}
+	t.Logf("journal: %d attempts %v; terminal: %d charges; %d orders gave money back", len(atts), states, len(charged), givenBack)
 }

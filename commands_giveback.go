@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/user"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/payment"
+)
+
+// giveBackResult is what `comptoir refund` and `comptoir reverse` print.
+type giveBackResult struct {
+	Order          string        `json:"order"`
+	Kind           journal.Kind  `json:"kind"`
+	Status         journal.State `json:"status"`
+	IdempotentUUID string        `json:"idempotentUuid"`
+	TransactionID  string        `json:"transactionId,omitempty"`
+	// InitialTransactionID is the debit a reversal reversed.
+	InitialTransactionID string `json:"initialTransactionId,omitempty"`
+	Amount               int64  `json:"amount"`
+	Message              string `json:"message,omitempty"`
+	// Givable is what the order can still give back after this.
+	Givable int64 `json:"givable"`
+}
+
+// cliWho names the machine's user in the journal's audit trail.
+func cliWho() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return "cli:" + u.Username
+	}
+	return "cli"
+}
+
+// cmdRefund refunds part or all of a paid order on the terminal (the
+// customer presents the card): an attempt of its own, journaled before it
+// leaves, never beyond what the order can still give back. Ctrl-C asks the
+// terminal to abort it, then prints the true outcome.
+func cmdRefund(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var common commonFlags
+	var lf limitFlags
+	fs := newFlagSet("refund", stderr, &common)
+	lf.register(fs)
+	amount := fs.Int64("amount", 0, "amount to give back, in cents (required)")
+	orderID := fs.String("order", "", "the order (required)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *amount <= 0 || *orderID == "" {
+		fmt.Fprintln(stderr, "comptoir refund: --order and a positive --amount are required")
+		return 2
+	}
+	p, err := openPayments(context.WithoutCancel(ctx), common, lf.limits(), nil, warnLogger(stderr), false)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir refund:", err)
+		return 1
+	}
+	defer p.close()
+	if code := recoverFirst(ctx, p, stderr); code != 0 {
+		return code
+	}
+	v, err := p.o.Pay(ctx, payment.Request{OrderID: *orderID, Amount: *amount, Policy: journal.PolicyRefund, Reference: cliWho()})
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir refund:", err)
+		return 1
+	}
+	return printGiveBack(ctx, p, v, stdout, stderr)
+}
+
+// cmdReverse reverses an approved debit (--attempt, or the order's only
+// approved debit with --order) on the terminal that took it: the whole of
+// it, tip included, journaled before it leaves.
+func cmdReverse(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var common commonFlags
+	var lf limitFlags
+	fs := newFlagSet("reverse", stderr, &common)
+	lf.register(fs)
+	attempt := fs.String("attempt", "", "the debit's idempotentUuid")
+	orderID := fs.String("order", "", "the order whose approved debit is reversed (when it has one)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if (*attempt == "") == (*orderID == "") {
+		fmt.Fprintln(stderr, "comptoir reverse: give --attempt or --order")
+		return 2
+	}
+	p, err := openPayments(context.WithoutCancel(ctx), common, lf.limits(), nil, warnLogger(stderr), false)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir reverse:", err)
+		return 1
+	}
+	defer p.close()
+	if code := recoverFirst(ctx, p, stderr); code != 0 {
+		return code
+	}
+	if *attempt == "" {
+		id, err := onlyApprovedDebit(ctx, p.db, *orderID)
+		if err != nil {
+			fmt.Fprintln(stderr, "comptoir reverse:", err)
+			return 1
+		}
+		*attempt = id
+	}
+	// A reversal is not cancelled: Ctrl-C does not stop it.
+	v, err := p.o.Reverse(context.WithoutCancel(ctx), *attempt)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir reverse:", err)
+		return 1
+	}
+	return printGiveBack(ctx, p, v, stdout, stderr)
+}
+
+// onlyApprovedDebit is the order's approved debit, when there is exactly one.
+func onlyApprovedDebit(ctx context.Context, db *journal.DB, orderID string) (string, error) {
+	atts, err := db.AttemptsForOrder(ctx, orderID)
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for _, a := range atts {
+		if a.Kind == journal.KindDebit && a.State == journal.StateApproved {
+			found = append(found, a.UUID)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("order %s has no approved payment", orderID)
+	case 1:
+		return found[0], nil
+	}
+	return "", errors.New("order " + orderID + " was paid in several parts: name the one to reverse with --attempt")
+}
+
+func printGiveBack(ctx context.Context, p *payments, v payment.View, stdout, stderr io.Writer) int {
+	if err := p.db.AddNote(ctx, v.UUID, cliWho(), "asked from the command line"); err != nil {
+		fmt.Fprintln(stderr, "comptoir: note not written:", err)
+	}
+	r := giveBackResult{Order: v.OrderID, Kind: v.Kind, Status: v.State, IdempotentUUID: v.UUID,
+		TransactionID: v.TransactionID, Amount: v.Amount + v.GiftAmount, Message: v.Message}
+	if a, err := p.db.Attempt(ctx, v.UUID); err == nil {
+		r.InitialTransactionID = a.InitialTransactionID
+	}
+	if m, err := p.db.OrderMoney(ctx, v.OrderID); err == nil {
+		r.Givable = m.Givable()
+	}
+	printJSON(stdout, r)
+	switch v.State {
+	case journal.StateApproved:
+		return 0
+	case journal.StateUnknown:
+		return 3
+	}
+	return 1
+}
