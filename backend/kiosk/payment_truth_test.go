@@ -206,8 +206,12 @@ func TestCancelRightAfterVoucherApprovalStartsNoCardPart(t *testing.T) {
 	v := e.waitFor("outcome", func(v CheckoutView) bool {
 		return v.Phase != PhaseCanceling && !(v.Phase == PhasePaying && v.Payment.Step == StepVoucher)
 	})
-	time.Sleep(200 * time.Millisecond) // let a card part, if any, run
+	// The kiosk decides on a next part when it settles one: a card part
+	// would have been journaled (before it left) and shown as paying by then.
 	v = e.waitFor("settled", func(v CheckoutView) bool { return v.Phase != PhasePaying && v.Phase != PhaseCanceling })
+	if atts, err := e.db.AttemptsForOrder(e.ctx, v.OrderID); err != nil || len(atts) != 1 {
+		t.Errorf("Cancel pressed during the voucher part, yet another part was journaled: %+v, %v", atts, err)
+	}
 	if d := e.debits(); len(d) != 1 {
 		t.Errorf("Cancel pressed during the voucher part, yet a card part ran: ledger %+v; screen %s %+v", d, v.Phase, v.Payment)
 	}
@@ -264,13 +268,13 @@ func TestStoppedDriverIsShownAsUnknown(t *testing.T) {
 	e.waitFor("the driver stopped", func(v CheckoutView) bool {
 		return v.Payment != nil && strings.Contains(v.Payment.Message, "could not record the send")
 	})
-	time.Sleep(300 * time.Millisecond)
-	v := e.s.Checkout()
-	if v.Phase == PhasePaying || v.Phase == PhaseCanceling {
-		t.Errorf("nobody drives the attempt any more, the kiosk still shows %s; Abandon/idle refused: stuck until restart", v.Phase)
-	}
+	// Nobody drives the attempt any more: the kiosk must leave paying (a
+	// kiosk stuck there, Abandon and idle refused, would wait for a restart).
+	v := e.waitFor("the stopped attempt shown as unknown", func(v CheckoutView) bool {
+		return v.Phase != PhasePaying && v.Phase != PhaseCanceling
+	})
 	e.s.Cancel()
-	time.Sleep(200 * time.Millisecond)
+	// Cancel on a stopped attempt changes nothing (no /abort could answer).
 	if v := e.s.Checkout(); v.Phase == PhaseCanceling {
 		t.Errorf("Cancel on a stopped attempt: %s forever (no /abort is sent)", v.Phase)
 	}
