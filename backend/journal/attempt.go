@@ -526,6 +526,52 @@ func (db *DB) RecordResponse(ctx context.Context, id string, raw []byte, note st
 	})
 }
 
+// SetProvider records, on an unresolved attempt, the provider's id for it
+// (written once: an acknowledgement's transactionId, a payment link) and
+// its status while it runs, with the answer that said so as an event.
+// Nothing is written when neither changed.
+func (db *DB) SetProvider(ctx context.Context, id, providerID, status string, raw []byte, note string) (Attempt, error) {
+	var out Attempt
+	err := db.update(ctx, "record the provider's word on attempt "+id, func(tx *sql.Tx) error {
+		a, err := getAttempt(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if !a.State.Open() {
+			return Errorf(ECONFLICT, "attempt %s is %s: its provider's word is final", id, a.State)
+		}
+		if a.ProviderID != "" && providerID != "" && providerID != a.ProviderID {
+			return Errorf(ECONFLICT, "attempt %s is provider id %s, not %s", id, a.ProviderID, providerID)
+		}
+		out = a
+		if (providerID == "" || providerID == a.ProviderID) && (status == "" || status == a.ProviderStatus) {
+			return nil
+		}
+		now := unixMS(db.now())
+		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET provider_id = COALESCE(?, provider_id),
+			provider_status = COALESCE(?, provider_status), response = COALESCE(?, response), updated_at = ? WHERE id = ?`,
+			nullString(providerID), nullString(status), nullBytes(raw), now, a.ID); err != nil {
+			return err
+		}
+		detail := note
+		if providerID != "" && providerID != a.ProviderID {
+			detail = strings.TrimSpace(detail + "; provider id " + providerID)
+		}
+		if status != "" && status != a.ProviderStatus {
+			detail = strings.TrimSpace(detail + "; provider status " + status)
+		}
+		if err := insertEvent(ctx, tx, a.ID, now, a.State, a.State, EventResponse, "", strings.TrimPrefix(detail, "; "), raw); err != nil {
+			return err
+		}
+		out, err = getAttempt(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return Attempt{}, err
+	}
+	return out, nil
+}
+
 // AddNote writes a free-text event on an attempt, for the audit trail.
 func (db *DB) AddNote(ctx context.Context, id, who, note string) error {
 	if note == "" {

@@ -368,3 +368,29 @@ func TestUpgradeFromVersion3(t *testing.T) {
 	}
 	checkNoReplace(t, db, tipped, open)
 }
+
+// The provider's id of an attempt is written once; its status follows it
+// while it runs, each change an event; a final attempt takes no more.
+func TestSetProvider(t *testing.T) {
+	ctx := t.Context()
+	db := openMemory(t)
+	a := attemptIn(t, db, StateSent)
+	got, err := db.SetProvider(ctx, a.UUID, "cloud-tx-1", "pending", []byte(`{"status":"pending"}`), "acknowledged")
+	if err != nil || got.ProviderID != "cloud-tx-1" || got.ProviderStatus != "pending" {
+		t.Fatalf("set %+v, %v", got, err)
+	}
+	before := countEvents(t, db, a.UUID)
+	if _, err := db.SetProvider(ctx, a.UUID, "cloud-tx-1", "pending", nil, "polled"); err != nil {
+		t.Fatal(err)
+	}
+	if countEvents(t, db, a.UUID) != before {
+		t.Fatal("an unchanged status wrote an event")
+	}
+	_, err = db.SetProvider(ctx, a.UUID, "cloud-tx-2", "", nil, "")
+	wantCode(t, err, ECONFLICT)
+	if _, err := db.Transition(ctx, a.UUID, StateSent, StateDeclined, TransitionInfo{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.SetProvider(ctx, a.UUID, "", "ok", nil, "")
+	wantCode(t, err, ECONFLICT)
+}

@@ -11,13 +11,19 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
+// sentAnswer is how the test answers one /payment.
+type sentAnswer struct {
+	tx  *localapi.Transaction
+	err error
+}
+
 // scripted is a terminal whose /abort answers are scripted in order (the
 // last one repeats), whose /payment is held until the test releases it,
 // and which records every request.
 type scripted struct {
 	mu       sync.Mutex
 	aborts   []func() (*localapi.AbortResponse, error)
-	payments []chan sendResult // one per /payment received, answered by the test
+	payments []chan sentAnswer // one per /payment received, answered by the test
 	nAborts  int
 	nHistory int
 	history  []localapi.HistoryEntry
@@ -53,7 +59,7 @@ func (s *scripted) waitFor(t *testing.T, ctx context.Context, what string, cond 
 }
 
 func (s *scripted) PaymentBody(ctx context.Context, body []byte) (*localapi.Transaction, error) {
-	ch := make(chan sendResult, 1)
+	ch := make(chan sentAnswer, 1)
 	s.mu.Lock()
 	s.payments = append(s.payments, ch)
 	s.signal()
@@ -71,7 +77,7 @@ func (s *scripted) answer(n int, tx *localapi.Transaction, err error) {
 	s.mu.Lock()
 	ch := s.payments[n-1]
 	s.mu.Unlock()
-	ch <- sendResult{tx, err}
+	ch <- sentAnswer{tx, err}
 }
 
 func (s *scripted) Abort(ctx context.Context, req *localapi.AbortRequest) (*localapi.AbortResponse, error) {

@@ -2,22 +2,24 @@ package payment
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
-// driver owns one attempt while it is driven: it alone sends its requests
-// and asks the journal for its transitions. It runs as one loop over
-// events (an answer, a timer, the customer's cancel), with at most one
-// /payment, one /abort and one history search out at a time.
+// driver owns one attempt while it is driven: it alone talks to the
+// channel about it and asks the journal for its transitions. It runs as one
+// loop over events (an answer, a timer, the customer's cancel), with at
+// most one request, one cancel and one history search out at a time. It
+// decides on the channel's neutral answers (channel.go), so that the rules
+// below hold for every channel.
 type driver struct {
-	o   *Orchestrator
-	r   *run
-	att journal.Attempt // as the journal last returned it
+	o     *Orchestrator
+	r     *run
+	ch    Channel
+	rules ChannelRules
+	att   journal.Attempt // as the journal last returned it
 
 	// deadline is the request-open limit, or the last moment of the
 	// idempotency window: past it the outcome is unknown.
@@ -25,37 +27,27 @@ type driver struct {
 
 	// cancel: the customer's cancel is in force, until the attempt is final.
 	cancel bool
-	// known: the terminal has shown that it knows this attempt, so that a
-	// resend attaches to it or replays its outcome, and starts nothing.
+	// known: the provider has shown that it knows this attempt, so that
+	// following it (a resend, on the Local API) starts nothing.
 	known bool
 
-	pay       chan sendResult // the /payment request out, nil if none
+	pay       chan Answer // the request out (a send or a follow), nil if none
 	payCancel context.CancelFunc
-	abort     chan abortResult // the /abort out
+	abort     chan CancelAnswer // the cancel out
 	search    chan searchResult
 
-	resendAt <-chan time.Time // send /payment again
-	abortAt  <-chan time.Time // send /abort again
+	resendAt <-chan time.Time // send or follow again
+	abortAt  <-chan time.Time // send the cancel again
 	searchAt <-chan time.Time // search the history again
-	graceAt  <-chan time.Time // after an /abort ok: the /payment answer is awaited until then
+	graceAt  <-chan time.Time // after a cancel that stopped it: its own answer is awaited until then
 
-	aborts   int // /abort requests sent
+	aborts   int // cancels sent
 	searches int
 	over     bool // final, or stopped (left open for recovery)
 }
 
-type sendResult struct {
-	tx  *localapi.Transaction
-	err error
-}
-
-type abortResult struct {
-	resp *localapi.AbortResponse
-	err  error
-}
-
 type searchResult struct {
-	m   historyMatch
+	m   Match
 	err error
 }
 
@@ -67,7 +59,7 @@ func (d *driver) run() {
 	}
 	if d.att.State == journal.StateAbortRequested {
 		// The customer's cancel was pending when the process stopped: it
-		// still is, and the terminal may never have registered the attempt.
+		// still is, and the provider may never have registered the attempt.
 		d.cancel = true
 		d.r.requestCancel()
 	}
@@ -75,7 +67,12 @@ func (d *driver) run() {
 		d.finish(journal.StateCancelled, nil, "cancelled before the request was sent", nil)
 		return
 	}
-	d.sendPayment()
+	if d.att.SendCount > 0 && !d.rules.FollowSends {
+		// Resumed: ask how it stands, never send it again.
+		d.followUp()
+	} else {
+		d.sendPayment()
+	}
 	for !d.over {
 		d.step()
 	}
@@ -97,21 +94,21 @@ func (d *driver) step() {
 		cancelCh = d.r.cancelCh
 	}
 	select {
-	case res := <-d.pay:
+	case a := <-d.pay:
 		d.pay = nil
 		d.payCancel()
 		if d.o.ctx.Err() != nil {
 			d.stop()
 			return
 		}
-		d.onPayment(classifyPayment(d.r.uuid, res.tx, res.err))
-	case res := <-d.abort:
+		d.onAnswer(a)
+	case a := <-d.abort:
 		d.abort = nil
 		if d.o.ctx.Err() != nil {
 			d.stop()
 			return
 		}
-		d.onAbort(classifyAbort(d.r.uuid, res.resp, res.err))
+		d.onCancelAnswer(a)
 	case res := <-d.search:
 		d.search = nil
 		if d.o.ctx.Err() != nil {
@@ -121,13 +118,13 @@ func (d *driver) step() {
 		d.onSearch(res)
 	case <-d.resendAt:
 		d.resendAt = nil
-		d.sendPayment()
+		d.followUp()
 	case <-d.abortAt:
 		d.abortAt = nil
 		if d.pay == nil && d.expired() {
 			return
 		}
-		d.sendAbort()
+		d.sendCancel()
 	case <-d.searchAt:
 		d.searchAt = nil
 		d.searchHistory()
@@ -137,7 +134,7 @@ func (d *driver) step() {
 			d.payCancel()
 			d.pay = nil
 		}
-		d.finish(journal.StateCancelled, nil, "abort answered ok; no /payment answer within the grace period", nil)
+		d.finish(journal.StateCancelled, nil, "the cancel stopped it; no answer of its own within the grace period", nil)
 	case <-cancelCh:
 		d.onCancel()
 	case <-d.o.ctx.Done():
@@ -155,9 +152,9 @@ func (d *driver) stop() {
 }
 
 // setDeadline fixes the request-open limit. A resumed attempt gets at least
-// one full client timeout: after a long stop the terminal has long answered,
-// and the same uuid asks it what it answered. Never past the idempotency
-// window (less its margin): the terminal would no longer know the uuid.
+// one full client timeout: after a long stop the provider has long answered,
+// and asking tells what it answered. Never past the idempotency window
+// (less its margin): a terminal would no longer know the uuid.
 func (d *driver) setDeadline() {
 	lim := d.o.cfg.Limits
 	d.deadline = d.att.FirstSentAt.Add(lim.RequestOpen)
@@ -190,20 +187,18 @@ func (d *driver) expired() bool {
 	return true
 }
 
-// mayResend reports whether a /payment may go out now: always before the
-// customer's cancel, and after it only once the terminal has shown it
-// knows the attempt (otherwise a resend could start the payment the
-// customer walked away from).
-func (d *driver) mayResend() bool { return !d.cancel || d.known }
+// mayFollow reports whether the attempt may be followed now: always, but
+// on a channel that follows by sending again, after the customer's cancel
+// only once the provider has shown it knows the attempt (otherwise the
+// resend could start the payment the customer walked away from).
+func (d *driver) mayFollow() bool { return !d.rules.FollowSends || !d.cancel || d.known }
 
-// sendPayment journals the send, then sends the exact body. Under a cancel
-// with the attempt unknown to the terminal, it sends nothing and lets the
-// cancel protocol decide instead.
+// sendPayment journals the send, then sends the exact body.
 func (d *driver) sendPayment() {
 	if d.pay != nil || d.over {
 		return
 	}
-	if d.att.SendCount > 0 && !d.mayResend() {
+	if d.att.SendCount > 0 && !d.mayFollow() {
 		d.protect()
 		return
 	}
@@ -221,24 +216,44 @@ func (d *driver) sendPayment() {
 		d.setDeadline()
 	}
 	d.update(func(v *View) { v.State, v.SendCount = att.State, att.SendCount })
+	d.out(d.ch.Send)
+}
 
+// followUp asks how the attempt stands: a journaled resend on a channel
+// that has no other way, a poll otherwise (or, when the provider's id of
+// the attempt was never learnt, a search of its history).
+func (d *driver) followUp() {
+	switch {
+	case d.rules.FollowSends:
+		d.sendPayment()
+	case d.pay != nil || d.over:
+	case d.expired():
+	case d.att.ProviderID == "":
+		// The acknowledgement was lost: the history, never a blind resend.
+		d.searchHistory()
+	default:
+		d.out(d.ch.Follow)
+	}
+}
+
+// out sends one request to the channel, bounded by the client timeout and
+// the deadline.
+func (d *driver) out(call func(context.Context, journal.Attempt) Answer) {
 	timeout := d.r.policy.ClientTimeout
-	if left := d.deadline.Sub(d.now()); left < timeout {
+	if left := d.deadline.Sub(d.now()); left < timeout && !d.deadline.IsZero() {
 		timeout = left
 	}
 	ctx, cancel := context.WithTimeout(d.o.ctx, timeout)
-	ch := make(chan sendResult, 1)
+	ch := make(chan Answer, 1)
 	d.pay, d.payCancel = ch, cancel
-	go func() {
-		tx, err := d.o.cfg.Terminal.PaymentBody(ctx, d.r.body)
-		ch <- sendResult{tx, err}
-	}()
+	att := d.att
+	go func() { ch <- call(ctx, att) }()
 }
 
-// again asks /payment again after pause, if it may; otherwise the cancel
+// again follows the attempt after pause, if it may; otherwise the cancel
 // protocol goes on.
 func (d *driver) again(pause time.Duration) {
-	if !d.mayResend() {
+	if !d.mayFollow() {
 		d.protect()
 		return
 	}
@@ -246,89 +261,111 @@ func (d *driver) again(pause time.Duration) {
 		return
 	}
 	if pause <= 0 {
-		d.sendPayment()
+		d.followUp()
 		return
 	}
 	d.resendAt = time.After(pause)
 }
 
-// onPayment applies one /payment answer.
-func (d *driver) onPayment(a payAnswer) {
+// onAnswer applies one answer about the attempt.
+func (d *driver) onAnswer(a Answer) {
 	lim := d.o.cfg.Limits
-	switch a.kind {
-	case payCharged:
-		d.finish(journal.StateApproved, a.tx, "", nil)
-	case payNotCharged:
-		if d.cancel {
-			d.finish(journal.StateCancelled, a.tx, "not charged: cancelled by the customer", nil)
-		} else {
-			d.finish(journal.StateDeclined, a.tx, "declined", nil)
-		}
-	case payForeign:
-		// Never applied: ask again with our own uuid.
-		d.record(a.raw, fmt.Sprintf("ignored: an answer for idempotentUuid %q, not this attempt", a.msg))
-		d.again(lim.ResendPause)
-	case payOurs:
-		// Our own payment is in progress: the next send attaches to it.
+	if a.Known {
 		d.known = true
-		d.record(a.raw, "terminal busy with this very attempt: asking again")
+	}
+	if a.ProviderID != "" || a.ProviderStatus != "" {
+		d.noteProvider(a)
+	}
+	switch a.Outcome {
+	case OutcomeCharged:
+		d.finish(journal.StateApproved, &a, "", nil)
+	case OutcomeNotCharged:
+		if d.cancel {
+			d.finish(journal.StateCancelled, &a, "not charged: cancelled by the customer", nil)
+		} else {
+			d.finish(journal.StateDeclined, &a, "declined", nil)
+		}
+	case OutcomePending:
+		d.record(a.Raw, "the provider has it in progress ("+orDefault(a.ProviderStatus, a.Message)+"): following it")
+		d.again(max(lim.ResendPause, d.rules.PollEvery))
+	case OutcomeForeign:
+		// Never applied: ask again about our own.
+		d.record(a.Raw, fmt.Sprintf("ignored: an answer about %q, not this attempt", a.Message))
 		d.again(lim.ResendPause)
-	case payBusyOther, payRefused:
+	case OutcomeBusy, OutcomeRefused:
 		if d.att.SendCount > 1 || d.r.recovery {
-			// An earlier send of this uuid may have been processed: a
+			// An earlier send of this attempt may have been processed: a
 			// refusal of this one proves nothing about that one.
-			d.record(a.raw, "refused on a resend ("+a.msg+"): asking again")
+			d.record(a.Raw, "refused on a resend ("+a.Message+"): asking again")
 			d.again(lim.ResendPause)
 			return
 		}
-		msg := a.msg
-		if a.kind == payBusyOther {
-			// The terminal does not know our uuid (it would attach
-			// otherwise): it never started this payment.
+		msg := a.Message
+		if a.Outcome == OutcomeBusy {
+			// The provider does not know it (it would attach otherwise):
+			// it never started this payment.
 			msg = "the terminal is busy with another payment"
 		}
 		if d.cancel {
-			d.finish(journal.StateCancelled, nil, "cancelled: the terminal refused the payment ("+msg+"): nothing was charged", &refusal{msg: msg, raw: a.raw})
+			d.finish(journal.StateCancelled, nil, "cancelled: the provider refused the payment ("+msg+"): nothing was charged", &refusal{msg: msg, raw: a.Raw})
 			return
 		}
-		d.finishRefused(msg, a.raw)
-	case payInvalid:
-		d.finish(journal.StateFailed, nil, "invalid request: "+a.msg, nil)
-	case payNotSent:
+		d.finish(journal.StateFailed, nil, msg, &refusal{msg: msg, raw: a.Raw})
+	case OutcomeInvalid:
+		d.finish(journal.StateFailed, nil, "invalid request: "+a.Message, nil)
+	case OutcomeExpired:
+		// The provider dropped it undelivered (an offline terminal):
+		// nothing ran. Said by the provider itself, not guessed.
+		d.finish(journal.StateFailed, nil, "the terminal did not receive the payment in time (offline): nothing was charged: "+a.Message,
+			&refusal{msg: a.Message, raw: a.Raw})
+	case OutcomeNotSent:
 		switch {
-		case d.att.SendCount == 1 && !d.r.recovery:
+		case d.att.SendCount == 1 && !d.r.recovery && d.att.ProviderID == "":
 			// The only send never left this machine: nothing can have happened.
-			d.finish(journal.StateFailed, nil, "the terminal is unreachable: "+a.msg, nil)
+			d.finish(journal.StateFailed, nil, "the terminal is unreachable: "+a.Message, nil)
 		case d.r.recovery && !d.cancel:
-			d.unreachable("terminal unreachable during recovery: the attempt stays open: " + a.msg)
+			d.unreachable("unreachable during recovery: the attempt stays open: " + a.Message)
 		default:
-			d.record(nil, "terminal unreachable: "+a.msg)
+			d.record(nil, "unreachable: "+a.Message)
 			d.again(lim.ResendPause)
 		}
-	case payTimeout:
-		d.record(nil, "client timeout: resending the same request")
+	case OutcomeTimeout:
+		d.record(nil, "client timeout: asking again")
 		d.again(0)
-	default: // payIndefinite
-		// HTTP 500, unreadable answer, connection reset: the terminal may
-		// have acted; the same uuid tells.
-		d.record(a.raw, "no usable answer: "+a.msg)
+	default: // OutcomeIndefinite
+		// HTTP 500, unreadable answer, connection reset: the provider may
+		// have acted; asking about the same attempt tells.
+		d.record(a.Raw, "no usable answer: "+a.Message)
 		d.again(lim.ResendPause)
 	}
 }
 
-// finishRefused ends an attempt the terminal refused on its first send.
-func (d *driver) finishRefused(msg string, raw []byte) {
-	d.finish(journal.StateFailed, nil, msg, &refusal{msg: msg, raw: raw})
+// noteProvider journals the provider's id and status of the attempt when
+// they change.
+func (d *driver) noteProvider(a Answer) {
+	att, err := d.o.cfg.Journal.SetProvider(d.o.ctx, d.r.uuid, a.ProviderID, a.ProviderStatus, a.Raw, a.Outcome.String())
+	if err != nil {
+		d.o.log.Error("journal the provider's word", "uuid", d.r.uuid, "err", err)
+		return
+	}
+	d.att = att
 }
 
-// refusal is the terminal's refusal an attempt failed on.
+func orDefault(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
+
+// refusal is the provider's refusal an attempt failed on.
 type refusal struct {
 	msg string
 	raw []byte
 }
 
-// unreachable leaves a recovered attempt open: the terminal cannot be
-// asked about it now.
+// unreachable leaves a recovered attempt open: the provider cannot be asked
+// about it now.
 func (d *driver) unreachable(note string) {
 	d.record(nil, note)
 	d.r.mu.Lock()
@@ -337,31 +374,31 @@ func (d *driver) unreachable(note string) {
 	d.stop()
 }
 
-// onCancel is the customer's Cancel: journaled, then /abort.
+// onCancel is the customer's Cancel: journaled, then sent to the provider.
 func (d *driver) onCancel() {
 	d.cancel = true
 	if d.att.State == journal.StateSent {
 		att, err := d.o.cfg.Journal.Transition(d.o.ctx, d.r.uuid, journal.StateSent, journal.StateAbortRequested,
 			journal.TransitionInfo{Note: "the customer pressed Cancel"})
 		if err != nil {
-			// The abort is still sent: failing to journal the request must not
-			// charge a customer who asked to stop. The outcome is journaled.
+			// The cancel is still sent: failing to journal the request must
+			// not charge a customer who asked to stop. The outcome is journaled.
 			d.o.log.Error("journal the abort request", "uuid", d.r.uuid, "err", err)
 		} else {
 			d.att = att
 		}
 	}
-	// A resend waiting to go out no longer may, unless the terminal knows
+	// A resend waiting to go out no longer may, unless the provider knows
 	// the attempt.
-	if d.resendAt != nil && !d.known {
+	if d.resendAt != nil && !d.mayFollow() {
 		d.resendAt = nil
 	}
 	d.update(func(v *View) { v.State, v.Abort = d.att.State, AbortPending })
-	d.sendAbort()
+	d.sendCancel()
 }
 
-// protect moves the cancel protocol on when no /payment may go out: a
-// fresh /abort answer tells what to do next.
+// protect moves the cancel protocol on when nothing may be sent: a fresh
+// cancel answer tells what to do next.
 func (d *driver) protect() {
 	if d.abort != nil || d.abortAt != nil || d.search != nil || d.searchAt != nil || d.graceAt != nil {
 		return // already on its way
@@ -369,47 +406,46 @@ func (d *driver) protect() {
 	if d.expired() {
 		return
 	}
-	d.sendAbort()
+	d.sendCancel()
 }
 
-// sendAbort sends /abort naming the attempt. The terminal may hold it until
-// the payment ends.
-func (d *driver) sendAbort() {
+// sendCancel asks the provider to stop the attempt. The terminal may hold
+// the answer until the payment ends.
+func (d *driver) sendCancel() {
 	if d.abort != nil || d.over {
 		return
 	}
 	d.aborts++
-	ch := make(chan abortResult, 1)
+	ch := make(chan CancelAnswer, 1)
 	d.abort = ch
 	d.update(func(v *View) {
 		if v.Abort == AbortNone {
 			v.Abort = AbortPending
 		}
 	})
-	timeout := d.r.policy.ClientTimeout
+	timeout, att := d.r.policy.ClientTimeout, d.att
 	go func() {
 		ctx, cancel := context.WithTimeout(d.o.ctx, timeout)
 		defer cancel()
-		resp, err := d.o.cfg.Terminal.Abort(ctx, &localapi.AbortRequest{IdempotentUUID: d.r.uuid})
-		ch <- abortResult{resp, err}
+		ch <- d.ch.Cancel(ctx, att)
 	}()
 }
 
-// onAbort applies one /abort answer through the cancel protocol.
-func (d *driver) onAbort(a abortAnswer) {
-	rule := ruleFor(a.kind, d.pay != nil)
-	note := fmt.Sprintf("abort #%d: %s", d.aborts, a.kind)
-	if a.msg != "" {
-		note += " (" + a.msg + ")"
+// onCancelAnswer applies one cancel answer through the cancel protocol.
+func (d *driver) onCancelAnswer(a CancelAnswer) {
+	rule := ruleFor(a.Outcome, d.pay != nil)
+	note := fmt.Sprintf("abort #%d: %s", d.aborts, a.Outcome)
+	if a.Message != "" {
+		note += " (" + a.Message + ")"
 	}
 	note += "; next: " + rule.then.String()
 	if rule.abortAgain {
 		note += ", and abort again"
 	}
-	if err := d.o.cfg.Journal.RecordResponse(d.o.ctx, d.r.uuid, a.raw, note); err != nil {
+	if err := d.o.cfg.Journal.RecordResponse(d.o.ctx, d.r.uuid, a.Raw, note); err != nil {
 		d.o.log.Error("journal the abort answer", "uuid", d.r.uuid, "err", err)
 	}
-	d.update(func(v *View) { v.Abort = a.kind.view() })
+	d.update(func(v *View) { v.Abort = a.Outcome.view() })
 	if rule.known {
 		d.known = true
 	}
@@ -417,8 +453,8 @@ func (d *driver) onAbort(a abortAnswer) {
 		// An answer that came after the outcome's (see finish): recorded only.
 		return
 	}
-	if a.kind == abortNotSent && d.r.recovery && d.pay == nil {
-		d.unreachable("terminal unreachable during recovery while the customer's cancel is pending: the attempt stays open")
+	if a.Outcome == CancelNotSent && d.r.recovery && d.pay == nil {
+		d.unreachable("unreachable during recovery while the customer's cancel is pending: the attempt stays open")
 		return
 	}
 	if rule.abortAgain {
@@ -429,17 +465,21 @@ func (d *driver) onAbort(a abortAnswer) {
 		d.graceAt = time.After(d.o.cfg.Limits.AbortGrace)
 	case finishCanceled:
 		d.finish(journal.StateCancelled, nil, "aborted on the terminal at the customer's request: nothing was charged", nil)
-	case resendPayment:
-		// The terminal knows the attempt: the resend attaches to it or
-		// replays its outcome, at once.
+	case followAttempt:
+		// The provider knows the attempt (or following it sends nothing):
+		// its own outcome decides, asked at once.
 		d.resendAt = nil
 		d.again(0)
 	case lookUpHistory:
 		d.searchHistory()
+	case awaitPayment:
+		if d.pay == nil && !d.rules.FollowSends && d.resendAt == nil {
+			d.again(d.rules.PollEvery)
+		}
 	}
 }
 
-// abortBackoff is the pause before the next /abort: AbortRetryPause,
+// abortBackoff is the pause before the next cancel: AbortRetryPause,
 // doubled at each try, up to AbortRetryMax.
 func (d *driver) abortBackoff() time.Duration {
 	lim := d.o.cfg.Limits
@@ -450,7 +490,7 @@ func (d *driver) abortBackoff() time.Duration {
 	return min(p, max(lim.AbortRetryMax, lim.AbortRetryPause))
 }
 
-// searchHistory looks the attempt up in the terminal's history.
+// searchHistory looks the attempt up in the provider's history.
 func (d *driver) searchHistory() {
 	if d.search != nil || d.over {
 		return
@@ -463,43 +503,65 @@ func (d *driver) searchHistory() {
 	d.search = ch
 	att := d.att
 	go func() {
-		m, err := d.o.findInHistory(d.o.ctx, att)
+		m, err := d.o.lookup(d.o.ctx, d.ch, att)
 		ch <- searchResult{m, err}
 	}()
 }
 
-// onSearch decides a cancelled attempt from the terminal's history, once
-// the terminal has said that nothing runs for it.
+// onSearch decides from the provider's history: after a cancel, once the
+// terminal has said that nothing runs for the attempt; or when the
+// acknowledgement of a channel that polls was lost.
 func (d *driver) onSearch(res searchResult) {
 	if res.err != nil {
-		d.record(nil, "the terminal's history could not be read: "+res.err.Error())
-		if d.r.recovery && localapi.IsTransport(res.err) && !isSent(res.err) {
-			d.unreachable("terminal unreachable during recovery while the customer's cancel is pending: the attempt stays open")
+		d.record(nil, "the provider's history could not be read: "+res.err.Error())
+		if d.r.recovery && !isSent(res.err) {
+			d.unreachable("unreachable during recovery: the attempt stays open")
 			return
 		}
 		d.searchAt = time.After(d.abortBackoff())
 		return
 	}
 	m := res.m
-	switch m.verdict {
-	case inHistoryNone:
-		d.finish(journal.StateCancelled, nil, "cancelled: "+m.String()+", and nothing runs for it on the terminal: nothing was charged", nil)
-	case inHistoryOne:
-		h := historyCharge(m)
-		if m.charged() {
-			d.finishFound(journal.StateApproved, h, "charged although the customer pressed Cancel: "+m.String())
-		} else {
-			d.finishFound(journal.StateCancelled, h, "not charged: "+m.String())
+	lostAck := !d.rules.FollowSends && d.att.ProviderID == ""
+	switch {
+	case m.Verdict == InHistory && m.Pending:
+		// The lost acknowledgement's transaction, still running: follow it.
+		d.noteProvider(Answer{ProviderID: m.Charge.TransactionID, ProviderStatus: "pending", Raw: m.Raw, Outcome: OutcomePending})
+		d.known = true
+		d.again(d.rules.PollEvery)
+	case m.Verdict == InHistory:
+		a := Answer{Charge: &m.Charge, Raw: m.Raw, Known: true}
+		switch {
+		case m.Charge.Approved && d.cancel:
+			d.finish(journal.StateApproved, &a, "charged although the customer pressed Cancel: "+m.String(), nil)
+		case m.Charge.Approved:
+			d.finish(journal.StateApproved, &a, "charged: "+m.String(), nil)
+		case d.cancel:
+			d.finish(journal.StateCancelled, &a, "not charged: "+m.String(), nil)
+		default:
+			d.finish(journal.StateDeclined, &a, "declined: "+m.String(), nil)
 		}
+	case m.Verdict == AmbiguousHistory:
+		d.finish(journal.StateUnknown, nil, m.String()+": call staff", nil)
+	case lostAck && !d.historyComplete():
+		// Not there yet: the request may still reach the terminal.
+		d.record(nil, m.String()+" yet: looking again")
+		d.searchAt = time.After(max(d.rules.PollEvery, d.abortBackoff()))
+	case lostAck:
+		d.finish(journal.StateFailed, nil, "its acknowledgement was lost, and "+m.String()+" since: nothing was charged", nil)
 	default:
-		d.finish(journal.StateUnknown, nil, "cancel requested, and "+m.String()+": call staff", nil)
+		d.finish(journal.StateCancelled, nil, "cancelled: "+m.String()+", and nothing runs for it on the terminal: nothing was charged", nil)
 	}
 }
 
-// isSent reports whether a transport error may have reached the terminal.
-func isSent(err error) bool {
-	var te *localapi.TransportError
-	return !errors.As(err, &te) || te.Sent
+// historyComplete: any payment the last request could have started has
+// ended, so the history lists it if it exists.
+func (d *driver) historyComplete() bool {
+	last := d.att.LastSentAt
+	if last.IsZero() {
+		last = d.att.CreatedAt
+	}
+	return !d.now().Before(last.Add(d.o.cfg.Limits.SettleAfter))
 }
 
 // record journals an answer that changes nothing.
@@ -510,43 +572,25 @@ func (d *driver) record(raw []byte, note string) {
 	}
 }
 
-// found is a transaction the history showed to be the attempt's.
-type found struct {
-	tx  *localapi.Transaction // as the history describes it
-	raw []byte
-}
-
-func historyCharge(m historyMatch) *found {
-	e := m.entry
-	status := localapi.StatusKO
-	if m.charged() {
-		status = localapi.StatusOK
-	}
-	return &found{raw: m.raw(), tx: &localapi.Transaction{Status: status, TransactionID: e.TransactionID, Amount: e.Amount,
-		GiftAmount: e.GiftAmount, CurrencyCode: e.CurrencyCode, Scheme: e.Scheme, Issuer: e.Issuer, CartID: e.CartID}}
-}
-
-// finishFound ends the attempt on a transaction found in the history.
-func (d *driver) finishFound(to journal.State, f *found, note string) {
-	tx := *f.tx
-	tx.Raw = f.raw
-	d.finish(to, &tx, note, nil)
-}
-
 // finish moves the attempt to its final state and tells everyone. If the
-// journal cannot record it, the view still tells the truth the terminal
+// journal cannot record it, the view still tells the truth the provider
 // told, and the attempt stays open for recovery to record.
-func (d *driver) finish(to journal.State, tx *localapi.Transaction, note string, ref *refusal) {
+func (d *driver) finish(to journal.State, a *Answer, note string, ref *refusal) {
 	if d.abort != nil {
-		d.awaitAbortAnswer()
+		d.awaitCancelAnswer()
 	}
 	d.over = true
 	info := journal.TransitionInfo{Note: note}
+	var c *Charge
 	switch {
-	case tx != nil:
-		info.Response, info.TransactionID = tx.Raw, tx.TransactionID
-		if to == journal.StateApproved {
-			info.Charged = &journal.Charge{Amount: tx.Amount, GiftAmount: tx.GiftAmount}
+	case a != nil:
+		c = a.Charge
+		info.Response = a.Raw
+		if c != nil {
+			info.TransactionID = c.TransactionID
+			if to == journal.StateApproved {
+				info.Charged = &journal.Charge{Amount: c.Amount, GiftAmount: c.GiftAmount}
+			}
 		}
 	case ref != nil:
 		info.Response, info.Error = ref.raw, ref.msg
@@ -567,36 +611,39 @@ func (d *driver) finish(to journal.State, tx *localapi.Transaction, note string,
 	}
 	charged := to == journal.StateApproved
 	discrepancy := ""
-	if charged && tx != nil && tx.Amount != d.att.Amount {
-		discrepancy = fmt.Sprintf("the terminal charged %d where %d was asked: call staff", tx.Amount, d.att.Amount)
+	if charged && c != nil && c.Amount != d.att.Amount {
+		discrepancy = fmt.Sprintf("the terminal charged %d where %d was asked: call staff", c.Amount, d.att.Amount)
 		msg = discrepancy
 	}
 	d.update(func(v *View) {
-		v.State, v.Message, v.Transaction = to, msg, tx
-		if tx != nil {
-			v.TransactionID, v.GiftAmount = tx.TransactionID, tx.GiftAmount
+		v.State, v.Message, v.Charge = to, msg, c
+		if a != nil {
+			v.Raw = a.Raw
+		}
+		if c != nil {
+			v.TransactionID, v.GiftAmount = c.TransactionID, c.GiftAmount
 			if charged {
-				v.ChargedAmount = tx.Amount
+				v.ChargedAmount = c.Amount
 			}
 		}
-		v.ChargedDespiteCancel = charged && d.cancel && d.att.Kind != journal.KindReversal
+		v.ChargedDespiteCancel = charged && d.cancel
 	})
 	if err == nil {
 		d.settleOrder(to, discrepancy)
 	}
 }
 
-// awaitAbortAnswer keeps the audit trail whole when the outcome came before
-// the abort's answer: that answer follows at once, or never will.
-func (d *driver) awaitAbortAnswer() {
+// awaitCancelAnswer keeps the audit trail whole when the outcome came
+// before the cancel's answer: that answer follows at once, or never will.
+func (d *driver) awaitCancelAnswer() {
 	timer := time.NewTimer(d.o.cfg.Limits.AbortGrace)
 	defer timer.Stop()
 	wasCancel := d.cancel
 	d.cancel = false // recorded only: the outcome is decided
 	select {
-	case res := <-d.abort:
+	case a := <-d.abort:
 		d.abort = nil
-		d.onAbort(classifyAbort(d.r.uuid, res.resp, res.err))
+		d.onCancelAnswer(a)
 	case <-timer.C:
 		d.abort = nil
 		d.update(func(v *View) {

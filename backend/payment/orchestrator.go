@@ -22,7 +22,6 @@ package payment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,20 +34,12 @@ import (
 	"github.com/google/uuid"
 )
 
-// Terminal is the part of the Local API the orchestrator uses;
-// *localapi.Client and *discovery.Tracker satisfy it. A terminal found
-// again at a new address (discovery) keeps its identity, so attempts in
-// flight keep their uuid.
-type Terminal interface {
-	PaymentBody(ctx context.Context, body []byte) (*localapi.Transaction, error)
-	Abort(ctx context.Context, req *localapi.AbortRequest) (*localapi.AbortResponse, error)
-	ReversalBody(ctx context.Context, body []byte) (*localapi.ReversalResponse, error)
-	localapi.Transactor
-}
-
 // Config wires an Orchestrator.
 type Config struct {
-	Journal  *journal.DB
+	Journal *journal.DB
+	// Channel is how attempts reach the provider. Terminal is a shorthand
+	// for the Local API channel of a terminal on the LAN (Local).
+	Channel  Channel
 	Terminal Terminal
 	// TerminalID identifies the terminal in the journal (its mDNS instance
 	// name, or its address when configured by hand): one unresolved attempt
@@ -72,6 +63,7 @@ var ErrTerminalUnreachable = errors.New("payment: the terminal is unreachable")
 // Orchestrator drives payment attempts. It is safe for concurrent use.
 type Orchestrator struct {
 	cfg    Config
+	ch     Channel
 	log    *slog.Logger
 	ctx    context.Context // ends with Close: drivers stop, attempts stay open
 	cancel context.CancelFunc
@@ -93,11 +85,15 @@ var ErrClosed = errors.New("payment: the orchestrator is closed")
 
 // New returns an orchestrator. Call Recover before Start.
 func New(cfg Config) (*Orchestrator, error) {
-	if cfg.Journal == nil || cfg.Terminal == nil || cfg.TerminalID == "" {
-		return nil, errors.New("payment: a journal, a terminal and its id are required")
-	}
 	if cfg.Limits == (Limits{}) {
 		cfg.Limits = DefaultLimits
+	}
+	ch := cfg.Channel
+	if ch == nil && cfg.Terminal != nil {
+		ch = Local(cfg.Terminal, cfg.Vendor, cfg.Limits.RefundTimeout)
+	}
+	if cfg.Journal == nil || ch == nil || cfg.TerminalID == "" {
+		return nil, errors.New("payment: a journal, a channel (or a terminal) and the terminal's id are required")
 	}
 	if err := cfg.Limits.Validate(); err != nil {
 		return nil, err
@@ -110,7 +106,7 @@ func New(cfg Config) (*Orchestrator, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Orchestrator{cfg: cfg, log: log, ctx: ctx, cancel: cancel, runs: map[string]*run{}}, nil
+	return &Orchestrator{cfg: cfg, ch: ch, log: log, ctx: ctx, cancel: cancel, runs: map[string]*run{}}, nil
 }
 
 // Close stops every driver without deciding anything: attempts in flight stay
@@ -219,12 +215,12 @@ func (o *Orchestrator) Start(ctx context.Context, req Request) (*Handle, error) 
 	if err != nil {
 		return nil, fmt.Errorf("payment: new uuid: %w", err)
 	}
-	body, err := o.requestBody(id.String(), req, policy)
+	body, err := o.ch.Body(NewAttempt{UUID: id.String(), Request: req, Policy: policy, Terminal: o.cfg.TerminalID})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("payment: %w", err)
 	}
 	att, err := o.cfg.Journal.PrepareAttempt(ctx, journal.Attempt{
-		UUID: id.String(), OrderID: req.OrderID, Kind: policy.Kind, Amount: req.Amount,
+		UUID: id.String(), OrderID: req.OrderID, Kind: policy.Kind, Channel: o.ch.Name(), Amount: req.Amount,
 		GiftAmount: req.GiftAmount, Policy: policy.Name, Terminal: o.cfg.TerminalID, RequestBody: body,
 	})
 	if err != nil {
@@ -301,27 +297,14 @@ func (o *Orchestrator) Summary(ctx context.Context, orderID string) (OrderSummar
 	return m, nil
 }
 
-// requestBody is the exact JSON the terminal receives, every time.
-func (o *Orchestrator) requestBody(id string, req Request, policy Policy) ([]byte, error) {
-	p := &localapi.PaymentRequest{
-		Amount: req.Amount, TransactionType: string(policy.Kind), IdempotentUUID: id, CartID: req.OrderID,
-		Customer: req.Customer, EnableGiftScreen: policy.GiftScreen, GiftAmount: req.GiftAmount,
-		ReceiptTicket: req.ReceiptTicket, Reference: req.Reference, Vendor: o.cfg.Vendor,
+// lookup searches the provider's history for an attempt, from its first
+// send less HistorySkew (the provider's clock may be behind ours).
+func (o *Orchestrator) lookup(ctx context.Context, ch Channel, att journal.Attempt) (Match, error) {
+	since := att.FirstSentAt
+	if since.IsZero() {
+		since = att.CreatedAt
 	}
-	if req.AcceptedMedium != "" && policy.Kind == journal.KindDebit {
-		p.AcceptedPayment = &localapi.AcceptedPayment{AcceptedMediumType: req.AcceptedMedium}
-	}
-	if req.UseExternalIDs || req.CheckoutExternalID != "" {
-		p.CheckoutExternalID = req.CheckoutExternalID
-		if p.CheckoutExternalID == "" {
-			p.CheckoutExternalID = id
-		}
-		p.ExternalTableNumber, p.ExternalOrderNumber, p.ExternalOrderID = req.ExternalTableNumber, req.ExternalOrderNumber, req.ExternalOrderID
-	}
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("payment: %w", err)
-	}
-	return json.Marshal(p)
+	return ch.Lookup(ctx, att, since.Add(-o.cfg.Limits.HistorySkew), o.cfg.Journal.HeldTransactions)
 }
 
 func (o *Orchestrator) newRun(att journal.Attempt, policy Policy, recovery bool) *run {
@@ -360,10 +343,10 @@ func (o *Orchestrator) launch(r *run, att journal.Attempt) error {
 			close(r.done)
 		}()
 		if att.Kind == journal.KindReversal {
-			(&reversal{o: o, r: r, att: att}).run()
+			(&reversal{o: o, r: r, ch: o.ch, att: att}).run()
 			return
 		}
-		d := &driver{o: o, r: r, att: att}
+		d := &driver{o: o, r: r, ch: o.ch, rules: o.ch.Rules(), att: att}
 		d.run()
 	}()
 	return nil
@@ -430,6 +413,10 @@ func (o *Orchestrator) recoverOne(ctx context.Context, att journal.Attempt) (Vie
 	switch {
 	case att.State == journal.StatePrepared:
 		return o.closeUnsent(ctx, r, att, journal.StateFailed, "never sent: the process stopped before sending")
+	case att.Channel != o.ch.Name():
+		// An attempt never changes channel, and only its own can ask about it.
+		return o.closeUnsent(ctx, r, att, journal.StateUnknown, fmt.Sprintf(
+			"sent through the %s channel, and this kiosk now uses %s: call staff", att.Channel, o.ch.Name()))
 	case att.Kind == journal.KindReversal && att.Terminal != o.cfg.TerminalID:
 		return o.closeUnsent(ctx, r, att, journal.StateUnknown, fmt.Sprintf(
 			"a reversal sent to terminal %s, and this kiosk now uses %s, whose history cannot tell: call staff",
@@ -469,7 +456,7 @@ func (o *Orchestrator) recoverOne(ctx context.Context, att journal.Attempt) (Vie
 
 // closeUnsent finishes an attempt recovery must not send.
 func (o *Orchestrator) closeUnsent(ctx context.Context, r *run, att journal.Attempt, to journal.State, why string) (View, error) {
-	d := &driver{o: o, r: r, att: att}
+	d := &driver{o: o, r: r, ch: o.ch, rules: o.ch.Rules(), att: att}
 	d.finish(to, nil, why, nil)
 	if d.att.State != to {
 		return r.snapshot(), fmt.Errorf("payment: recovery of %s: %s", att.UUID, r.snapshot().Message)

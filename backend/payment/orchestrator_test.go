@@ -20,7 +20,7 @@ func TestKioskPaymentApproved(t *testing.T) {
 	e.order("A001", 1250)
 	h := e.start(Request{OrderID: "A001", Amount: 1250, Policy: journal.PolicyKiosk})
 	v := e.wait(h)
-	if v.State != journal.StateApproved || !v.OrderPaid || v.TransactionID == "" || v.Transaction == nil {
+	if v.State != journal.StateApproved || !v.OrderPaid || v.TransactionID == "" || v.Charge == nil || v.Charge.ClientTicket == "" {
 		t.Fatalf("view = %+v", v)
 	}
 	att := e.attempt(h.UUID())
@@ -200,7 +200,7 @@ func TestRecoveryOfAttemptsThatMustNotBeSent(t *testing.T) {
 	e.order("P2", 200)
 	clock := time.Now()
 	prepare := func(order string) journal.Attempt {
-		body, _ := e.o.requestBody("0193b1c2-0000-7000-8000-00000000000"+order[1:], Request{OrderID: order, Amount: 100}, Policy{Kind: journal.KindDebit})
+		body, _ := e.o.ch.Body(NewAttempt{UUID: "0193b1c2-0000-7000-8000-00000000000" + order[1:], Request: Request{OrderID: order, Amount: 100}, Policy: Policy{Kind: journal.KindDebit}})
 		a, err := e.db.PrepareAttempt(e.ctx, journal.Attempt{UUID: "0193b1c2-0000-7000-8000-00000000000" + order[1:], OrderID: order,
 			Kind: journal.KindDebit, Amount: 100, Policy: journal.PolicyKiosk, Terminal: "sim-" + order, RequestBody: body})
 		if err != nil {

@@ -63,7 +63,7 @@ func TestRecoveryNeverResendsPastTheIdempotencyWindow(t *testing.T) {
 	e.recover()
 	e.order("IW1", 100)
 	id := "0193b1c2-0000-7000-8000-0000000000a1"
-	body, err := e.o.requestBody(id, Request{OrderID: "IW1", Amount: 100}, Policy{Kind: journal.KindDebit})
+	body, err := e.o.ch.Body(NewAttempt{UUID: id, Request: Request{OrderID: "IW1", Amount: 100}, Policy: Policy{Kind: journal.KindDebit}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,13 +2,10 @@ package payment
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/google/uuid"
 )
 
@@ -37,27 +34,23 @@ func (o *Orchestrator) StartReversal(ctx context.Context, debitUUID string) (*Ha
 		return nil, fmt.Errorf("payment: only an approved debit is reversed; attempt %s is a %s %s", debitUUID, debit.State, debit.Kind)
 	case debit.TransactionID == "":
 		return nil, fmt.Errorf("payment: attempt %s has no transaction of the terminal to reverse", debitUUID)
-	case debit.Channel != journal.ChannelLocal:
-		return nil, fmt.Errorf("payment: attempt %s went through the %s channel, not this terminal", debitUUID, debit.Channel)
+	case debit.Channel != o.ch.Name():
+		return nil, fmt.Errorf("payment: attempt %s went through the %s channel, and this kiosk uses %s", debitUUID, debit.Channel, o.ch.Name())
 	case debit.Terminal != o.cfg.TerminalID:
 		return nil, fmt.Errorf("payment: attempt %s was taken on terminal %s; only that terminal reverses it, and this kiosk uses %s",
 			debitUUID, debit.Terminal, o.cfg.TerminalID)
 	}
-	req := localapi.ReversalRequest{Amount: debit.Total(), InitialTransactionID: debit.TransactionID}
-	if err := req.Validate(); err != nil {
-		return nil, fmt.Errorf("payment: %w", err)
-	}
-	body, err := json.Marshal(req)
+	body, err := o.ch.ReversalBody(debit)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("payment: %w", err)
 	}
 	id, err := uuid.NewV7()
 	if err != nil {
 		return nil, fmt.Errorf("payment: new uuid: %w", err)
 	}
 	att, err := o.cfg.Journal.PrepareAttempt(ctx, journal.Attempt{
-		UUID: id.String(), OrderID: debit.OrderID, Kind: journal.KindReversal, Channel: journal.ChannelLocal,
-		Amount: req.Amount, Policy: journal.PolicyReversal, Terminal: o.cfg.TerminalID,
+		UUID: id.String(), OrderID: debit.OrderID, Kind: journal.KindReversal, Channel: o.ch.Name(),
+		Amount: debit.Total(), Policy: journal.PolicyReversal, Terminal: o.cfg.TerminalID,
 		InitialTransactionID: debit.TransactionID, RequestBody: body,
 	})
 	if err != nil {
@@ -88,14 +81,15 @@ func (o *Orchestrator) Reverse(ctx context.Context, debitUUID string) (View, err
 	return h.View(), nil
 }
 
-// reversal drives one reversal attempt. /reversal has no idempotency key,
+// reversal drives one reversal attempt. A reversal has no idempotency key,
 // but the terminal reverses a transaction once: a second request for it
-// reverses it then, or answers "already reversed". An answer lost on the
-// way is settled from the terminal's history; the same request goes out
+// reverses it then, or answers that it is reversed. An answer lost on the
+// way is settled from the provider's history; the same request goes out
 // again only when that history shows no reversal.
 type reversal struct {
 	o        *Orchestrator
 	r        *run
+	ch       Channel
 	att      journal.Attempt
 	deadline time.Time
 	over     bool
@@ -167,76 +161,63 @@ func (v *reversal) send() revStep {
 	}
 	v.update(func(view *View) { view.State, view.SendCount = att.State, att.SendCount })
 	ctx, cancel := context.WithTimeout(v.o.ctx, v.r.policy.ClientTimeout)
-	resp, err := v.o.cfg.Terminal.ReversalBody(ctx, v.r.body)
+	a := v.ch.Reverse(ctx, att)
 	cancel()
 	if v.o.ctx.Err() != nil {
 		return revDone
 	}
-	var (
-		ae *localapi.APIError
-		ve *localapi.ValidationError
-		te *localapi.TransportError
-	)
-	switch {
-	case err == nil:
-		v.finish(journal.StateApproved, resp.Raw, &found{tx: &localapi.Transaction{TransactionID: resp.ReversalTransactionID}},
-			"reversed: reversal transaction "+resp.ReversalTransactionID)
+	switch a.Outcome {
+	case OutcomeCharged:
+		if a.Charge == nil || a.Charge.TransactionID == "" {
+			// Reversed, without its transaction named (already reversed,
+			// by this attempt's earlier request or on the terminal): the
+			// history may name it.
+			v.record(a.Raw, "reversed, its transaction not named ("+a.Message+"): the history may name it")
+			return v.alreadyReversed(a)
+		}
+		v.finish(journal.StateApproved, a.Raw, a.Charge, "reversed: reversal transaction "+a.Charge.TransactionID)
 		return revDone
-	case errors.As(err, &ae) && ae.Code == localapi.CodeReversalAlready:
-		// Reversed already: by this attempt's earlier request, or on the
-		// terminal itself. Either way the debit is given back, once; the
-		// history may name the reversal transaction.
-		v.record(ae.Raw, "the terminal says the transaction is already reversed")
-		return v.alreadyReversed()
-	case errors.As(err, &ae):
+	case OutcomeRefused, OutcomeBusy, OutcomeNotCharged:
 		if att.SendCount > 1 {
 			// A refusal of this request says nothing of the earlier one's.
-			v.record(ae.Raw, "refused on a resend ("+ae.Message+"): the history decides")
+			v.record(a.Raw, "refused on a resend ("+a.Message+"): the history decides")
 			return revSearch
 		}
-		v.finish(journal.StateFailed, ae.Raw, nil, ae.Message)
+		v.finish(journal.StateFailed, a.Raw, nil, a.Message)
 		return revDone
-	case errors.As(err, &ve):
-		v.finish(journal.StateFailed, nil, nil, "invalid request: "+ve.Error())
+	case OutcomeInvalid:
+		v.finish(journal.StateFailed, nil, nil, "invalid request: "+a.Message)
 		return revDone
-	case errors.As(err, &te) && !te.Sent && att.SendCount == 1 && !v.r.recovery:
-		v.finish(journal.StateFailed, nil, nil, "the terminal is unreachable: nothing was sent: "+te.Err.Error())
-		return revDone
+	case OutcomeNotSent:
+		if att.SendCount == 1 && !v.r.recovery {
+			v.finish(journal.StateFailed, nil, nil, "the terminal is unreachable: nothing was sent: "+a.Message)
+			return revDone
+		}
 	}
-	var raw []byte
-	var he *localapi.HTTPError
-	var de *localapi.DecodeError
-	if errors.As(err, &he) {
-		raw = he.Body
-	} else if errors.As(err, &de) {
-		raw = de.Body
-	}
-	v.record(raw, "no clear answer ("+err.Error()+"): the history decides")
+	v.record(a.Raw, "no clear answer ("+a.Outcome.String()+": "+a.Message+"): the history decides")
 	return revSearch
 }
 
 // alreadyReversed approves the attempt, with the reversal's transaction
 // when the history names exactly one.
-func (v *reversal) alreadyReversed() revStep {
-	m, err := v.o.findInHistory(v.o.ctx, v.att)
-	var f *found
-	note := "the terminal says the transaction is already reversed"
-	if err == nil && m.verdict == inHistoryOne && m.charged() {
-		f = historyCharge(m)
-		note += "; " + m.String()
+func (v *reversal) alreadyReversed(a Answer) revStep {
+	m, err := v.o.lookup(v.o.ctx, v.ch, v.att)
+	c, note := a.Charge, "the terminal says the transaction is reversed"
+	if err == nil && m.Verdict == InHistory && m.Charge.Approved {
+		c, note = &m.Charge, note+"; "+m.String()
 	}
-	v.finish(journal.StateApproved, nil, f, note)
+	v.finish(journal.StateApproved, a.Raw, c, note)
 	return revDone
 }
 
 // search settles a reversal whose answer was lost from the history.
 func (v *reversal) search() revStep {
-	m, err := v.o.findInHistory(v.o.ctx, v.att)
+	m, err := v.o.lookup(v.o.ctx, v.ch, v.att)
 	if err != nil {
 		if v.o.ctx.Err() != nil {
 			return revDone
 		}
-		v.record(nil, "the terminal's history could not be read: "+err.Error())
+		v.record(nil, "the provider's history could not be read: "+err.Error())
 		if v.r.recovery && !isSent(err) {
 			v.r.mu.Lock()
 			v.r.unreachable = true
@@ -246,13 +227,13 @@ func (v *reversal) search() revStep {
 		return revPause
 	}
 	switch {
-	case m.verdict == inHistoryOne && m.charged():
-		v.finish(journal.StateApproved, nil, historyCharge(m), "reversed: "+m.String())
+	case m.Verdict == InHistory && m.Charge.Approved:
+		v.finish(journal.StateApproved, m.Raw, &m.Charge, "reversed: "+m.String())
 		return revDone
-	case m.verdict == inHistoryOne:
-		v.finish(journal.StateFailed, nil, historyCharge(m), "not reversed: "+m.String())
+	case m.Verdict == InHistory:
+		v.finish(journal.StateFailed, m.Raw, &m.Charge, "not reversed: "+m.String())
 		return revDone
-	case m.verdict == inHistoryAmbiguous:
+	case m.Verdict == AmbiguousHistory:
 		v.finish(journal.StateUnknown, nil, nil, m.String()+": call staff")
 		return revDone
 	}
@@ -270,15 +251,12 @@ func (v *reversal) record(raw []byte, note string) {
 }
 
 // finish records the reversal's outcome: approved gives back the whole
-// amount asked, found names its transaction when known.
-func (v *reversal) finish(to journal.State, raw []byte, f *found, note string) {
+// amount asked; c names its transaction when known.
+func (v *reversal) finish(to journal.State, raw []byte, c *Charge, note string) {
 	v.over = true
 	info := journal.TransitionInfo{Note: note, Response: raw}
-	if f != nil {
-		info.TransactionID = f.tx.TransactionID
-		if info.Response == nil {
-			info.Response = f.raw
-		}
+	if c != nil {
+		info.TransactionID = c.TransactionID
 	}
 	if to == journal.StateApproved {
 		info.Charged = &journal.Charge{Amount: v.att.Amount}
@@ -294,7 +272,7 @@ func (v *reversal) finish(to journal.State, raw []byte, f *found, note string) {
 		v.att = att
 	}
 	v.update(func(view *View) {
-		view.State, view.Message, view.TransactionID = to, msg, info.TransactionID
+		view.State, view.Message, view.TransactionID, view.Raw = to, msg, info.TransactionID, raw
 		if to == journal.StateApproved {
 			view.ChargedAmount = v.att.Amount
 		}

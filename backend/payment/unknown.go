@@ -13,7 +13,7 @@ import (
 const SettledBy = "system:history"
 
 // SettleUnknown looks every attempt whose outcome is unknown up in the
-// history of the terminal that took it, and settles those the history
+// history of the provider that took it, and settles those the history
 // decides without doubt: exactly one transaction is the attempt (approved
 // with its transactionId, or declined if it was refused), or none is and
 // the history is complete for it (its last send is SettleAfter old: any
@@ -34,27 +34,28 @@ func (o *Orchestrator) settleUnknown(ctx context.Context) ([]View, error) {
 	}
 	var views []View
 	for _, att := range atts {
-		if att.Terminal != o.cfg.TerminalID || att.Channel != journal.ChannelLocal {
-			continue // only the terminal that took it knows it
+		if att.Terminal != o.cfg.TerminalID || att.Channel != o.ch.Name() {
+			continue // only the provider that took it knows it
 		}
-		m, err := o.findInHistory(ctx, att)
+		m, err := o.lookup(ctx, o.ch, att)
 		if err != nil {
-			return views, fmt.Errorf("payment: the terminal's history: %w", err)
+			return views, fmt.Errorf("payment: the provider's history: %w", err)
 		}
 		res := journal.Resolution{Who: SettledBy}
-		switch m.verdict {
-		case inHistoryOne:
-			f := historyCharge(m)
-			res.TransactionID, res.Response = f.tx.TransactionID, f.raw
-			res.To, res.Note = journal.StateDeclined, "settled from the terminal's history: "+m.String()+": not charged"
-			if m.charged() {
-				res.To, res.Note = journal.StateApproved, "settled from the terminal's history: "+m.String()
-				res.Charged = &journal.Charge{Amount: f.tx.Amount, GiftAmount: f.tx.GiftAmount}
+		switch {
+		case m.Verdict == InHistory && m.Pending:
+			continue // still running at the provider: its outcome is not known yet
+		case m.Verdict == InHistory:
+			res.TransactionID, res.Response = m.Charge.TransactionID, m.Raw
+			res.To, res.Note = journal.StateDeclined, "settled from the provider's history: "+m.String()+": not charged"
+			if m.Charge.Approved {
+				res.To, res.Note = journal.StateApproved, "settled from the provider's history: "+m.String()
+				res.Charged = &journal.Charge{Amount: m.Charge.Amount, GiftAmount: m.Charge.GiftAmount}
 				if att.Kind == journal.KindReversal {
 					res.Charged = &journal.Charge{Amount: att.Amount}
 				}
 			}
-		case inHistoryNone:
+		case m.Verdict == NotInHistory:
 			last := att.LastSentAt
 			if last.IsZero() {
 				last = att.CreatedAt
@@ -63,7 +64,7 @@ func (o *Orchestrator) settleUnknown(ctx context.Context) ([]View, error) {
 				continue // a payment its last request started may not have ended yet
 			}
 			res.To = journal.StateDeclined
-			res.Note = fmt.Sprintf("settled from the terminal's history: %s since its first send, and its last request went out at %s: nothing was made",
+			res.Note = fmt.Sprintf("settled from the provider's history: %s since its first send, and its last request went out at %s: nothing was made",
 				m, last.UTC().Format(time.RFC3339))
 		default:
 			continue // staff decide, with the candidates before them

@@ -2,7 +2,6 @@ package payment
 
 import (
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
 // Emitter receives a snapshot of an attempt at every change. The Wails
@@ -25,6 +24,7 @@ const (
 	AbortNotPossible AbortAnswer = "not_possible" // too late: the /payment answer decides
 	AbortNothing     AbortAnswer = "nothing"      // nothing in progress on the terminal
 	AbortBusy        AbortAnswer = "busy"         // another payment holds the terminal: this one is not running
+	AbortDelivered   AbortAnswer = "delivered"    // the cancel reached the provider: the payment's own outcome decides
 	AbortFailed      AbortAnswer = "failed"       // no usable answer yet: asked again while the cancel is in force
 )
 
@@ -52,8 +52,11 @@ type View struct {
 	ChargedDespiteCancel bool `json:"chargedDespiteCancel,omitempty"`
 	// OrderPaid is true once the order's approved debits cover its total.
 	OrderPaid bool `json:"orderPaid,omitempty"`
-	// Transaction is the terminal's final answer (card tickets for receipts).
-	Transaction *localapi.Transaction `json:"-"`
+	// Charge is the provider's transaction the outcome was decided on (card
+	// details and tickets for receipts).
+	Charge *Charge `json:"-"`
+	// Raw is the provider's answer the outcome was decided on.
+	Raw []byte `json:"-"`
 }
 
 // Final reports whether the attempt has an outcome.

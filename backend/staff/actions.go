@@ -223,11 +223,7 @@ func (s *Staff) Refund(ctx context.Context, sessionID, orderID string, amount in
 		}
 		return payment.View{}, &Error{Code: EINVALID, Message: msg, Err: err}
 	}
-	raw := []byte(nil)
-	if v.Transaction != nil {
-		raw = v.Transaction.Raw
-	}
-	s.note(ctx, v.UUID, sess.Who, fmt.Sprintf("refund of %d asked by staff: %s %s\nterminal answered: %s", amount, v.State, v.Message, rawText(raw)))
+	s.note(ctx, v.UUID, sess.Who, fmt.Sprintf("refund of %d asked by staff: %s %s\nterminal answered: %s", amount, v.State, v.Message, rawText(v.Raw)))
 	return v, nil
 }
 

@@ -1,0 +1,289 @@
+package payment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+)
+
+// Terminal is the part of the Local API the local channel uses;
+// *localapi.Client and *discovery.Tracker satisfy it. A terminal found
+// again at a new address (discovery) keeps its identity, so attempts in
+// flight keep their uuid.
+type Terminal interface {
+	PaymentBody(ctx context.Context, body []byte) (*localapi.Transaction, error)
+	Abort(ctx context.Context, req *localapi.AbortRequest) (*localapi.AbortResponse, error)
+	ReversalBody(ctx context.Context, body []byte) (*localapi.ReversalResponse, error)
+	localapi.Transactor
+}
+
+// Local is the channel of a terminal on the LAN, through its Local API:
+// the outcome comes in the answer to /payment, a resend of the same body
+// with the same idempotentUuid attaches to the payment in progress or
+// replays its outcome, /abort says whether it stopped the payment, and
+// /transactions is the terminal's history. vendor (may be nil) goes with
+// every payment, for the provider's support; pageTimeout bounds each page
+// of history read.
+func Local(t Terminal, vendor *localapi.Vendor, pageTimeout time.Duration) Channel {
+	return &localChannel{t: t, vendor: vendor, pageTimeout: pageTimeout}
+}
+
+type localChannel struct {
+	t           Terminal
+	vendor      *localapi.Vendor
+	pageTimeout time.Duration
+}
+
+func (c *localChannel) Name() journal.Channel { return journal.ChannelLocal }
+
+func (c *localChannel) Rules() ChannelRules {
+	return ChannelRules{FollowSends: true, CancelDecides: true}
+}
+
+// Body is the exact /payment JSON the terminal receives, every time.
+func (c *localChannel) Body(a NewAttempt) ([]byte, error) {
+	req, policy := a.Request, a.Policy
+	p := &localapi.PaymentRequest{
+		Amount: req.Amount, TransactionType: string(policy.Kind), IdempotentUUID: a.UUID, CartID: req.OrderID,
+		Customer: req.Customer, EnableGiftScreen: policy.GiftScreen, GiftAmount: req.GiftAmount,
+		ReceiptTicket: req.ReceiptTicket, Reference: req.Reference, Vendor: c.vendor,
+	}
+	if req.AcceptedMedium != "" && policy.Kind == journal.KindDebit {
+		p.AcceptedPayment = &localapi.AcceptedPayment{AcceptedMediumType: req.AcceptedMedium}
+	}
+	if req.UseExternalIDs || req.CheckoutExternalID != "" {
+		p.CheckoutExternalID = req.CheckoutExternalID
+		if p.CheckoutExternalID == "" {
+			p.CheckoutExternalID = a.UUID
+		}
+		p.ExternalTableNumber, p.ExternalOrderNumber, p.ExternalOrderID = req.ExternalTableNumber, req.ExternalOrderNumber, req.ExternalOrderID
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(p)
+}
+
+func (c *localChannel) Send(ctx context.Context, a journal.Attempt) Answer {
+	tx, err := c.t.PaymentBody(ctx, a.RequestBody)
+	return localAnswer(a.UUID, tx, err)
+}
+
+// Follow on the Local API is the same request again: it attaches to the
+// payment in progress, or replays its outcome.
+func (c *localChannel) Follow(ctx context.Context, a journal.Attempt) Answer { return c.Send(ctx, a) }
+
+func (c *localChannel) Cancel(ctx context.Context, a journal.Attempt) CancelAnswer {
+	resp, err := c.t.Abort(ctx, &localapi.AbortRequest{IdempotentUUID: a.UUID})
+	return localCancel(a.UUID, resp, err)
+}
+
+func (c *localChannel) ReversalBody(debit journal.Attempt) ([]byte, error) {
+	req := localapi.ReversalRequest{Amount: debit.Total(), InitialTransactionID: debit.TransactionID}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(req)
+}
+
+func (c *localChannel) Reverse(ctx context.Context, a journal.Attempt) Answer {
+	resp, err := c.t.ReversalBody(ctx, a.RequestBody)
+	if err == nil {
+		return Answer{Outcome: OutcomeCharged, Raw: resp.Raw, Known: true,
+			Charge: &Charge{TransactionID: resp.ReversalTransactionID, Amount: a.Amount, Approved: true}}
+	}
+	var ae *localapi.APIError
+	if errors.As(err, &ae) && ae.Code == localapi.CodeReversalAlready {
+		// Reversed already, by this attempt's earlier request or on the
+		// terminal itself: either way the debit is given back, once.
+		return Answer{Outcome: OutcomeCharged, Raw: ae.Raw, Known: true, Message: ae.Message,
+			Charge: &Charge{Amount: a.Amount, Approved: true}}
+	}
+	return localError(a.UUID, err)
+}
+
+// localAnswer reads one /payment exchange for the attempt with this uuid.
+func localAnswer(id string, tx *localapi.Transaction, err error) Answer {
+	if tx != nil {
+		switch {
+		case tx.IdempotentUUID != id:
+			return Answer{Outcome: OutcomeForeign, Raw: tx.Raw, Message: tx.IdempotentUUID}
+		case tx.Approved():
+			return Answer{Outcome: OutcomeCharged, Charge: localCharge(tx), Raw: tx.Raw, Known: true}
+		default:
+			return Answer{Outcome: OutcomeNotCharged, Charge: localCharge(tx), Raw: tx.Raw, Known: true}
+		}
+	}
+	return localError(id, err)
+}
+
+// localError reads a Local API error for the attempt with this uuid.
+func localError(id string, err error) Answer {
+	var (
+		ae *localapi.APIError
+		ve *localapi.ValidationError
+		te *localapi.TransportError
+		he *localapi.HTTPError
+		de *localapi.DecodeError
+	)
+	switch {
+	case errors.As(err, &ae) && ae.Code == localapi.CodeBusy && ae.Arg == id:
+		// Our own payment is in progress: the terminal knows it.
+		return Answer{Outcome: OutcomePending, Known: true, Raw: ae.Raw, Message: ae.Message}
+	case errors.As(err, &ae) && ae.Code == localapi.CodeBusy:
+		return Answer{Outcome: OutcomeBusy, Raw: ae.Raw, Message: ae.Message}
+	case errors.As(err, &ae):
+		return Answer{Outcome: OutcomeRefused, Raw: ae.Raw, Message: ae.Message}
+	case errors.As(err, &ve):
+		return Answer{Outcome: OutcomeInvalid, Message: ve.Error()}
+	case errors.As(err, &te) && !te.Sent:
+		return Answer{Outcome: OutcomeNotSent, Message: te.Err.Error()}
+	case errors.As(err, &te) && te.Timeout:
+		return Answer{Outcome: OutcomeTimeout, Message: err.Error()}
+	case errors.As(err, &he):
+		return Answer{Outcome: OutcomeIndefinite, Raw: he.Body, Message: err.Error()}
+	case errors.As(err, &de):
+		return Answer{Outcome: OutcomeIndefinite, Raw: de.Body, Message: err.Error()}
+	}
+	return Answer{Outcome: OutcomeIndefinite, Message: errMsg(err)}
+}
+
+func localCharge(tx *localapi.Transaction) *Charge {
+	return &Charge{
+		TransactionID: tx.TransactionID, Amount: tx.Amount, GiftAmount: tx.GiftAmount, Currency: tx.CurrencyCode,
+		Scheme: tx.Scheme, Issuer: tx.Issuer, PaymentApplication: tx.PaymentApplication,
+		ClientTicket: tx.ClientCardTicket, MerchantTicket: tx.MerchantCardTicket, Approved: tx.Approved(),
+	}
+}
+
+func errMsg(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// localCancel reads one /abort exchange for the attempt with this uuid.
+func localCancel(id string, resp *localapi.AbortResponse, err error) CancelAnswer {
+	if err == nil {
+		return CancelAnswer{Outcome: CancelStopped, Raw: resp.Raw}
+	}
+	var (
+		ae *localapi.APIError
+		te *localapi.TransportError
+		he *localapi.HTTPError
+		de *localapi.DecodeError
+	)
+	switch {
+	case errors.As(err, &ae):
+		a := CancelAnswer{Raw: ae.Raw, Message: ae.Message}
+		switch {
+		case ae.Code == localapi.CodeAbortNotPossible:
+			a.Outcome = CancelTooLate
+		case ae.Code == localapi.CodeNothingToAbort:
+			a.Outcome = CancelNothingRuns
+		case ae.Code == localapi.CodeBusy && ae.Arg == id:
+			a.Outcome = CancelThisRuns
+		case ae.Code == localapi.CodeBusy, ae.Code == localapi.CodeAbortNotAllowed:
+			a.Outcome = CancelOtherRuns
+		default:
+			// "Error while responding to local API", a ko without message,
+			// a message the specification does not list: no answer.
+			a.Outcome = CancelIndefinite
+		}
+		return a
+	case errors.As(err, &te) && !te.Sent:
+		return CancelAnswer{Outcome: CancelNotSent, Message: te.Err.Error()}
+	case errors.As(err, &he):
+		return CancelAnswer{Outcome: CancelIndefinite, Raw: he.Body, Message: err.Error()}
+	case errors.As(err, &de):
+		return CancelAnswer{Outcome: CancelIndefinite, Raw: de.Body, Message: err.Error()}
+	}
+	return CancelAnswer{Outcome: CancelIndefinite, Message: errMsg(err)}
+}
+
+// historyKind is the history's type of an attempt's transactions.
+func historyKind(k journal.Kind) string {
+	switch k {
+	case journal.KindRefund:
+		return localapi.HistoryRefund
+	case journal.KindReversal:
+		return localapi.HistoryReversal
+	}
+	return localapi.HistoryDebit
+}
+
+// Lookup searches the terminal's history since the given time. A transaction is a
+// candidate when it is of the attempt's kind and amount, no other attempt
+// holds it, and its cartId is the attempt's order or absent; it is the
+// attempt when it is the only candidate and names the order. A transaction
+// without a type, or with a time that cannot be read, is a candidate too:
+// it may be the attempt.
+func (c *localChannel) Lookup(ctx context.Context, a journal.Attempt, since time.Time, held Holder) (Match, error) {
+	entries, err := localapi.History(ctx, c.t, since, time.Time{}, 0, c.pageTimeout)
+	var te *localapi.TransportError
+	if errors.As(err, &te) && !te.Sent {
+		return Match{}, &NotSentError{err}
+	}
+	if err != nil {
+		return Match{}, err
+	}
+	var ids []string
+	for _, e := range entries {
+		if e.TransactionID != "" {
+			ids = append(ids, e.TransactionID)
+		}
+	}
+	isHeld, err := held(ctx, ids)
+	if err != nil {
+		return Match{}, err
+	}
+	kind := historyKind(a.Kind)
+	var m Match
+	var named []localapi.HistoryEntry
+	for _, e := range entries {
+		if e.TransactionID != "" && isHeld[e.TransactionID] {
+			continue
+		}
+		if e.Type != "" && e.Type != kind {
+			continue
+		}
+		if e.CartID != "" && e.CartID != a.OrderID {
+			continue
+		}
+		if !sameAmount(a, e) {
+			continue
+		}
+		m.Candidates++
+		if e.CartID == a.OrderID && e.Type == kind {
+			named = append(named, e)
+		}
+	}
+	switch {
+	case m.Candidates == 0:
+		m.Verdict = NotInHistory
+	case m.Candidates == 1 && len(named) == 1:
+		e := named[0]
+		m.Verdict = InHistory
+		m.Raw, _ = json.Marshal(e)
+		m.Charge = Charge{TransactionID: e.TransactionID, Amount: e.Amount, GiftAmount: e.GiftAmount, Currency: e.CurrencyCode,
+			Scheme: e.Scheme, Issuer: e.Issuer, Approved: e.Status == localapi.StatusOK}
+	default:
+		m.Verdict = AmbiguousHistory
+	}
+	return m, nil
+}
+
+// sameAmount: the history lists a payment's amount without its tip; a
+// reversal's as the whole amount given back, which some terminals may split
+// into amount and gift.
+func sameAmount(a journal.Attempt, e localapi.HistoryEntry) bool {
+	if a.Kind == journal.KindReversal {
+		return e.Amount == a.Amount || e.Amount+e.GiftAmount == a.Amount
+	}
+	return e.Amount == a.Amount
+}
