@@ -60,6 +60,12 @@ type Options struct {
 	PingTimeout time.Duration
 	// Pinger confirms a candidate; nil pings it with the Local API client.
 	Pinger Pinger
+	// HTTPS: the terminal speaks HTTPS (its certificate trusted or pinned,
+	// ClientOptions say how): discovered addresses are https://, and never
+	// tried over plain HTTP.
+	HTTPS bool
+	// ClientOptions go to the Local API client of the default Pinger.
+	ClientOptions []localapi.Option
 	// AcceptSimulated keeps simulated terminals (TXT "sim=1", as
 	// `comptoir simulator --mdns` advertises). Off by default: a demo
 	// simulator on the shop's network must never be taken for the real
@@ -87,7 +93,7 @@ func (o Options) withDefaults() Options {
 		o.PingTimeout = DefaultPingTimeout
 	}
 	if o.Pinger == nil {
-		o.Pinger = pingLocalAPI
+		o.Pinger = pingWith(o.ClientOptions)
 	}
 	return o
 }
@@ -98,13 +104,16 @@ func (o Options) matches(instance string, port int) bool {
 		(o.Port > 0 && port == o.Port)
 }
 
-func pingLocalAPI(ctx context.Context, baseURL string) error {
-	c, err := localapi.NewClient(baseURL)
-	if err != nil {
+// pingWith pings with the Local API client, made with opts.
+func pingWith(opts []localapi.Option) Pinger {
+	return func(ctx context.Context, baseURL string) error {
+		c, err := localapi.NewClient(baseURL, opts...)
+		if err != nil {
+			return err
+		}
+		_, err = c.Ping(ctx, false)
 		return err
 	}
-	_, err = c.Ping(ctx, false)
-	return err
 }
 
 // simulated reports the TXT record of a simulated terminal.
@@ -312,7 +321,11 @@ func confirm(ctx context.Context, opts Options, t *Terminal) {
 	start := time.Now()
 	var errs []string
 	for _, ip := range t.Addrs {
-		u := url.URL{Scheme: "http", Host: net.JoinHostPort(ip, strconv.Itoa(t.Port)), Path: path}
+		scheme := "http"
+		if opts.HTTPS {
+			scheme = "https"
+		}
+		u := url.URL{Scheme: scheme, Host: net.JoinHostPort(ip, strconv.Itoa(t.Port)), Path: path}
 		if t.BaseURL == "" {
 			t.BaseURL = u.String()
 		}

@@ -85,7 +85,7 @@ func TestBrowseOnLoopback(t *testing.T) {
 		if baseURL == customURL {
 			return nil
 		}
-		return pingLocalAPI(ctx, baseURL)
+		return pingWith(nil)(ctx, baseURL)
 	}
 	all, err := Browse(ctxFor(t, 15*time.Second), opts)
 	if err != nil {

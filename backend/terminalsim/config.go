@@ -42,6 +42,10 @@ type Config struct {
 	Default *Behaviour
 	// NoTestAmounts turns off the test amounts table.
 	NoTestAmounts bool
+	// TLS serves the Local API on HTTPS, with a self-signed certificate made
+	// at Start (CertificateFingerprint tells staff what to pin), as a
+	// terminal that has retrieved its certificate does.
+	TLS bool
 	// Timings overrides the real-time durations of the specification; zero
 	// fields keep their defaults. TimeScale applies to them.
 	Timings Timings

@@ -2,7 +2,14 @@ package terminalsim
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
+	"math/big"
 	"fmt"
 	"log/slog"
 	"net"
@@ -82,6 +89,7 @@ type Terminal struct {
 
 	srv     *http.Server
 	ln      net.Listener
+	cert    *x509.Certificate // with Config.TLS
 	adverts []func()
 }
 
@@ -609,6 +617,16 @@ func (t *Terminal) Start(addr string) error {
 		ln.Close()
 		return errors.New("terminalsim: already started")
 	}
+	if t.cfg.TLS {
+		cert, err := selfSigned(t.cfg.Serial)
+		if err != nil {
+			t.mu.Unlock()
+			ln.Close()
+			return err
+		}
+		t.cert = cert.Leaf
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+	}
 	t.srv, t.ln = srv, ln
 	t.wg.Add(1)
 	t.broadcastLocked()
@@ -617,8 +635,48 @@ func (t *Terminal) Start(addr string) error {
 		defer t.wg.Done()
 		_ = srv.Serve(ln)
 	}()
-	t.log.Info("simulated terminal listening", "url", t.URL(), "serial", t.cfg.Serial)
+	t.log.Info("simulated terminal listening", "url", t.URL(), "serial", t.cfg.Serial, "certificate", t.CertificateFingerprint())
 	return nil
+}
+
+// CertificateFingerprint is the SHA-256 fingerprint of the certificate the
+// terminal serves HTTPS with (Config.TLS), as a terminal would show it for
+// staff to pin; "" on plain HTTP.
+func (t *Terminal) CertificateFingerprint() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cert == nil {
+		return ""
+	}
+	return localapi.Fingerprint(t.cert.Raw)
+}
+
+// selfSigned makes the certificate of a terminal that has retrieved none
+// from an authority: self-signed, for the loopback and the terminal's name.
+func selfSigned(serial string) (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: "Simulated terminal " + serial, Organization: []string{"Comptoir simulator"}},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(365 * 24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{"localhost"},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
 }
 
 // ListenAndServe serves on addr until ctx is done, then closes the terminal.
@@ -663,7 +721,11 @@ func (t *Terminal) urlLocked() string {
 	if a.IP.IsUnspecified() {
 		host = "127.0.0.1"
 	}
-	return "http://" + net.JoinHostPort(host, fmt.Sprint(a.Port)) + localapi.BasePath
+	scheme := "http"
+	if t.cfg.TLS {
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(host, fmt.Sprint(a.Port)) + localapi.BasePath
 }
 
 // Close stops the terminal: held requests end without an answer (their
