@@ -81,7 +81,7 @@ func TestPaymentRequestEncoding(t *testing.T) {
 		AcceptedPayment:  &AcceptedPayment{AcceptedMediumType: MediumTypeBankCardsOnly},
 		GiftAmount:       100,
 		ReceiptTicket: &ReceiptTicket{Data: "1b40", Format: FormatESCPOS, TaxBreakdown: []Tax{
-			{TaxAmount: 114, TaxPercentage: 10}, {TaxAmount: 0, TaxPercentage: 0},
+			{TaxAmount: 114, TaxPercentage: Int(10)}, {TaxAmount: 0, TaxPercentage: Int(0)}, {TaxAmount: 11},
 		}},
 		Reference: "Léa", Vendor: &Vendor{SoftwareName: "Comptoir", SoftwareVersion: "1.0"},
 		CheckoutExternalID: "chk-1", ExternalTableNumber: "12", ExternalOrderNumber: "42", ExternalOrderID: "o-42",
@@ -113,6 +113,10 @@ func TestPaymentRequestEncoding(t *testing.T) {
 	// A 0 % rate is a rate: it must be sent, not dropped as empty.
 	if zero := taxes[1].(map[string]any); zero["tax_percentage"] != 0.0 || zero["tax_amount"] != 0.0 {
 		t.Errorf("tax_breakdown[1] = %v", zero)
+	}
+	// A rate that is not a whole percent sends its amount alone.
+	if frac := taxes[2].(map[string]any); frac["tax_amount"] != 11.0 || frac["tax_percentage"] != nil {
+		t.Errorf("tax_breakdown[2] = %v", frac)
 	}
 	if _, camel := ticket["taxBreakdown"]; camel {
 		t.Error("tax breakdown sent in camelCase")

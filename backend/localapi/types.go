@@ -63,8 +63,11 @@ type Customer struct {
 // unlike everything else in the API. Both are sent even when zero: a 0 % rate
 // is a real rate.
 type Tax struct {
-	TaxAmount     int64 `json:"tax_amount"`     // cents
-	TaxPercentage int   `json:"tax_percentage"` // 20 means 20 %
+	TaxAmount int64 `json:"tax_amount"` // cents
+	// TaxPercentage is an integer in the specification (20 means 20 %):
+	// absent for a rate that is not a whole percent (5.5 %), whose
+	// tax_amount says it exactly.
+	TaxPercentage *int `json:"tax_percentage,omitempty"`
 }
 
 // ReceiptTicket is content printed with the card ticket, or shared.
@@ -111,6 +114,9 @@ type PaymentRequest struct {
 
 // Bool returns a pointer to b, for the tri-state EnableGiftScreen.
 func Bool(b bool) *bool { return &b }
+
+// Int returns a pointer to n, for optional integer fields.
+func Int(n int) *int { return &n }
 
 // Transaction is the answer to POST /payment and GET /payment/{amount}.
 type Transaction struct {

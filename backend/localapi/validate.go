@@ -58,7 +58,7 @@ func (t *ReceiptTicket) validate(field string, escposAllowed bool) error {
 		return &ValidationError{Field: field + ".format", Reason: "must be text or escpos"}
 	}
 	for _, tax := range t.TaxBreakdown {
-		if tax.TaxAmount < 0 || tax.TaxPercentage < 0 {
+		if tax.TaxAmount < 0 || (tax.TaxPercentage != nil && *tax.TaxPercentage < 0) {
 			return &ValidationError{Field: field + ".tax_breakdown", Reason: "amounts and rates must not be negative"}
 		}
 	}

@@ -75,15 +75,20 @@ func divRoundHalfUp(n, d int64) int64 {
 // one entry per rate (VATSummary), tax_amount in cents. The zero rate is
 // kept (a 0 % rate is a real rate).
 //
-// tax_percentage is an integer in the Local API, so a fractional rate is
-// sent rounded half-up to a whole percent (5.5 % is sent as 6, 2.1 % as
-// 2); its tax_amount is still computed from the exact rate. Two rates
-// rounding to the same percent stay two entries.
+// tax_percentage is an integer in the Local API: it is sent for a whole
+// rate (20 %, 10 %) and left out for any other (5.5 %), rather than a
+// rounded rate that says something false (6 %); tax_amount, always sent,
+// is computed from the exact rate, and the printed receipt shows it.
 func TaxBreakdown(o Order) []localapi.Tax {
 	s := VATSummary(o)
 	out := make([]localapi.Tax, 0, len(s))
 	for _, r := range s {
-		out = append(out, localapi.Tax{TaxAmount: r.Tax, TaxPercentage: int(divRoundHalfUp(int64(r.Rate), 100))})
+		t := localapi.Tax{TaxAmount: r.Tax}
+		if r.Rate%100 == 0 {
+			pct := r.Rate / 100
+			t.TaxPercentage = &pct
+		}
+		out = append(out, t)
 	}
 	return out
 }
