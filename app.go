@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"embed"
 	"encoding/json"
 	"errors"
 	"io"
@@ -16,9 +15,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/cli"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
-	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 	"github.com/comptoir-pos/comptoir/backend/staffapi"
 	"github.com/wailsapp/wails/v2"
@@ -28,9 +27,6 @@ import (
 	"github.com/wailsapp/wails/v2/pkg/options/windows"
 	"github.com/wailsapp/wails/v2/pkg/runtime"
 )
-
-//go:embed all:frontend/dist
-var assets embed.FS
 
 // readyFallback bounds how long the window stays hidden when the page loaded
 // but never reported ready (a script error, say): a visible broken screen is
@@ -43,12 +39,12 @@ const readyFallback = 5 * time.Second
 type App struct {
 	ctx      context.Context
 	showOnce sync.Once
-	flags    commonFlags
+	d        *cli.Desktop
 
 	quitting atomic.Bool // staff chose Quit: the window may close
 
 	mu      sync.Mutex
-	stack   *kioskStack // nil until started, or when it could not start
+	stack   *cli.Stack  // nil until started, or when it could not start
 	problem string      // why the kiosk cannot start, for the UI
 	closers []io.Closer // the log file
 	logger  *slog.Logger
@@ -57,14 +53,14 @@ type App struct {
 	restarting sync.WaitGroup // the first start or a restart under way
 }
 
-func newApp(flags commonFlags) *App { return &App{flags: flags} }
+func newApp(d *cli.Desktop) *App { return &App{d: d} }
 
 // startup runs once the window exists. Services start here, never before
 // wails.Run: `wails build` runs main to generate bindings.
 func (a *App) startup(ctx context.Context) {
 	a.ctx = ctx
 	// Finding the terminal may take seconds: never hold the window for it.
-	if !a.flags.demo && a.flags.terminal == "" {
+	if !a.d.Demo() && a.d.Terminal() == "" {
 		a.setProblem("Looking for the payment terminal…")
 	}
 	a.restarting.Add(1)
@@ -81,14 +77,14 @@ func (w wailsEmitter) Emit(event string, data any) { runtime.EventsEmit(w.ctx, e
 
 func (a *App) startKiosk(ctx context.Context) {
 	logger := a.kioskLogger()
-	stack, err := startKiosk(ctx, a.flags, payment.DefaultLimits, wailsEmitter{ctx}, logger)
+	stack, err := a.d.StartKiosk(ctx, wailsEmitter{ctx}, logger)
 	if err != nil {
 		a.setProblem(startupProblem(err))
 		log.Printf("comptoir: the kiosk cannot start: %v", err)
 		// Without a terminal, staff mode still runs, to choose one.
-		if errors.Is(err, errNoTerminal) || errors.Is(err, errSeveralTerminals) {
-			if so, serr := startStaffOnly(ctx, a.flags, logger); serr == nil {
-				so.staff = so.staff.WithDesktop(a.quit, a.restart)
+		if errors.Is(err, cli.ErrNoTerminal) || errors.Is(err, cli.ErrSeveralTerminals) {
+			if so, serr := a.d.StartStaffOnly(ctx, logger); serr == nil {
+				so.Staff = so.Staff.WithDesktop(a.quit, a.restart)
 				a.mu.Lock()
 				a.stack = so
 				a.mu.Unlock()
@@ -99,17 +95,17 @@ func (a *App) startKiosk(ctx context.Context) {
 		runtime.EventsEmit(ctx, kiosk.EventTerminal, a.Terminal())
 		return
 	}
-	stack.staff = stack.staff.WithDesktop(a.quit, a.restart)
+	stack.Staff = stack.Staff.WithDesktop(a.quit, a.restart)
 	a.mu.Lock()
 	a.stack, a.problem = stack, ""
 	a.mu.Unlock()
-	log.Printf("comptoir: terminal %s (demo %v)", stack.url, a.flags.demo)
+	log.Printf("comptoir: terminal %s (demo %v)", stack.URL, a.d.Demo())
 	// A self-service kiosk fills its screen; a counter PC stays a window.
-	if stack.svc.Settings().Mode == "kiosk" && !a.flags.windowed {
+	if stack.Svc.Settings().Mode == "kiosk" && !a.d.Windowed() {
 		runtime.WindowFullscreen(ctx)
 	}
-	runtime.EventsEmit(ctx, kiosk.EventTerminal, stack.svc.Terminal())
-	runtime.EventsEmit(ctx, kiosk.EventCheckout, stack.svc.Checkout())
+	runtime.EventsEmit(ctx, kiosk.EventTerminal, stack.Svc.Terminal())
+	runtime.EventsEmit(ctx, kiosk.EventCheckout, stack.Svc.Checkout())
 }
 
 // kioskLogger is the JSON log in the data directory, opened once.
@@ -117,12 +113,9 @@ func (a *App) kioskLogger() *slog.Logger {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.logger == nil {
-		a.logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
-		if dir, err := a.flags.resolveDataDir(); err == nil {
-			var closer io.Closer
-			a.logger, closer = kioskLogger(dir, os.Stderr)
-			a.closers = append(a.closers, closer)
-		}
+		var closer io.Closer
+		a.logger, closer = a.d.Logger(os.Stderr)
+		a.closers = append(a.closers, closer)
 	}
 	return a.logger
 }
@@ -144,10 +137,10 @@ func (a *App) restart() error {
 	go func() {
 		defer a.restarting.Done()
 		if stack != nil {
-			if stack.svc != nil {
-				stack.svc.Release()
+			if stack.Svc != nil {
+				stack.Svc.Release()
 			}
-			stack.close()
+			stack.Close()
 		}
 		runtime.EventsEmit(a.ctx, kiosk.EventTerminal, a.Terminal())
 		runtime.EventsEmit(a.ctx, kiosk.EventCheckout, a.Checkout())
@@ -175,15 +168,15 @@ func (a *App) svc() *kiosk.Service {
 	if a.stack == nil {
 		return nil
 	}
-	return a.stack.svc
+	return a.stack.Svc
 }
 
 // startupProblem says in a sentence why the kiosk cannot start.
 func startupProblem(err error) string {
 	switch {
-	case errors.Is(err, errNoTerminal):
+	case errors.Is(err, cli.ErrNoTerminal):
 		return "No payment terminal is configured or found."
-	case errors.Is(err, errSeveralTerminals):
+	case errors.Is(err, cli.ErrSeveralTerminals):
 		return "Several payment terminals answer: staff choose one in staff mode."
 	case journal.ErrorCode(err) == journal.ELOCKED:
 		return "Comptoir is already running on this computer with the same data."
@@ -213,7 +206,7 @@ func (a *App) shutdown(context.Context) {
 	a.stack = nil
 	a.mu.Unlock()
 	if stack != nil {
-		stack.close()
+		stack.Close()
 	}
 	for _, c := range a.closers {
 		c.Close()
@@ -228,7 +221,7 @@ func (a *App) Ready() {
 
 // Version is the build's version string.
 func (a *App) Version() string {
-	return version
+	return a.d.Version()
 }
 
 // errNotStarted answers an intent while the kiosk is not running.
@@ -239,7 +232,7 @@ func (a *App) Info() kiosk.InfoView {
 	if svc := a.svc(); svc != nil {
 		return svc.Info()
 	}
-	return kiosk.InfoView{Version: version, Demo: a.flags.demo, Languages: []string{"fr", "en", "es"},
+	return kiosk.InfoView{Version: a.d.Version(), Demo: a.d.Demo(), Languages: []string{"fr", "en", "es"},
 		DefaultLanguage: "fr", Currency: "EUR", IdleSeconds: 60, Mode: "kiosk"}
 }
 
@@ -266,7 +259,7 @@ func (a *App) Terminal() kiosk.TerminalView {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return kiosk.TerminalView{State: kiosk.TerminalSearching, Demo: a.flags.demo, Problem: a.problem}
+	return kiosk.TerminalView{State: kiosk.TerminalSearching, Demo: a.d.Demo(), Problem: a.problem}
 }
 
 // intent runs one intent of the kiosk service.
@@ -324,7 +317,7 @@ func (a *App) Staff(name string, args []json.RawMessage) staffapi.Result {
 	a.mu.Lock()
 	var api *staffapi.API
 	if a.stack != nil {
-		api = a.stack.staff
+		api = a.stack.Staff
 	}
 	a.mu.Unlock()
 	if api == nil {
@@ -346,31 +339,17 @@ func (a *App) quit() {
 }
 
 // beforeClose keeps the window open unless closing is allowed (see
-// closeAllowed); Alt+F4 on a kiosk does nothing.
+// cli.Desktop.CloseAllowed); Alt+F4 on a kiosk does nothing.
 func (a *App) beforeClose(context.Context) (prevent bool) {
 	svc := a.svc()
 	if svc == nil {
-		return !closeAllowed(a.quitting.Load(), false, "", a.flags.windowed, "")
+		return !a.d.CloseAllowed(a.quitting.Load(), false, "", "")
 	}
-	prevent = !closeAllowed(a.quitting.Load(), true, svc.Settings().Mode, a.flags.windowed, svc.Checkout().Phase)
+	prevent = !a.d.CloseAllowed(a.quitting.Load(), true, svc.Settings().Mode, svc.Checkout().Phase)
 	if prevent {
 		log.Printf("comptoir: window close refused (closing a kiosk is a staff action)")
 	}
 	return prevent
-}
-
-// closeAllowed says whether the window may close: always after staff's
-// Quit or when the kiosk is not running; never in kiosk mode otherwise;
-// in counter mode (a staff PC) or windowed (someone's desktop) unless a
-// payment is out on the terminal.
-func closeAllowed(quitting, running bool, mode string, windowed bool, phase kiosk.Phase) bool {
-	switch {
-	case quitting || !running:
-		return true
-	case mode == "kiosk" && !windowed:
-		return false
-	}
-	return phase != kiosk.PhasePaying && phase != kiosk.PhaseCanceling
 }
 
 func (a *App) show(reason string) {
@@ -393,27 +372,8 @@ func (a *App) focus(options.SecondInstanceData) {
 	runtime.WindowShow(a.ctx)
 }
 
-// startsFrameless: a self-service kiosk has no title bar to close or move
-// its window. Wails fixes the frame when the window is made, before the
-// journal is open, so the mode is peeked at (without the data directory's
-// lock). An unreadable mode is the default, kiosk; --windowed keeps the frame.
-func startsFrameless(flags commonFlags) bool {
-	if flags.windowed {
-		return false
-	}
-	mode := kiosk.DefaultMode
-	if dir, err := flags.resolveDataDir(); err == nil {
-		raw, ok, err := journal.PeekSetting(context.Background(), dir, kiosk.SettingMode)
-		var m string
-		if err == nil && ok && json.Unmarshal(raw, &m) == nil {
-			mode = m
-		}
-	}
-	return mode != "counter"
-}
-
 // runDesktop opens the kiosk window and blocks until it is closed.
-func runDesktop(flags commonFlags) error {
+func runDesktop(d *cli.Desktop) error {
 	// No check for index.html here: `wails build` runs this function to
 	// generate bindings before the frontend is built.
 	dist, err := fs.Sub(assets, "frontend/dist")
@@ -421,7 +381,7 @@ func runDesktop(flags commonFlags) error {
 		return err
 	}
 
-	app := newApp(flags)
+	app := newApp(d)
 	// A stop asked by the system (SIGTERM at shutdown, Ctrl-C in a
 	// terminal) is not a customer's Alt+F4: it may close a kiosk window.
 	stop := make(chan os.Signal, 1)
@@ -435,7 +395,7 @@ func runDesktop(flags commonFlags) error {
 			}
 		}
 	}()
-	frameless := startsFrameless(flags)
+	frameless := d.Frameless()
 	return wails.Run(&options.App{
 		Title:            "Comptoir",
 		Frameless:        frameless,

@@ -73,9 +73,9 @@ for bin in "$@"; do
 		has_ld -s || fail "-ldflags lack -s: the symbol table was kept (not a production build): '$ldflags'"
 		has_ld -w || fail "-ldflags lack -w: DWARF debug information was kept (not a production build): '$ldflags'"
 		for var in version commit buildTime; do
-			value=$(grep -o "main\.$var=[^ ]*" <<<"$ldflags" | head -n1 | cut -d= -f2- || true)
-			[[ -n $value ]] || fail "main.$var is not stamped by -ldflags -X (scripts/lib.sh stamp_ldflags): '$ldflags'"
-			if [[ $var == version && $value == dev ]]; then fail "main.version is stamped 'dev'"; fi
+			value=$(grep -o "backend/cli\.$var=[^ ]*" <<<"$ldflags" | head -n1 | cut -d= -f2- || true)
+			[[ -n $value ]] || fail "cli.$var is not stamped by -ldflags -X (scripts/lib.sh stamp_ldflags): '$ldflags'"
+			if [[ $var == version && $value == dev ]]; then fail "cli.version is stamped 'dev'"; fi
 		done
 		if [[ $goos == windows && $ldflags != *"-H windowsgui"* ]]; then
 			fail "a Windows build without -H windowsgui: a console window opens beside the kiosk"

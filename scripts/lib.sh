@@ -79,7 +79,7 @@ stamp_ldflags() {
   ver=$(git -C "$ROOT" describe --tags --always --dirty 2>/dev/null || echo dev)
   commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
   when=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-  echo "-X main.version=$ver -X main.commit=$commit -X main.buildTime=$when"
+  echo "-X github.com/comptoir-pos/comptoir/backend/cli.version=$ver -X github.com/comptoir-pos/comptoir/backend/cli.commit=$commit -X github.com/comptoir-pos/comptoir/backend/cli.buildTime=$when"
 }
 
 # build_desktop builds build/bin/comptoir with the version stamped in.

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -174,16 +174,16 @@ func openPayments(ctx context.Context, c commonFlags, lim payment.Limits, em pay
 	return &payments{dir: dir, db: db, link: link, o: o, close: func() { o.Close(); link.stop(); db.Close() }}, nil
 }
 
-// kioskStack is what a kiosk process runs: the payments and the kiosk
-// service (which recovers before taking orders).
-type kioskStack struct {
-	svc   *kiosk.Service
-	staff *staffapi.API
-	url   string
-	close func()
+// Stack is what a kiosk process runs: the payments and the kiosk
+// service (which recovers before taking orders), and staff mode.
+type Stack struct {
+	Svc   *kiosk.Service // nil when only staff mode runs (no terminal)
+	Staff *staffapi.API
+	URL   string // the terminal's address
+	Close func()
 }
 
-func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk.Emitter, logger *slog.Logger) (*kioskStack, error) {
+func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk.Emitter, logger *slog.Logger) (*Stack, error) {
 	relay := kiosk.NewRelay(nil)
 	p, err := openPayments(ctx, c, lim, relay, logger, true)
 	if err != nil {
@@ -206,7 +206,7 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() { defer close(done); svc.Run(runCtx) }()
-	return &kioskStack{svc: svc, staff: api, url: p.link.url, close: func() {
+	return &Stack{Svc: svc, Staff: api, URL: p.link.url, Close: func() {
 		cancel()
 		<-done
 		svc.Close()

@@ -1,7 +1,8 @@
-package main
+package cli
 
-// Stamped at build time with -ldflags "-X main.version=... -X main.commit=...
-// -X main.buildTime=..." (scripts/lib.sh, scripts/dist).
+// Stamped at build time with -ldflags "-X
+// github.com/comptoir-pos/comptoir/backend/cli.version=... (and .commit,
+// .buildTime)" (scripts/lib.sh, scripts/dist).
 var (
 	version   = "dev"
 	commit    = ""

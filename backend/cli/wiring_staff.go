@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -53,7 +53,7 @@ func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Servi
 
 // startStaffOnly is staff mode without a kiosk: no terminal was found, or
 // several were and none is chosen. Staff choose one, then Restart.
-func startStaffOnly(ctx context.Context, c commonFlags, logger *slog.Logger) (*kioskStack, error) {
+func startStaffOnly(ctx context.Context, c commonFlags, logger *slog.Logger) (*Stack, error) {
 	dir, err := c.resolveDataDir()
 	if err != nil {
 		return nil, err
@@ -72,7 +72,7 @@ func startStaffOnly(ctx context.Context, c commonFlags, logger *slog.Logger) (*k
 		Staff: st, Terminal: &terminalControl{link: &terminalLink{how: "none"}, db: db},
 		About: staffapi.About{Version: version, Commit: commit, BuildTime: buildTime, DataDir: dir, Demo: c.demo},
 	})
-	return &kioskStack{staff: api, close: func() { db.Close() }}, nil
+	return &Stack{Staff: api, Close: func() { db.Close() }}, nil
 }
 
 // terminalControl shows how the terminal was found and saves staff's

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -352,5 +352,24 @@ func TestRefundAndReverseAtTheCommandLine(t *testing.T) {
 	}
 	if code := run(args("reverse"), &out, &errOut); code != 2 {
 		t.Fatalf("reverse without --order or --attempt: exit %d", code)
+	}
+}
+
+// run is the command line as a build without a window runs it.
+func run(args []string, stdout, stderr io.Writer) int {
+	return Run(args, stdout, stderr, Program{})
+}
+
+// The desktop path hands the parsed flags to the window, and a build
+// without one says so rather than open nothing.
+func TestDesktopPathHandsOverTheFlags(t *testing.T) {
+	var got *Desktop
+	code := Run([]string{"--demo", "--windowed"}, io.Discard, io.Discard, Program{Desktop: func(d *Desktop) error { got = d; return nil }})
+	if code != 0 || got == nil || !got.Demo() || !got.Windowed() || got.Frameless() {
+		t.Fatalf("exit %d, desktop %+v", code, got)
+	}
+	var errOut strings.Builder
+	if code := run([]string{"--demo"}, io.Discard, &errOut); code != 2 || !strings.Contains(errOut.String(), "no desktop window") {
+		t.Fatalf("a build without a window: exit %d %q", code, errOut.String())
 	}
 }

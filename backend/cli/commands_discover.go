@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -97,9 +97,9 @@ func (s settingsStore) Set(ctx context.Context, key, value string) error {
 	return s.db.SetSetting(ctx, key, raw)
 }
 
-// errSeveralTerminals: discovery found several terminals and none was
+// ErrSeveralTerminals: discovery found several terminals and none was
 // chosen.
-var errSeveralTerminals = errors.New("several terminals found")
+var ErrSeveralTerminals = errors.New("several terminals found")
 
 // discoverTerminal starts a Tracker and waits until it uses a terminal:
 // the one remembered in the journal, or the only one found.
@@ -123,10 +123,10 @@ func discoverTerminal(ctx context.Context, db *journal.DB, wait time.Duration) (
 			for _, c := range st.Candidates {
 				names = append(names, c.Instance)
 			}
-			return nil, "", fmt.Errorf("%w (%s): choose one in staff mode, or with `comptoir discover --choose`", errSeveralTerminals, strings.Join(names, ", "))
+			return nil, "", fmt.Errorf("%w (%s): choose one in staff mode, or with `comptoir discover --choose`", ErrSeveralTerminals, strings.Join(names, ", "))
 		case time.Now().After(deadline):
 			tr.Close()
-			return nil, "", fmt.Errorf("%w (none found by mDNS within %s)", errNoTerminal, wait)
+			return nil, "", fmt.Errorf("%w (none found by mDNS within %s)", ErrNoTerminal, wait)
 		}
 		select {
 		case <-ctx.Done():

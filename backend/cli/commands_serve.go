@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 
 // cmdServe is browser mode: the kiosk UI and service over HTTP, for a
 // Chromium kiosk, a second screen, and the end-to-end tests.
-func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func cmdServe(ctx context.Context, ui fs.FS, args []string, stdout, stderr io.Writer) int {
 	var common commonFlags
 	var lf limitFlags
 	fs := newFlagSet("serve", stderr, &common)
@@ -25,7 +25,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	dist, err := frontendAssets()
+	dist, err := frontendAssets(ui)
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir serve:", err)
 		return 1
@@ -42,7 +42,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "comptoir serve:", err)
 		return 1
 	}
-	defer stack.close()
+	defer stack.Close()
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir serve:", err)
@@ -55,13 +55,13 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	streams, endStreams := context.WithCancel(context.Background())
 	defer endStreams()
 	srv := &http.Server{
-		Handler:           httpui.New(httpui.Options{Service: stack.svc, Staff: stack.staff, Events: events, Assets: dist, Logger: logger}),
+		Handler:           httpui.New(httpui.Options{Service: stack.Svc, Staff: stack.Staff, Events: events, Assets: dist, Logger: logger}),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return streams },
 	}
 	srv.RegisterOnShutdown(endStreams)
 	go srv.Serve(ln)
-	fmt.Fprintf(stdout, "Comptoir at http://%s/ (terminal %s). Ctrl-C stops it.\n", ln.Addr(), stack.url)
+	fmt.Fprintf(stdout, "Comptoir at http://%s/ (terminal %s). Ctrl-C stops it.\n", ln.Addr(), stack.URL)
 	<-ctx.Done()
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -71,11 +71,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return 0
 }
 
-// frontendAssets is the built UI embedded in the binary.
-func frontendAssets() (fs.FS, error) {
-	dist, err := fs.Sub(assets, "frontend/dist")
-	if err != nil {
-		return nil, err
+// frontendAssets checks the built UI embedded in the binary (ui is
+// frontend/dist).
+func frontendAssets(dist fs.FS) (fs.FS, error) {
+	if dist == nil {
+		return nil, errors.New("this binary carries no frontend")
 	}
 	if _, err := fs.Stat(dist, "index.html"); err != nil {
 		return nil, errors.New("the frontend is not built into this binary: run `npm run build` in frontend/ before `go build`")

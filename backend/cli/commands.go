@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -163,7 +163,7 @@ func terminalAddress(ctx context.Context, c commonFlags) (string, func(), error)
 		return sim.URL(), func() { sim.Close() }, nil
 	}
 	if c.terminal == "" {
-		return "", nil, errNoTerminal
+		return "", nil, ErrNoTerminal
 	}
 	return c.terminal, func() {}, nil
 }

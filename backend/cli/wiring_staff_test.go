@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -144,7 +144,7 @@ func TestNoTerminalListsWhatTheNetworkOffers(t *testing.T) {
 func TestStartsFramelessUnlessCounterOrWindowed(t *testing.T) {
 	dir := t.TempDir()
 	flags := commonFlags{dataDir: dir}
-	if !startsFrameless(flags) {
+	if !(&Desktop{flags: flags}).Frameless() {
 		t.Fatal("a fresh install is a kiosk: frameless")
 	}
 	db, err := journal.Open(context.Background(), dir)
@@ -156,17 +156,17 @@ func TestStartsFramelessUnlessCounterOrWindowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Read while the journal is open elsewhere (it holds the lock).
-	if startsFrameless(flags) {
+	if (&Desktop{flags: flags}).Frameless() {
 		t.Fatal("counter mode must keep its frame")
 	}
 	if err := db.SetSetting(context.Background(), kiosk.SettingMode, []byte(`"kiosk"`)); err != nil {
 		t.Fatal(err)
 	}
-	if !startsFrameless(flags) {
+	if !(&Desktop{flags: flags}).Frameless() {
 		t.Fatal("kiosk mode: frameless")
 	}
 	flags.windowed = true
-	if startsFrameless(flags) {
+	if (&Desktop{flags: flags}).Frameless() {
 		t.Fatal("--windowed keeps the frame")
 	}
 }
@@ -181,18 +181,18 @@ func TestNoOrderBeforeTheStaffPIN(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stack.close()
-	waitUntil(t, "the kiosk held", func() bool { return stack.svc.Terminal().Problem == staffapi.NoPINHold })
-	if v, _ := stack.svc.Start("en"); v.Phase == kiosk.PhaseOrdering {
+	defer stack.Close()
+	waitUntil(t, "the kiosk held", func() bool { return stack.Svc.Terminal().Problem == staffapi.NoPINHold })
+	if v, _ := stack.Svc.Start("en"); v.Phase == kiosk.PhaseOrdering {
 		t.Fatal("an order started without a staff PIN")
 	}
-	r, err := stack.staff.Call(ctx, "SetPIN", []json.RawMessage{json.RawMessage(`"4829"`)})
+	r, err := stack.Staff.Call(ctx, "SetPIN", []json.RawMessage{json.RawMessage(`"4829"`)})
 	if err != nil || !r.OK {
 		t.Fatalf("SetPIN: %v %+v", err, r.Error)
 	}
-	waitUntil(t, "the kiosk open", func() bool { return stack.svc.Checkout().Phase == kiosk.PhaseWelcome })
-	if v, _ := stack.svc.Start("en"); v.Phase != kiosk.PhaseOrdering {
-		t.Fatalf("after the PIN was set: phase %s (%s)", v.Phase, stack.svc.Terminal().Problem)
+	waitUntil(t, "the kiosk open", func() bool { return stack.Svc.Checkout().Phase == kiosk.PhaseWelcome })
+	if v, _ := stack.Svc.Start("en"); v.Phase != kiosk.PhaseOrdering {
+		t.Fatalf("after the PIN was set: phase %s (%s)", v.Phase, stack.Svc.Terminal().Problem)
 	}
 }
 

@@ -1,0 +1,186 @@
+// Package cli is Comptoir's command line and composition root: it parses
+// the arguments, and for each process (the desktop window, browser mode,
+// each subcommand) puts together the journal, the terminal, the payment
+// core, the kiosk and staff mode. The program's main package only hands it
+// the arguments and, for the desktop window, the Wails binding (app.go),
+// the one place that imports the Wails runtime.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+const usage = `Usage:
+  comptoir [--demo] [--terminal URL] [--data-dir DIR] [--windowed]
+                                 the desktop kiosk (full screen and frameless in
+                                 kiosk mode; --windowed: an ordinary window)
+  comptoir serve [--addr A]      the same UI served to a browser (browser mode)
+  comptoir simulator [--addr A] [--timescale F] [--mdns] [--currency C] [--tip-screen]
+                                 the simulated terminal alone
+  comptoir ping [--terminal URL] [--show-message]
+                                 is the terminal reachable
+  comptoir pay --amount CENTS [--order ID] [--mode kiosk|counter] [--gift CENTS]
+               [--accepted lunch_vouchers_only|bank_cards_only] [--client-timeout D]
+                                 one payment through the journal; Ctrl-C cancels
+                                 (abort, then the true outcome); exit 0 approved,
+                                 1 not approved, 3 outcome unknown
+  comptoir refund --order ID --amount CENTS
+                                 give part or all of a paid order back on the
+                                 terminal (card present); Ctrl-C cancels
+  comptoir reverse --order ID | --attempt UUID
+                                 reverse an approved payment, tip included, on
+                                 the terminal that took it
+  comptoir discover [--timeout D] [--iface NAMES] [--simulators] [--choose NAME]
+                                 terminals found by mDNS, each pinged; --choose
+                                 remembers one when several answer
+  comptoir recover               resolve every unfinished attempt now
+  comptoir attempts [--open] [--limit N]
+                                 the journal, newest first
+  comptoir receipt --order ID [--preview | --print --terminal URL]
+                                 a paid order's receipt, rebuilt from the journal
+  comptoir settings [list | get KEY | set KEY JSON]
+                                 the settings kept in the journal
+  echo NEWPIN | comptoir pin     set the staff PIN from this machine (before opening
+                                 the kiosk to the public, or when it is forgotten)
+  comptoir audit [--limit N] [--action A]
+                                 staff actions that concern no payment, newest first
+  comptoir version               the version of this build
+
+Shared flags:
+  --data-dir DIR   where Comptoir keeps its data (env COMPTOIR_DATA_DIR;
+                   default: the OS config dir + comptoir)
+  --terminal URL   the terminal's address: a base URL ending in /localapi/v4,
+                   or host[:port] (env COMPTOIR_TERMINAL); without it the
+                   terminal is found by mDNS and remembered by name
+  --discover-wait D  how long to look for it (default 10s)
+  --demo           use the built-in simulated terminal: no real payments
+`
+
+// Program is what the main package gives the command line.
+type Program struct {
+	// UI is the built frontend (frontend/dist), embedded in the binary.
+	UI fs.FS
+	// Desktop opens the window and blocks until it is closed; nil in a
+	// build without one. This package never imports the window's toolkit.
+	Desktop func(*Desktop) error
+}
+
+// Run runs the command line args (without the program's name) and returns
+// the exit code. Without a subcommand it opens the desktop window.
+func Run(args []string, stdout, stderr io.Writer, p Program) int {
+	if len(args) == 0 || len(args[0]) > 0 && args[0][0] == '-' {
+		switch {
+		case len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help"):
+			fmt.Fprint(stdout, usage)
+			return 0
+		case len(args) > 0 && (args[0] == "--version" || args[0] == "-version"):
+			fmt.Fprintln(stdout, versionString())
+			return 0
+		}
+		var common commonFlags
+		fs := newFlagSet("comptoir", stderr, &common)
+		fs.BoolVar(&common.windowed, "windowed", false, "stay an ordinary window in kiosk mode (kiosk mode is full screen, frameless, closed by staff)")
+		if err := fs.Parse(args); err != nil {
+			return 2
+		}
+		if p.Desktop == nil {
+			fmt.Fprintln(stderr, "comptoir: this build has no desktop window; run a subcommand (comptoir help)")
+			return 2
+		}
+		if err := p.Desktop(&Desktop{flags: common}); err != nil {
+			fmt.Fprintln(stderr, "comptoir:", err)
+			return 1
+		}
+		return 0
+	}
+	cmd, rest := args[0], args[1:]
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch cmd {
+	case "simulator":
+		return cmdSimulator(ctx, rest, stdout, stderr)
+	case "ping":
+		return cmdPing(ctx, rest, stdout, stderr)
+	case "pay":
+		return cmdPay(ctx, rest, stdout, stderr)
+	case "refund":
+		return cmdRefund(ctx, rest, stdout, stderr)
+	case "reverse":
+		return cmdReverse(ctx, rest, stdout, stderr)
+	case "recover":
+		return cmdRecover(ctx, rest, stdout, stderr)
+	case "attempts":
+		return cmdAttempts(ctx, rest, stdout, stderr)
+	case "discover":
+		return cmdDiscover(ctx, rest, stdout, stderr)
+	case "serve":
+		return cmdServe(ctx, p.UI, rest, stdout, stderr)
+	case "settings":
+		return cmdSettings(ctx, rest, stdout, stderr)
+	case "pin":
+		return cmdPin(ctx, rest, stdout, stderr)
+	case "audit":
+		return cmdAudit(ctx, rest, stdout, stderr)
+	case "receipt":
+		return cmdReceipt(ctx, rest, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, versionString())
+		return 0
+	case "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "comptoir: unknown command %q\n\n%s", cmd, usage)
+	return 2
+}
+
+// commonFlags are the flags every mode shares.
+type commonFlags struct {
+	dataDir      string
+	terminal     string
+	demo         bool
+	discoverWait time.Duration
+	windowed     bool // desktop: stay a window even in kiosk mode
+}
+
+func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	fs.StringVar(&c.dataDir, "data-dir", os.Getenv("COMPTOIR_DATA_DIR"), "data directory")
+	fs.StringVar(&c.terminal, "terminal", os.Getenv("COMPTOIR_TERMINAL"), "terminal address")
+	fs.BoolVar(&c.demo, "demo", false, "use the built-in simulated terminal")
+	fs.DurationVar(&c.discoverWait, "discover-wait", 10*time.Second, "without --terminal, how long to look for the terminal by mDNS")
+	return fs
+}
+
+// resolveDataDir returns the data directory without creating it.
+func (c commonFlags) resolveDataDir() (string, error) {
+	if c.dataDir != "" {
+		return filepath.Abs(c.dataDir)
+	}
+	base, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("no data directory: pass --data-dir or set COMPTOIR_DATA_DIR (%w)", err)
+	}
+	return filepath.Join(base, "comptoir"), nil
+}
+
+func printJSON(w io.Writer, v any) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+var ErrNoTerminal = errors.New("no terminal configured: pass --terminal URL, set COMPTOIR_TERMINAL, or use --demo")
