@@ -3,9 +3,9 @@ package cli
 import (
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 
+	"github.com/comptoir-pos/comptoir/backend/journal"
 	"gopkg.in/natefinch/lumberjack.v2"
 )
 
@@ -19,8 +19,12 @@ func kioskLogger(dataDir string, stderr io.Writer) (*slog.Logger, io.Closer) {
 	var out io.Writer = stderr
 	var closer io.Closer = io.NopCloser(nil)
 	dir := filepath.Join(dataDir, "logs")
-	if err := os.MkdirAll(dir, 0o700); err == nil {
-		lj := &lumberjack.Logger{Filename: filepath.Join(dir, "comptoir.log"), MaxSize: 10, MaxBackups: 5, MaxAge: 30}
+	file := filepath.Join(dir, "comptoir.log")
+	// Private like the rest of the data directory: the log is made 0600
+	// before the rotator opens it, and the rotator gives each new file the
+	// mode of the one it replaces.
+	if err := journal.PrivateDir(dir); err == nil && journal.PrivateFile(file) == nil {
+		lj := &lumberjack.Logger{Filename: file, MaxSize: 10, MaxBackups: 5, MaxAge: 30}
 		out, closer = everyWriter{lj, stderr}, lj
 	}
 	return slog.New(slog.NewJSONHandler(out, &slog.HandlerOptions{Level: slog.LevelInfo})), closer

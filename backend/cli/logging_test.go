@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -49,5 +50,32 @@ func TestEveryWriterKeepsWritingAfterAFailure(t *testing.T) {
 	n, err := everyWriter{full, &out}.Write([]byte("line\n"))
 	if out.String() != "line\n" || n != 5 || err == nil {
 		t.Fatalf("wrote %q, n %d, err %v", out.String(), n, err)
+	}
+}
+
+// The logs are private like the journal, even in a folder made before with
+// looser modes.
+func TestKioskLogIsPrivate(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix modes")
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "logs", "comptoir.log"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logger, closer := kioskLogger(dir, io.Discard)
+	logger.Info("hello")
+	closer.Close()
+	for p, want := range map[string]os.FileMode{filepath.Join(dir, "logs"): 0o700, filepath.Join(dir, "logs", "comptoir.log"): 0o600} {
+		info, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Mode().Perm() != want {
+			t.Errorf("%s is %o, want %o", p, info.Mode().Perm(), want)
+		}
 	}
 }

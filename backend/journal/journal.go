@@ -117,7 +117,7 @@ func Open(ctx context.Context, dir string, opts ...Option) (*DB, error) {
 	if err != nil {
 		return nil, &Error{Code: EINVALID, Message: fmt.Sprintf("data directory %q", dir), Err: err}
 	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
+	if err := PrivateDir(abs); err != nil {
 		return nil, notWritable(abs, err)
 	}
 	lock, err := lockDir(abs)
@@ -125,6 +125,20 @@ func Open(ctx context.Context, dir string, opts ...Option) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{dir: abs, path: filepath.Join(abs, dbFileName), lock: lock, now: o.now}
+	// The database before SQLite opens it (its WAL and shared memory take
+	// its mode), and what an earlier run left.
+	for _, p := range []string{db.path, db.path + "-wal", db.path + "-shm", lock.f.Name()} {
+		if err := tighten(p, 0o600); err != nil {
+			lock.release()
+			return nil, notWritable(abs, err)
+		}
+	}
+	if _, err := os.Stat(db.path); errors.Is(err, os.ErrNotExist) {
+		if err := PrivateFile(db.path); err != nil {
+			lock.release()
+			return nil, notWritable(abs, err)
+		}
+	}
 	if err := db.openFile(ctx, o); err != nil {
 		db.closeHandles()
 		if rerr := lock.release(); rerr != nil {
