@@ -14,13 +14,22 @@
 #     Go does not record -ldflags of a -trimpath build: then only the symbol
 #     table's absence is checked, with `go tool nm`;
 #   - no -gcflags with -N or -l (optimisations off: debug and dev modes),
-#     no race detector.
+#     no race detector;
+#   - no development mock in the embedded UI (?mock is for `npm run dev`).
 # A binary this machine can run is also asked its version, which must not be
 # the unstamped "dev". Exits 1 with one line per problem.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 [[ $# -gt 0 ]] || set -- "$root/build/bin/comptoir"
+
+# Strings only the development mocks' scripted data holds (frontend/src/lib/
+# mock.ts and staffMock.ts): they survive minification.
+mock_markers=("ord_01J9" "TX-0041")
+for marker in "${mock_markers[@]}"; do
+	grep -qF -- "$marker" "$root/frontend/src/lib/mock.ts" "$root/frontend/src/lib/staffMock.ts" ||
+		{ echo "check-release: the marker '$marker' is no longer in the mocks: choose another" >&2; exit 2; }
+done
 
 failures=0
 fail() {
@@ -91,6 +100,13 @@ for bin in "$@"; do
 		fail "built with -gcflags '$gcflags': optimisations off (wails build -debug, or wails dev)"
 	fi
 	if [[ $(setting -race) == true ]]; then fail "built with the race detector"; fi
+	# The development aids of the UI (?mock and its fake backends) are in
+	# development builds only: their scripted data must not be embedded.
+	for marker in "${mock_markers[@]}"; do
+		if grep -aqF -- "$marker" "$bin"; then
+			fail "the embedded UI carries the development mock (found '$marker'): frontend/src/main.ts loads it only under import.meta.env.DEV"
+		fi
+	done
 
 	if [[ $goos == "$(go env GOOS)" && $goarch == "$(go env GOARCH)" ]]; then
 		if ! got=$(timeout 10 "$bin" version 2>&1); then

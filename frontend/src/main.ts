@@ -18,9 +18,11 @@ const query = new URLSearchParams(location.search);
 // A build ignores ?unlocked.
 if (!(import.meta.env.DEV && query.has("mock") && query.has("unlocked"))) installLockdown(window);
 
-// ?mock: a scripted fake backend to look at the screens without the Go side.
-// Loaded on demand so it stays out of the main bundle.
-if (query.has("mock")) {
+// ?mock: a scripted fake backend to look at the screens without the Go side,
+// on the dev server only (`npm run dev`, `wails dev`): a build replaces
+// import.meta.env.DEV with false and drops this branch, mocks and all, so
+// no release carries a fake backend (scripts/check-release.sh checks).
+if (import.meta.env.DEV && query.has("mock")) {
   const [{ mockOptionsFromURL, mockTransport }, { mockStaffTransport, staffMockOptionsFromURL }] = await Promise.all([
     import("./lib/mock"),
     import("./lib/staffMock"),
