@@ -1,6 +1,6 @@
 # Developer shortcuts. The two commands a new user needs are scripts/start and
 # scripts/test (see README); these targets wrap them and add the rest.
-.PHONY: run test build dev simulator vet gotest frontend-test smoke crashtest fuzz bench clean
+.PHONY: run test build dev simulator contract vet gotest frontend-test smoke crashtest fuzz bench clean
 
 run:
 	scripts/start
@@ -19,6 +19,11 @@ dev:
 # The simulated terminal alone, on the Local API's port, advertised by mDNS.
 simulator:
 	go run . simulator --addr 127.0.0.1:16125 --mdns
+
+# The UI contract's TypeScript (frontend/src/lib/*.gen.ts), generated from
+# the Go types; scripts/test fails when it is not current.
+contract:
+	cd scripts/contractgen && go run .
 
 vet:
 	go vet ./...

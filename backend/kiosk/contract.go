@@ -3,9 +3,13 @@
 // source of truth: the UI renders the snapshots published here and calls
 // intent methods; no payment logic lives in the UI.
 //
-// This file is the contract with the UI. frontend/src/lib/contract.ts
-// mirrors it field for field; change both together.
+// This file is the contract with the UI. Its TypeScript,
+// frontend/src/lib/contract.gen.ts, is generated from these types by
+// scripts/contractgen (go generate, or make contract); the tests fail when
+// it is not current.
 package kiosk
+
+//go:generate sh -c "cd ../../scripts/contractgen && go run ."
 
 import "time"
 

@@ -66,8 +66,9 @@ type Settings struct {
 	ReceiptColumns  int
 }
 
-// merchantJSON is the stored form of receipt.Merchant (no logo).
-type merchantJSON struct {
+// MerchantSetting is the stored form of receipt.Merchant (no logo): the
+// value of SettingMerchant, as staff's settings form edits it.
+type MerchantSetting struct {
 	Name      string   `json:"name"`
 	Address   []string `json:"address"`
 	VATNumber string   `json:"vatNumber"`
@@ -170,7 +171,7 @@ func LoadSettings(ctx context.Context, db *journal.DB, log *slog.Logger) (Settin
 		s.VoucherCap = vcap
 		return nil
 	})
-	var m merchantJSON
+	var m MerchantSetting
 	read(SettingMerchant, &m, func() error {
 		s.Merchant = receipt.Merchant{Name: m.Name, Address: m.Address, VATNumber: m.VATNumber, Footer: m.Footer, QRURL: m.QRURL}
 		return nil

@@ -10,7 +10,8 @@
 //
 // Dev mock (`?mock` in the URL): a scripted fake backend, see mock.ts.
 
-import { EventCheckout, EventTerminal, type CheckoutView, type InfoView, type Intents, type TerminalView } from "./contract";
+import { EventCheckout, EventTerminal, type CheckoutView, type Info, type InfoView, type Intents, type TerminalView } from "./contract";
+import { isLanguage } from "./i18n";
 
 export type IntentName = keyof Intents;
 export type IntentArgs<N extends IntentName> = Parameters<Intents[N]>;
@@ -287,7 +288,7 @@ export async function ready(host?: WailsHost): Promise<void> {
 }
 
 /** defaultInfo is what the UI assumes until (or unless) the backend answers Info(). */
-export const defaultInfo: InfoView = {
+export const defaultInfo: Info = {
   version: "",
   demo: false,
   languages: ["fr", "en", "es"],
@@ -301,15 +302,15 @@ export const defaultInfo: InfoView = {
  * normalizeInfo fills what an older or partial backend leaves out, so the
  * screens always have languages, a currency and an idle timeout.
  */
-export function normalizeInfo(raw: Partial<InfoView> | undefined | null): InfoView {
+export function normalizeInfo(raw: Partial<InfoView> | undefined | null): Info {
   const r = raw ?? {};
-  const languages = (r.languages ?? []).filter((l) => l === "fr" || l === "en" || l === "es");
+  const languages = (r.languages ?? []).filter(isLanguage);
   const langs = languages.length ? languages : defaultInfo.languages;
   return {
     version: r.version ?? defaultInfo.version,
     demo: r.demo ?? false,
     languages: langs,
-    defaultLanguage: r.defaultLanguage && langs.includes(r.defaultLanguage) ? r.defaultLanguage : langs[0],
+    defaultLanguage: isLanguage(r.defaultLanguage) && langs.includes(r.defaultLanguage) ? r.defaultLanguage : (langs[0] ?? defaultInfo.defaultLanguage),
     currency: r.currency || defaultInfo.currency,
     idleSeconds: r.idleSeconds && r.idleSeconds > 0 ? r.idleSeconds : defaultInfo.idleSeconds,
     mode: r.mode ?? "kiosk",

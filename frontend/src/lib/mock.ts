@@ -133,7 +133,7 @@ export function mockTransport(opts: MockOptions = {}): Transport & { emit(): voi
   let timers: ReturnType<typeof setTimeout>[] = [];
   const handlers = new Map<string, Set<(d: unknown) => void>>();
 
-  function fresh(language: Language): CheckoutView {
+  function fresh(language: string): CheckoutView {
     return { phase: "welcome", language, currency: "EUR", lines: [], total: 0, taxes: [], voucherEligible: 0 };
   }
   function emit() {

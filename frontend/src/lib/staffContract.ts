@@ -1,374 +1,108 @@
-// The staff contract: a mirror of backend/staff (payments.go, actions.go,
-// settings.go, report.go, audit.go, pin.go), backend/journal's states and
-// kinds, backend/payment/view.go and backend/localapi's history entry, field
-// for field. Change both together.
+// Staff mode's contract. Its types are generated from the Go types of
+// backend/staff, backend/staffapi and the types they reach (journal states,
+// payment.View, the terminal's history entry) into staffContract.gen.ts
+// (`make contract`; CI fails when that file is not current). This file adds
+// what Go's types cannot say: the envelope as a union, the error codes the
+// UI itself makes, the UI's names for a few generated types, and each call's
+// arguments (backend/staffapi/calls.go).
 //
 // Every staff call answers an envelope: the value, or an error whose message
 // is a sentence for staff (English, shown as is).
 
 import type { CheckoutView } from "./contract";
+import * as G from "./staffContract.gen";
+import type {
+  AttemptPage,
+  AttemptView,
+  AuditEntry,
+  About,
+  Comparison,
+  Decision,
+  ErrorView,
+  Evidence,
+  Filter,
+  Gate,
+  HistoryFilter,
+  HistoryPage,
+  PaymentView,
+  Report,
+  ReversalResult,
+  Session,
+  Setting,
+  TerminalPanel,
+} from "./staffContract.gen";
+
+export * from "./staffContract.gen";
 
 // ---- Envelope and errors ----
 
 export type StaffErrorCode =
-  | "ELOCKED_OUT"
-  | "EWRONG_PIN"
-  | "ENOPIN"
-  | "EPIN_SET"
-  | "ESESSION"
-  | "EINVALID"
-  | "ENOTFOUND"
-  | "ETERMINAL"
-  | "EUNKNOWN"
-  | "EINTERNAL"
-  /** The kiosk is not running, so neither is staff mode (backend/staffapi). */
-  | "EUNAVAILABLE"
-  /** No such call, or arguments that do not fit: a bug of the caller (backend/staffapi). */
-  | "EBADCALL"
+  | typeof G.ELOCKEDOUT
+  | typeof G.EWRONGPIN
+  | typeof G.ENOPIN
+  | typeof G.EPINSET
+  | typeof G.ESESSION
+  | typeof G.EINVALID
+  | typeof G.ENOTFOUND
+  | typeof G.ETERMINAL
+  | typeof G.EUNKNOWN
+  | typeof G.EINTERNAL
+  | typeof G.EUNAVAILABLE
+  | typeof G.EBADCALL
   /** The call never got a proper answer: no backend, an HTTP error, a malformed reply. Made by the UI. */
   | "EBRIDGE";
 
-export interface StaffError {
+export interface StaffError extends ErrorView {
   code: StaffErrorCode | (string & {});
-  message: string;
-  /** With ELOCKED_OUT: how long the PIN pad stays locked. */
-  retryAfterMs?: number;
-  /** With ETERMINAL: the terminal's own code and message. */
-  terminalCode?: string;
-  terminalMessage?: string;
 }
 
 export type Envelope<T> = { ok: true; value: T } | { ok: false; error: StaffError };
 
-// ---- journal ----
+// ---- The UI's names ----
 
-export type AttemptState =
-  | "prepared"
-  | "sent"
-  | "abort_requested"
-  | "approved"
-  | "declined"
-  | "failed"
-  | "cancelled"
-  | "unknown";
-export type AttemptKind = "debit" | "refund" | "reversal";
-export type AttemptPolicy = "kiosk" | "counter" | "refund" | "reversal";
-export type OrderStatus = "open" | "paid" | "cancelled" | "needs_attention";
+export type AttemptState = G.JournalState;
+export type AttemptKind = G.JournalKind;
+export type AttemptPolicy = G.JournalPolicy;
+export type OrderStatus = G.JournalOrderStatus;
+export type TerminalRef = G.Endpoint;
+export type Merchant = G.MerchantSetting;
+export type ReportFile = G.CSVExport;
+export type DifferenceKind =
+  | typeof G.DiffTerminalOnly
+  | typeof G.DiffJournalOnly
+  | typeof G.DiffAmount
+  | typeof G.DiffState
+  | typeof G.DiffReversalUnknown;
 
-export const attemptStates: readonly AttemptState[] = [
-  "prepared",
-  "sent",
-  "abort_requested",
-  "approved",
-  "declined",
-  "failed",
-  "cancelled",
-  "unknown",
+// Every state in the order of an attempt's life (the filters' order). A
+// Record, so that a state added in Go fails the type check until it has its
+// place here.
+const stateOrder: Record<AttemptState, number> = {
+  prepared: 0,
+  sent: 1,
+  abort_requested: 2,
+  approved: 3,
+  declined: 4,
+  failed: 5,
+  cancelled: 6,
+  unknown: 7,
+};
+export const attemptStates: readonly AttemptState[] = (Object.keys(stateOrder) as AttemptState[]).sort(
+  (a, b) => stateOrder[a] - stateOrder[b],
+);
+
+/** The media of /share-receipt. */
+export type ShareMedium =
+  | typeof G.TerminalSharePrint
+  | typeof G.TerminalShareEmail
+  | typeof G.TerminalShareSMS
+  | typeof G.TerminalShareService;
+export const shareMedia: readonly ShareMedium[] = [
+  G.TerminalSharePrint,
+  G.TerminalShareEmail,
+  G.TerminalShareSMS,
+  G.TerminalShareService,
 ];
-
-// ---- PIN and session (pin.go) ----
-
-export interface Gate {
-  hasPin: boolean;
-  demo: boolean;
-}
-
-export interface Session {
-  id: string;
-  who: string;
-  /** RFC 3339. */
-  expiresAt: string;
-  demoPin?: boolean;
-  notice?: string;
-}
-
-export interface About {
-  version: string;
-  commit: string;
-  buildTime: string;
-  dataDir: string;
-  demo: boolean;
-  mode: string;
-  /** True in browser mode (`comptoir serve`): there is no window to quit. */
-  browser: boolean;
-}
-
-// ---- Terminal (actions.go) ----
-
-export interface TerminalStatus {
-  reachable: boolean;
-  message?: string;
-  greeted?: boolean;
-  mode: string;
-  clientTimeoutSeconds: number;
-  refundTimeoutSeconds: number;
-  requestOpenSeconds: number;
-  raw?: string;
-}
-
-export interface TerminalRef {
-  instance: string;
-  address: string;
-}
-
-export type TerminalSource = "demo" | "flag" | "discovery" | "address";
-
-export interface TerminalPanel {
-  status: TerminalStatus;
-  source: TerminalSource | (string & {});
-  state: string;
-  inUse: TerminalRef;
-  candidates: TerminalRef[];
-  saved: TerminalRef;
-  restartRequired: boolean;
-  note: string;
-}
-
-// ---- Payments (payments.go) ----
-
-export interface Filter {
-  today: boolean;
-  needsAttention: boolean;
-  /** The number the customer was given ("42"), or the order id. */
-  orderNumber: string;
-  /** Cents; 0: any. */
-  amount: number;
-  limit: number;
-  offset: number;
-}
-
-export interface AttemptView {
-  idempotentUuid: string;
-  orderId: string;
-  orderNumber?: string;
-  orderStatus?: OrderStatus;
-  currency?: string;
-  kind: AttemptKind;
-  policy: AttemptPolicy;
-  state: AttemptState;
-  amount: number;
-  giftAmount: number;
-  transactionId?: string;
-  scheme?: string;
-  error?: string;
-  sendCount: number;
-  createdAt: string;
-  firstSentAt?: string;
-  finalAt?: string;
-  needsAttention: boolean;
-  /** What the terminal says it charged (or gave back); absent until it said so. */
-  chargedAmount?: number;
-  /** Of a reversal: the transaction it reverses. */
-  initialTransactionId?: string;
-  /** A debit's reversal, made or under way. */
-  reversal?: ReversalView;
-  reversalTransactionId?: string;
-  /** The money actions still possible (the journal checks them again). */
-  canReverse: boolean;
-  /** What the order can still be refunded, cents; 0: no refund. */
-  refundableLeft: number;
-}
-
-export interface ReversalView {
-  uuid: string;
-  state: AttemptState;
-  transactionId?: string;
-  message?: string;
-}
-
-export interface AttemptPage {
-  attempts: AttemptView[];
-  total: number;
-  limit: number;
-  offset: number;
-}
-
-export interface HistoryFilter {
-  /** yyyy-mm-dd, UTC as the terminal counts; "": the last 30 days. */
-  date: string;
-  startTime: string;
-  endTime: string;
-  /** At most 200. */
-  limit: number;
-  offset: number;
-}
-
-/** localapi.HistoryEntry with what the journal knows of it. */
-export interface HistoryEntry {
-  status?: string;
-  transactionId?: string;
-  amount?: number;
-  giftAmount?: number;
-  currencyCode?: string;
-  issuer?: string;
-  scheme?: string;
-  /** debit, refund, reversal, or another value the terminal sends. */
-  type?: string;
-  customer?: { firstName?: string; lastName?: string; email?: string; phone?: string; birthDate?: string };
-  reference?: string;
-  cartId?: string;
-  appVersion?: string;
-  createdAt?: string;
-  created?: string;
-  inJournal: boolean;
-  attemptUuid?: string;
-  attemptState?: AttemptState;
-  orderId?: string;
-}
-
-export interface HistoryPage {
-  entries: HistoryEntry[];
-  total: number;
-  limit: number;
-  offset: number;
-}
-
-export type DifferenceKind = "terminal_only" | "journal_only" | "amount_mismatch" | "state_mismatch" | "reversal_unknown";
-
-export interface Difference {
-  kind: DifferenceKind | (string & {});
-  message: string;
-  at: string;
-  transactionId?: string;
-  attemptUuid?: string;
-  orderId?: string;
-  /** amount + gift, cents */
-  journalAmount?: number;
-  terminalAmount?: number;
-  journalState?: AttemptState;
-  terminalStatus?: string;
-}
-
-export interface Comparison {
-  day: string;
-  from: string;
-  to: string;
-  matched: number;
-  terminal: HistoryEntry[];
-  journal: AttemptView[];
-  differences: Difference[];
-}
-
-// ---- Actions (actions.go) ----
-
-/** staff.Decision: settling an unknown outcome. */
-export interface Decision {
-  paid: boolean;
-  note: string;
-  /** The history's transaction staff recognised as this payment, or "". */
-  transactionId: string;
-}
-
-export interface ReversalResult {
-  attemptUuid?: string;
-  reversalUuid?: string;
-  initialTransactionId: string;
-  reversalTransactionId: string;
-  /** amount + giftAmount of the original, cents */
-  amount: number;
-}
-
-/** payment.View */
-export interface PaymentView {
-  idempotentUuid: string;
-  order: string;
-  kind: AttemptKind;
-  policy: AttemptPolicy;
-  state: AttemptState;
-  amount: number;
-  giftAmount: number;
-  transactionId?: string;
-  message?: string;
-  sendCount: number;
-  abort?: string;
-  chargedDespiteCancel?: boolean;
-  orderPaid?: boolean;
-}
-
-/** The media of /share-receipt (localapi's Share* constants). */
-export type ShareMedium = "print" | "email" | "sms" | "service";
-export const shareMedia: readonly ShareMedium[] = ["print", "email", "sms", "service"];
-
-export interface Evidence {
-  attempt: AttemptView;
-  from: string;
-  to: string;
-  entries: HistoryEntry[];
-  charged: HistoryEntry[];
-  hint: string;
-}
-
-// ---- Settings (settings.go; keys and shapes: backend/kiosk/settings.go) ----
-
-export interface Setting {
-  key: string;
-  /** What the kiosk uses now. */
-  value: unknown;
-  /** What is stored; null when nothing is. */
-  stored: unknown;
-  ignored?: boolean;
-}
-
-export const SettingMode = "kiosk.mode";
-export const SettingLanguages = "kiosk.languages";
-export const SettingDefaultLanguage = "kiosk.default_language";
-export const SettingCurrency = "kiosk.currency";
-export const SettingIdleSeconds = "kiosk.idle_seconds";
-export const SettingVoucherCap = "kiosk.meal_voucher_cap";
-export const SettingMerchant = "receipt.merchant";
-export const SettingReceiptFormat = "receipt.format";
-export const SettingReceiptColumns = "receipt.columns";
-
-export interface Merchant {
-  name: string;
-  address: string[];
-  vatNumber: string;
-  footer: string[];
-  qrUrl: string;
-}
-
-// ---- Report (report.go) ----
-
-export interface Total {
-  kind: "debit" | "refund" | "reversal" | (string & {});
-  scheme?: string;
-  count: number;
-  /** cents, tips excluded */
-  amount: number;
-  gift: number;
-}
-
-export interface Totals {
-  byScheme: Total[];
-  byKind: Total[];
-  net: number;
-}
-
-export interface Report {
-  day: string;
-  currency: string;
-  locale: string;
-  generatedAt: string;
-  journal: Totals;
-  terminal: Totals;
-  differences: Difference[];
-}
-
-export interface ReportFile {
-  filename: string;
-  csv: string;
-}
-
-// ---- Audit (audit.go) ----
-
-export interface AuditEntry {
-  at: string;
-  who: string;
-  action: string;
-  subject?: string;
-  detail?: string;
-  raw?: unknown;
-}
 
 // ---- The calls ----
 

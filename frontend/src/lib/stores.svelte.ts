@@ -9,7 +9,7 @@ import {
   EventTerminal,
   type CatalogView,
   type CheckoutView,
-  type InfoView,
+  type Info,
   type Language,
   type TerminalView,
 } from "./contract";
@@ -33,7 +33,7 @@ export const emptyCheckout: CheckoutView = {
 export const emptyTerminal: TerminalView = { state: "searching", demo: false, ready: false };
 
 export class Kiosk {
-  info = $state<InfoView>(normalizeInfo(undefined));
+  info = $state<Info>(normalizeInfo(undefined));
   catalog = $state<CatalogView>({ currency: "EUR", categories: [] });
   checkout = $state<CheckoutView>(emptyCheckout);
   terminal = $state<TerminalView>(emptyTerminal);

@@ -1,7 +1,7 @@
 // Test doubles for the bridge: the UI is tested against the contract, not the backend.
 import { vi } from "vitest";
 import { createBridge, type Transport } from "../lib/bridge";
-import type { CheckoutView, InfoView, TerminalView } from "../lib/contract";
+import type { CheckoutView, Info, TerminalView } from "../lib/contract";
 import { mockCatalog } from "../lib/mock";
 import { Kiosk, kioskContextKey } from "../lib/stores.svelte";
 
@@ -19,7 +19,7 @@ export const baseView: CheckoutView = {
   voucherEligible: 0,
 };
 
-export const baseInfo: InfoView = {
+export const baseInfo: Info = {
   version: "test",
   demo: false,
   languages: ["fr", "en", "es"],
@@ -77,7 +77,7 @@ export function fakeTransport(view: CheckoutView = baseView) {
 }
 
 /** kioskWith builds a Kiosk already holding the given snapshots, and its render context. */
-export function kioskWith(view: Partial<CheckoutView> = {}, opts: { info?: Partial<InfoView>; terminal?: Partial<TerminalView> } = {}) {
+export function kioskWith(view: Partial<CheckoutView> = {}, opts: { info?: Partial<Info>; terminal?: Partial<TerminalView> } = {}) {
   const fake = fakeTransport({ ...baseView, ...view });
   const k = new Kiosk(fake.bridge);
   k.info = { ...baseInfo, ...opts.info };
