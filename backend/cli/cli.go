@@ -62,7 +62,11 @@ Shared flags:
                    default: the OS config dir + comptoir)
   --terminal URL   the terminal's address: a base URL ending in /localapi/v4,
                    or host[:port] (env COMPTOIR_TERMINAL); without it the
-                   terminal is found by mDNS and remembered by name
+                   terminal is found by mDNS and remembered by name;
+                   https://... once the terminal has its certificate
+  --terminal-pin FP  trust only the terminal certificate with this SHA-256
+                   fingerprint (env COMPTOIR_TERMINAL_PIN; staff mode can
+                   pin it too); without it, HTTPS uses the system's roots
   --discover-wait D  how long to look for it (default 10s)
   --demo           use the built-in simulated terminal: no real payments
 `
@@ -149,6 +153,7 @@ func Run(args []string, stdout, stderr io.Writer, p Program) int {
 type commonFlags struct {
 	dataDir      string
 	terminal     string
+	terminalPin  string // the terminal's certificate fingerprint, for HTTPS
 	demo         bool
 	discoverWait time.Duration
 	windowed     bool // desktop: stay a window even in kiosk mode
@@ -160,6 +165,7 @@ func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
 	fs.StringVar(&c.dataDir, "data-dir", os.Getenv("COMPTOIR_DATA_DIR"), "data directory")
 	fs.StringVar(&c.terminal, "terminal", os.Getenv("COMPTOIR_TERMINAL"), "terminal address")
+	fs.StringVar(&c.terminalPin, "terminal-pin", os.Getenv("COMPTOIR_TERMINAL_PIN"), "SHA-256 fingerprint of the terminal's HTTPS certificate")
 	fs.BoolVar(&c.demo, "demo", false, "use the built-in simulated terminal")
 	fs.DurationVar(&c.discoverWait, "discover-wait", 10*time.Second, "without --terminal, how long to look for the terminal by mDNS")
 	return fs

@@ -41,7 +41,14 @@ func cmdPing(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	defer stopSim()
-	client, err := localapi.NewClient(addr, localapi.WithUserAgent(userAgent()))
+	trust, err := loadTrust(ctx, common, nil)
+	if common.demo {
+		trust = terminalTrust{} // the built-in simulator speaks HTTP
+	}
+	var client *localapi.Client
+	if err == nil {
+		client, err = newTerminalClient(addr, trust)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir ping:", err)
 		return 2

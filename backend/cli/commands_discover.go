@@ -103,8 +103,9 @@ var ErrSeveralTerminals = errors.New("several terminals found")
 
 // discoverTerminal starts a Tracker and waits until it uses a terminal:
 // the one remembered in the journal, or the only one found.
-func discoverTerminal(ctx context.Context, db *journal.DB, wait time.Duration) (*discovery.Tracker, string, error) {
-	tr, err := discovery.NewTracker(discovery.Config{Store: settingsStore{db}})
+func discoverTerminal(ctx context.Context, db *journal.DB, wait time.Duration, trust terminalTrust) (*discovery.Tracker, string, error) {
+	tr, err := discovery.NewTracker(discovery.Config{Store: settingsStore{db}, ClientOptions: trust.options(),
+		Browse: discovery.Options{HTTPS: trust.https, ClientOptions: trust.options()}})
 	if err != nil {
 		return nil, "", err
 	}

@@ -61,7 +61,11 @@ func cmdReceipt(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "comptoir receipt:", err)
 		return 1
 	}
-	client, err := localapi.NewClient(common.terminal, localapi.WithUserAgent(userAgent()))
+	trust, err := loadTrust(ctx, common, nil)
+	var client *localapi.Client
+	if err == nil {
+		client, err = newTerminalClient(common.terminal, trust)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir receipt:", err)
 		return 2

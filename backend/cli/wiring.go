@@ -29,6 +29,7 @@ type terminalLink struct {
 	how      string
 	instance string             // discovery's instance name, when found by discovery
 	tracker  *discovery.Tracker // nil for a fixed address
+	trust    terminalTrust      // how its HTTPS is checked
 	stop     func()
 }
 
@@ -63,15 +64,20 @@ func openTerminal(ctx context.Context, c commonFlags, db *journal.DB, kioskDemo 
 		}
 		return &terminalLink{term: client, id: "demo", url: client.BaseURL(), printer: client, client: client, how: "demo",
 			source: kiosk.FixedTerminal("Simulated terminal", client.BaseURL()), stop: func() { sim.Close() }}, nil
-	case c.terminal != "":
-		return fixedTerminal(c.terminal, "flag")
+	}
+	trust, err := loadTrust(ctx, c, db)
+	if err != nil {
+		return nil, err
+	}
+	if c.terminal != "" {
+		return fixedTerminal(c.terminal, "flag", trust)
 	}
 	if addr, ok, err := (settingsStore{db}).Get(ctx, settingTerminalAddress); err != nil {
 		return nil, err
 	} else if ok && addr != "" {
-		return fixedTerminal(addr, "address")
+		return fixedTerminal(addr, "address", trust)
 	}
-	tr, instance, err := discoverTerminal(ctx, db, c.discoverWait)
+	tr, instance, err := discoverTerminal(ctx, db, c.discoverWait, trust)
 	if err != nil {
 		return nil, err
 	}
@@ -79,20 +85,20 @@ func openTerminal(ctx context.Context, c commonFlags, db *journal.DB, kioskDemo 
 	// recovery must still know it is the same one.
 	at := kiosk.PrinterAt(tr.BaseURL)
 	return &terminalLink{term: tr, id: "mdns:" + instance, url: tr.BaseURL(), printer: at, client: at,
-		how: "discovery", instance: instance, tracker: tr, source: kiosk.TrackerStatus(tr), stop: func() { tr.Close() }}, nil
+		how: "discovery", instance: instance, tracker: tr, trust: trust, source: kiosk.TrackerStatus(tr), stop: func() { tr.Close() }}, nil
 }
 
 // settingTerminalAddress is the manual address staff saved: when set, the
 // next start uses it instead of discovery (--terminal still wins).
 const settingTerminalAddress = "terminal.address"
 
-// fixedTerminal is the terminal at a fixed address.
-func fixedTerminal(address, how string) (*terminalLink, error) {
-	client, err := localapi.NewClient(address, localapi.WithUserAgent(userAgent()))
+// fixedTerminal is the terminal at a fixed address, checked by trust.
+func fixedTerminal(address, how string, trust terminalTrust) (*terminalLink, error) {
+	client, err := newTerminalClient(address, trust)
 	if err != nil {
 		return nil, err
 	}
-	return &terminalLink{term: client, id: client.BaseURL(), url: client.BaseURL(), printer: client, client: client, how: how,
+	return &terminalLink{term: client, id: client.BaseURL(), url: client.BaseURL(), printer: client, client: client, how: how, trust: trust,
 		source: kiosk.FixedTerminal(client.BaseURL(), client.BaseURL()), stop: func() {}}, nil
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -108,11 +109,15 @@ func (t *terminalControl) Info(ctx context.Context) staffapi.TerminalInfo {
 			info.Candidates = append(info.Candidates, staffapi.Endpoint{Instance: c.Instance, Address: c.BaseURL})
 		}
 	}
+	trust, err := loadTrust(ctx, commonFlags{}, t.db)
+	if err == nil {
+		info.HTTPS, info.Pin = trust.https, pinText(trust.pin)
+	}
 	if l.how == "none" {
 		browse := t.browse
 		if browse == nil {
 			browse = func(ctx context.Context) ([]discovery.Terminal, error) {
-				return discovery.Browse(ctx, discovery.Options{})
+				return discovery.Browse(ctx, discovery.Options{HTTPS: trust.https, ClientOptions: trust.options()})
 			}
 		}
 		found, err := browse(ctx)
@@ -134,9 +139,9 @@ func (t *terminalControl) Info(ctx context.Context) staffapi.TerminalInfo {
 	case "flag":
 		info.Note = "The terminal was given on the command line (--terminal): it wins over a choice saved here."
 	case "address":
-		info.RestartRequired = !sameAddress(info.Saved.Address, l.url)
+		info.RestartRequired = !sameAddress(info.Saved.Address, l.url) || trust != l.trust
 	case "discovery":
-		info.RestartRequired = info.Saved.Address != "" ||
+		info.RestartRequired = info.Saved.Address != "" || trust != l.trust ||
 			(info.Saved.Instance != "" && !strings.EqualFold(info.Saved.Instance, l.instance))
 	}
 	if info.RestartRequired {
@@ -200,14 +205,24 @@ func (t *terminalControl) Choose(ctx context.Context, instance string) error {
 }
 
 // SetAddress saves a manual address, once a terminal answers there; ""
-// goes back to discovery.
+// goes back to discovery. An https:// address makes HTTPS required from
+// then on; an http:// one is refused once it is.
 func (t *terminalControl) SetAddress(ctx context.Context, address string) error {
 	address = strings.TrimSpace(address)
+	https := false
 	if address != "" {
-		c, err := localapi.NewClient(address)
+		trust, err := loadTrust(ctx, commonFlags{}, t.db)
+		if err != nil {
+			return &staff.Error{Code: staff.EINTERNAL, Message: "The terminal's HTTPS settings cannot be read: " + err.Error() + ". Nothing was saved.", Err: err}
+		}
+		if errors.Is(trust.check(address), ErrInsecureTerminal) {
+			return &staff.Error{Code: staff.EINVALID, Message: "This terminal is set up on HTTPS: its address must start with https://. Nothing was saved."}
+		}
+		c, err := newTerminalClient(address, trust)
 		if err != nil {
 			return &staff.Error{Code: staff.EINVALID, Message: "This is not a terminal address (for example 192.168.1.20:16125): " + err.Error() + ". Nothing was saved.", Err: err}
 		}
+		https = strings.HasPrefix(c.BaseURL(), "https://")
 		address = c.BaseURL()
 		ping := t.ping
 		if ping == nil {
@@ -220,8 +235,54 @@ func (t *terminalControl) SetAddress(ctx context.Context, address string) error 
 			return &staff.Error{Code: staff.ETERMINAL, Message: "No payment terminal answers at " + address + ": check the address and that the terminal is on. Nothing was saved.", Err: err}
 		}
 	}
-	if err := (settingsStore{t.db}).Set(ctx, settingTerminalAddress, address); err != nil {
+	store := settingsStore{t.db}
+	if https {
+		if err := store.Set(ctx, settingTerminalHTTPS, httpsRequired); err != nil {
+			return &staff.Error{Code: staff.EINTERNAL, Message: "The address could not be saved: " + journal.ErrorMessage(err) + ".", Err: err}
+		}
+	}
+	if err := store.Set(ctx, settingTerminalAddress, address); err != nil {
 		return &staff.Error{Code: staff.EINTERNAL, Message: "The address could not be saved: " + journal.ErrorMessage(err) + ".", Err: err}
+	}
+	return nil
+}
+
+// Certificate reads what an https:// address presents, without sending a
+// request ("": the terminal in use).
+func (t *terminalControl) Certificate(ctx context.Context, address string) (staffapi.Certificate, error) {
+	if address = strings.TrimSpace(address); address == "" {
+		address = t.link.url
+		if t.link.tracker != nil {
+			address = t.link.tracker.BaseURL()
+		}
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	c, err := localapi.PeekCertificate(pctx, address)
+	if err != nil {
+		return staffapi.Certificate{}, &staff.Error{Code: staff.ETERMINAL, Message: "No certificate could be read at " + address + ": " + err.Error() + ".", Err: err}
+	}
+	return staffapi.Certificate{Address: address, Fingerprint: c.Fingerprint, Subject: c.Subject, Issuer: c.Issuer,
+		NotAfter: c.NotAfter, Trusted: c.Trusted}, nil
+}
+
+// Pin saves the fingerprint of the certificate to trust from the next
+// start ("" removes it: the system's roots again). HTTPS stays required
+// either way.
+func (t *terminalControl) Pin(ctx context.Context, fingerprint string) error {
+	pin := ""
+	if strings.TrimSpace(fingerprint) != "" {
+		p, err := localapi.NormalizePin(fingerprint)
+		if err != nil {
+			return &staff.Error{Code: staff.EINVALID, Message: "This is not a certificate fingerprint: " + err.Error() + ". Nothing was saved.", Err: err}
+		}
+		pin = p
+	}
+	store := settingsStore{t.db}
+	for _, kv := range [][2]string{{settingTerminalHTTPS, httpsRequired}, {settingTerminalPin, pin}} {
+		if err := store.Set(ctx, kv[0], kv[1]); err != nil {
+			return &staff.Error{Code: staff.EINTERNAL, Message: "The pin could not be saved: " + journal.ErrorMessage(err) + ".", Err: err}
+		}
 	}
 	return nil
 }

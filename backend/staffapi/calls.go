@@ -36,6 +36,12 @@ var calls = map[string]call{
 	"ChooseTerminal": c2(func(ctx context.Context, a *API, sid, instance string) (any, error) {
 		return a.choose(ctx, sid, instance, false)
 	}),
+	"TerminalCertificate": c2(func(ctx context.Context, a *API, sid, address string) (any, error) {
+		return a.certificate(ctx, sid, address)
+	}),
+	"PinTerminalCertificate": c2(func(ctx context.Context, a *API, sid, fingerprint string) (any, error) {
+		return a.pin(ctx, sid, fingerprint)
+	}),
 	"SetTerminalAddress": c2(func(ctx context.Context, a *API, sid, address string) (any, error) {
 		return a.choose(ctx, sid, address, true)
 	}),

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/staff"
@@ -72,6 +73,23 @@ type TerminalInfo struct {
 	// RestartRequired: the saved choice is not the terminal in use.
 	RestartRequired bool   `json:"restartRequired"`
 	Note            string `json:"note,omitempty"`
+	// HTTPS: the terminal is reached over HTTPS only, never plain HTTP.
+	// Pin is the fingerprint of the certificate staff pinned ("": the
+	// system's roots vouch for it), as saved for the next start.
+	HTTPS bool   `json:"https"`
+	Pin   string `json:"pin,omitempty"`
+}
+
+// Certificate is what a terminal presents on HTTPS, for staff to compare
+// with what the terminal itself shows before pinning it.
+type Certificate struct {
+	Address     string    `json:"address"`
+	Fingerprint string    `json:"fingerprint"` // SHA-256, colon-separated
+	Subject     string    `json:"subject"`
+	Issuer      string    `json:"issuer"`
+	NotAfter    time.Time `json:"notAfter"`
+	// Trusted: the system's roots vouch for it already.
+	Trusted bool `json:"trusted"`
 }
 
 // TerminalPanel is the staff terminal screen.
@@ -88,6 +106,12 @@ type TerminalControl interface {
 	Info(ctx context.Context) TerminalInfo
 	Choose(ctx context.Context, instance string) error
 	SetAddress(ctx context.Context, address string) error
+	// Certificate reads the certificate an https:// address presents
+	// ("": the terminal in use), sending no request.
+	Certificate(ctx context.Context, address string) (Certificate, error)
+	// Pin trusts only the certificate with this fingerprint from the next
+	// start on ("": the system's roots again); HTTPS stays required.
+	Pin(ctx context.Context, fingerprint string) error
 }
 
 // Config wires the calls.
@@ -237,6 +261,34 @@ func (a *API) terminal(ctx context.Context, sid string, greet bool) (TerminalPan
 		p.Candidates = []Endpoint{}
 	}
 	return p, nil
+}
+
+func (a *API) certificate(ctx context.Context, sid, address string) (Certificate, error) {
+	if _, err := a.session(sid); err != nil {
+		return Certificate{}, err
+	}
+	if a.cfg.Terminal == nil {
+		return Certificate{}, &staff.Error{Code: staff.EINVALID, Message: "The terminal cannot be changed here."}
+	}
+	return a.cfg.Terminal.Certificate(ctx, address)
+}
+
+func (a *API) pin(ctx context.Context, sid, fingerprint string) (TerminalPanel, error) {
+	if _, err := a.session(sid); err != nil {
+		return TerminalPanel{}, err
+	}
+	if a.cfg.Terminal == nil {
+		return TerminalPanel{}, &staff.Error{Code: staff.EINVALID, Message: "The terminal cannot be changed here."}
+	}
+	if err := a.cfg.Terminal.Pin(ctx, fingerprint); err != nil {
+		return TerminalPanel{}, err
+	}
+	detail := "pinned for the next start"
+	if fingerprint == "" {
+		detail = "pin removed: the system's roots from the next start"
+	}
+	a.record(ctx, sid, "terminal_pin", fingerprint, detail)
+	return a.terminal(ctx, sid, false)
 }
 
 func (a *API) choose(ctx context.Context, sid, instance string, address bool) (TerminalPanel, error) {

@@ -34,12 +34,25 @@ func (deadTerminal) ShareReceipt(context.Context, *localapi.ShareReceiptRequest)
 }
 
 type fakeControl struct {
-	chosen, address string
-	refuse          error
+	chosen, address, pin string
+	refuse               error
 }
 
 func (f *fakeControl) Info(context.Context) TerminalInfo {
-	return TerminalInfo{Source: "discovery", Saved: Endpoint{Instance: f.chosen, Address: f.address}}
+	return TerminalInfo{Source: "discovery", Saved: Endpoint{Instance: f.chosen, Address: f.address}, Pin: f.pin, HTTPS: f.pin != ""}
+}
+func (f *fakeControl) Certificate(_ context.Context, address string) (Certificate, error) {
+	if f.refuse != nil {
+		return Certificate{}, f.refuse
+	}
+	return Certificate{Address: address, Fingerprint: "AB:CD"}, nil
+}
+func (f *fakeControl) Pin(_ context.Context, fingerprint string) error {
+	if f.refuse != nil {
+		return f.refuse
+	}
+	f.pin = fingerprint
+	return nil
 }
 func (f *fakeControl) Choose(_ context.Context, instance string) error {
 	if f.refuse != nil {
@@ -206,6 +219,28 @@ func TestTerminalChoiceIsAuditedAndRefusalsPassThrough(t *testing.T) {
 		return e.Action == "terminal_choose" && e.Subject == "Yavin 42"
 	}) {
 		t.Fatalf("the choice is not in the audit trail: %+v", entries)
+	}
+}
+
+func TestPinningTheTerminalCertificateNeedsASessionAndIsAudited(t *testing.T) {
+	a, st, ctl := newAPI(t, true)
+	if r := mustCall(t, a, "PinTerminalCertificate", "no-session", "AB:CD"); r.OK || r.Error.Code != staff.ESESSION || ctl.pin != "" {
+		t.Fatalf("pin without a session: %+v, pinned %q", r.Error, ctl.pin)
+	}
+	sid := unlock(t, a)
+	if r := mustCall(t, a, "TerminalCertificate", sid, "https://10.0.0.9"); !r.OK || r.Value.(Certificate).Address != "https://10.0.0.9" {
+		t.Fatalf("certificate: %+v", r)
+	}
+	r := mustCall(t, a, "PinTerminalCertificate", sid, "AB:CD")
+	if !r.OK || ctl.pin != "AB:CD" || !r.Value.(TerminalPanel).HTTPS || r.Value.(TerminalPanel).Pin != "AB:CD" {
+		t.Fatalf("pin: %+v, pinned %q", r, ctl.pin)
+	}
+	entries, err := st.Audit(context.Background(), sid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(entries, func(e staff.AuditEntry) bool { return e.Action == "terminal_pin" && e.Subject == "AB:CD" }) {
+		t.Fatalf("the pin is not in the audit trail: %+v", entries)
 	}
 }
 

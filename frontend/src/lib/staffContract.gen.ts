@@ -108,6 +108,23 @@ export interface CSVExport {
     csv: string;
 }
 
+// From staffapi/staffapi.go
+/**
+ * Certificate is what a terminal presents on HTTPS, for staff to compare
+ * with what the terminal itself shows before pinning it.
+ */
+export interface Certificate {
+    address: string;
+    fingerprint: string; // SHA-256, colon-separated
+    subject: string;
+    issuer: string;
+    notAfter: string;
+    /**
+     * Trusted: the system's roots vouch for it already.
+     */
+    trusted: boolean;
+}
+
 // From staff/payments.go
 /**
  * Comparison is a day of the journal against a day of the terminal.
@@ -689,6 +706,13 @@ export interface TerminalInfo {
      */
     restartRequired: boolean;
     note?: string;
+    /**
+     * HTTPS: the terminal is reached over HTTPS only, never plain HTTP.
+     * Pin is the fingerprint of the certificate staff pinned ("": the
+     * system's roots vouch for it), as saved for the next start.
+     */
+    https: boolean;
+    pin?: string;
 }
 
 // From staffapi/staffapi.go

@@ -16,6 +16,7 @@ import type {
   AttemptView,
   AuditEntry,
   About,
+  Certificate,
   Comparison,
   Decision,
   ErrorView,
@@ -118,6 +119,10 @@ export interface StaffCalls {
   Terminal(sid: string, greet: boolean): TerminalPanel;
   ChooseTerminal(sid: string, instance: string): TerminalPanel;
   SetTerminalAddress(sid: string, address: string): TerminalPanel;
+  /** The certificate an https:// address presents ("": the terminal in use); nothing is sent but the handshake. */
+  TerminalCertificate(sid: string, address: string): Certificate;
+  /** Trust only this certificate from the next start ("": the system's roots again). */
+  PinTerminalCertificate(sid: string, fingerprint: string): TerminalPanel;
   Attempts(sid: string, filter: Filter): AttemptPage;
   History(sid: string, filter: HistoryFilter): HistoryPage;
   Compare(sid: string, day: string): Comparison;

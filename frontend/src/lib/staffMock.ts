@@ -155,6 +155,9 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
   let saved: TerminalRef = { ...candidates[0] };
   let restartRequired = false;
   let terminalNote = "";
+  let https = false;
+  let pinned = "";
+  const mockFingerprint = Array.from({ length: 32 }, (_, i) => ((i * 37 + 11) % 256).toString(16).padStart(2, "0").toUpperCase()).join(":");
   function panel(greet: boolean): TerminalPanel {
     return {
       status: {
@@ -173,6 +176,8 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
       saved: { ...saved },
       restartRequired,
       note: terminalNote,
+      https,
+      pin: pinned || undefined,
     };
   }
 
@@ -359,8 +364,25 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
       terminalNote = `${instance} will be used from the next start.`;
       return panel(false);
     },
+    TerminalCertificate: (sid: string, address: string) => {
+      session(sid);
+      const at = address || candidates[0].address;
+      if (!at.startsWith("https://")) refuse("ETERMINAL", `No certificate could be read at ${at}: it is not an https:// address.`);
+      const notAfter = new Date(now() + 365 * 86_400_000).toISOString();
+      return { address: at, fingerprint: mockFingerprint, subject: "CN=terminal", issuer: "CN=terminal", notAfter, trusted: false };
+    },
+    PinTerminalCertificate: (sid: string, fingerprint: string) => {
+      const s = session(sid);
+      pinned = fingerprint;
+      https = true;
+      restartRequired = true;
+      note(s.who, "terminal_pin", fingerprint, fingerprint ? "pinned for the next start" : "pin removed");
+      return panel(false);
+    },
     SetTerminalAddress: (sid: string, address: string) => {
       session(sid);
+      if (https && address.startsWith("http://")) refuse("EINVALID", "This terminal is set up on HTTPS: its address must start with https://. Nothing was saved.");
+      if (address.startsWith("https://")) https = true;
       saved = { instance: "", address };
       restartRequired = true;
       terminalNote = address ? `The terminal at ${address} will be used from the next start.` : "The terminal will be found on the network from the next start.";

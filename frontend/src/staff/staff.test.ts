@@ -398,6 +398,46 @@ describe("staff shell", () => {
     expect(staff.last("SetTerminalAddress")?.args).toEqual(["sid-1", "10.0.0.9:16125"]);
     expect(await screen.findByTestId("terminal-restart")).toBeTruthy();
   });
+
+  it("reads the terminal's certificate and pins it only once staff confirm", async () => {
+    const { staff } = await unlocked();
+    await screen.findByTestId("terminal-reachable");
+    const fingerprint = "AB:".repeat(31) + "AB";
+    staff.answers.TerminalCertificate = ([, address]) => ({
+      address: address || "https://10.0.0.9:16125/localapi/v4",
+      fingerprint,
+      subject: "CN=terminal",
+      issuer: "CN=terminal",
+      notAfter: "2027-11-24T10:00:00Z",
+      trusted: false,
+    });
+    staff.answers.PinTerminalCertificate = ([, pin]) => ({
+      status: { reachable: true, mode: "kiosk", clientTimeoutSeconds: 62, refundTimeoutSeconds: 62, requestOpenSeconds: 900 },
+      source: "address",
+      state: "",
+      inUse: { instance: "", address: "https://10.0.0.9:16125/localapi/v4" },
+      candidates: [],
+      saved: { instance: "", address: "https://10.0.0.9:16125/localapi/v4" },
+      restartRequired: true,
+      note: "",
+      https: true,
+      pin,
+    });
+    await fireEvent.input(screen.getByTestId("terminal-address-input"), { target: { value: "https://10.0.0.9" } });
+    await fireEvent.click(screen.getByTestId("terminal-cert-read"));
+    expect(staff.last("TerminalCertificate")?.args).toEqual(["sid-1", "https://10.0.0.9"]);
+    expect((await screen.findByTestId("terminal-cert-fingerprint")).textContent).toBe(fingerprint);
+
+    await fireEvent.click(screen.getByTestId("terminal-pin-save"));
+    await fireEvent.click(screen.getByTestId("confirm-no"));
+    expect(staff.names()).not.toContain("PinTerminalCertificate");
+
+    await fireEvent.click(screen.getByTestId("terminal-pin-save"));
+    await fireEvent.click(screen.getByTestId("confirm-yes"));
+    expect(staff.last("PinTerminalCertificate")?.args).toEqual(["sid-1", fingerprint]);
+    expect((await screen.findByTestId("terminal-pin")).textContent).toBe(fingerprint);
+    expect(screen.getByTestId("terminal-https").dataset.https).toBe("true");
+  });
 });
 
 describe("money actions", () => {
