@@ -275,6 +275,10 @@ func (a *App) Start(language string) (kiosk.CheckoutView, error) {
 	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.Start(language) })
 }
 
+func (a *App) ChooseDining(d kiosk.Dining) (kiosk.CheckoutView, error) {
+	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.ChooseDining(d) })
+}
+
 func (a *App) SetLanguage(language string) (kiosk.CheckoutView, error) {
 	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.SetLanguage(language) })
 }

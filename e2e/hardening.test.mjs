@@ -177,6 +177,7 @@ test("full disk: a clear error, the payment not started, nothing lost", async (t
   await env.startKiosk();
   await screen(env, "welcome");
   await page.locator(tid("start-en")).click();
+  await page.locator(tid("dining-eat_in")).click();
   await screen(env, "menu");
   await env.stopKiosk();
   assert.equal(debits(await env.ledger()).length, 2, "a payment was resent after the restart");
@@ -434,6 +435,9 @@ test("navigation lock: the customer cannot leave the app", async (t) => {
 
     await env.sim("/sim/script", { behaviours: [{ preset: "hold_before_handover" }] });
     await page.locator(tid("start-en")).click();
+    await screen(env, "dining");
+    await check("dining");
+    await page.locator(tid("dining-eat_in")).click();
     await screen(env, "menu");
     await check("menu");
     await page.locator(tid("category-viennoiseries")).click();

@@ -180,13 +180,15 @@ const demoCategory = {
 };
 
 /**
- * order starts in a language (default English), puts products of the demo
- * menu (id → quantity) in the cart and opens the cart.
+ * order starts in a language (default English), says where the order is
+ * eaten (default eaten in), puts products of the demo menu (id → quantity)
+ * in the cart and opens the cart.
  */
-export async function order(env, items, lang = "en") {
+export async function order(env, items, lang = "en", dining = "eat_in") {
   const { page } = env;
   const tid = (id) => `[data-testid="${id}"]`;
   await page.locator(tid(`start-${lang}`)).click();
+  await page.locator(tid(`dining-${dining}`)).click();
   await page.locator(tid("screen-menu")).waitFor();
   for (const [id, qty] of Object.entries(items)) {
     if (!demoCategory[id]) throw new Error(`order: ${id} is not a product the harness knows`);

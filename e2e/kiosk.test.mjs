@@ -53,6 +53,39 @@ test("a full order paid by card, receipt printed", async (t) => {
   assert.deepEqual(env.consoleErrors, []);
 });
 
+test("eaten in or taken away: the same croissant, two VAT rates on the receipt and in tax_breakdown", async (t) => {
+  const env = await setup(t);
+  const paid = async (dining) => {
+    await order(env, { croissant: 1 }, "en", dining);
+    assert.equal(
+      await env.page.locator(tid("cart-dining")).getAttribute("data-dining"),
+      dining,
+      "the cart does not say where the order is eaten",
+    );
+    await checkout(env);
+    await screen(env, "approved");
+    const before = (await env.sim("/sim/printed")).length;
+    await env.page.locator(tid("receipt-print")).click();
+    await env.page.locator(`${tid("receipt-status")}[data-status="done"]`).waitFor({ timeout: 15000 });
+    const printed = await env.sim("/sim/printed");
+    assert.equal(printed.length, before + 1);
+    await env.page.locator(tid("finish")).click();
+    await screen(env, "welcome");
+    return { receipt: printed.at(-1).text, charge: debits(await env.ledger()).at(-1) };
+  };
+  // 1.30 VAT included: 10 % holds 0.12, 5.5 % holds 0.07.
+  const eatIn = await paid("eat_in");
+  assert.match(eatIn.receipt, /EAT IN/);
+  assert.match(eatIn.receipt, /10%/);
+  assert.deepEqual(eatIn.charge.taxBreakdown, [{ tax_amount: 12, tax_percentage: 10 }]);
+  const takeAway = await paid("take_away");
+  assert.match(takeAway.receipt, /TAKE AWAY/);
+  assert.match(takeAway.receipt, /5\.5%/);
+  assert.doesNotMatch(takeAway.receipt, /\b10%/);
+  assert.deepEqual(takeAway.charge.taxBreakdown, [{ tax_amount: 7 }]);
+  assert.equal(eatIn.charge.total, takeAway.charge.total, "the price must not change with the VAT");
+});
+
 test("a decline, then a successful retry with a new attempt", async (t) => {
   const env = await setup(t);
   await env.sim("/sim/script", { behaviours: [{ preset: "decline" }] });
@@ -137,6 +170,7 @@ test("idle: the cart is abandoned and the welcome screen returns", async (t) => 
   await env.page.locator(tid("idle-warning")).waitFor({ timeout: 15000 });
   await screen(env, "welcome", 15000);
   await env.page.locator(tid("start-en")).click();
+  await env.page.locator(tid("dining-eat_in")).click();
   await screen(env, "menu");
   // A new, empty cart: nothing to count, nothing to open.
   assert.equal(await env.page.locator(tid("cart-count")).count(), 0);
@@ -146,6 +180,7 @@ test("idle: the cart is abandoned and the welcome screen returns", async (t) => 
 test("language switch", async (t) => {
   const env = await setup(t);
   await env.page.locator(tid("start-fr")).click();
+  await env.page.locator(tid("dining-eat_in")).click();
   await screen(env, "menu");
   assert.equal(await env.page.evaluate(() => document.documentElement.lang), "fr");
   assert.match(await env.page.locator(tid("category-viennoiseries")).innerText(), /Viennoiseries/);

@@ -582,6 +582,7 @@ test("no way into staff mode without the PIN from the customer screens", async (
   // The screens of a normal order, each with the way to reach it from the welcome.
   const toMenu = async () => {
     await page.locator(tid("start-en")).click();
+    await page.locator(tid("dining-eat_in")).click();
     await screen(env, "menu");
   };
   const toProduct = async () => {

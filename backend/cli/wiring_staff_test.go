@@ -183,7 +183,7 @@ func TestNoOrderBeforeTheStaffPIN(t *testing.T) {
 	}
 	defer stack.Close()
 	waitUntil(t, "the kiosk held", func() bool { return stack.Svc.Terminal().Problem == staffapi.NoPINHold })
-	if v, _ := stack.Svc.Start("en"); v.Phase == kiosk.PhaseOrdering {
+	if v, _ := stack.Svc.Start("en"); v.Phase == kiosk.PhaseDining {
 		t.Fatal("an order started without a staff PIN")
 	}
 	r, err := stack.Staff.Call(ctx, "SetPIN", []json.RawMessage{json.RawMessage(`"4829"`)})
@@ -191,7 +191,7 @@ func TestNoOrderBeforeTheStaffPIN(t *testing.T) {
 		t.Fatalf("SetPIN: %v %+v", err, r.Error)
 	}
 	waitUntil(t, "the kiosk open", func() bool { return stack.Svc.Checkout().Phase == kiosk.PhaseWelcome })
-	if v, _ := stack.Svc.Start("en"); v.Phase != kiosk.PhaseOrdering {
+	if v, _ := stack.Svc.Start("en"); v.Phase != kiosk.PhaseDining {
 		t.Fatalf("after the PIN was set: phase %s (%s)", v.Phase, stack.Svc.Terminal().Problem)
 	}
 }

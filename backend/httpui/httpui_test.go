@@ -24,7 +24,7 @@ import (
 
 // contractIntents are the intents of kiosk/contract.go.
 var contractIntents = []string{
-	"Info", "Catalog", "Checkout", "Terminal", "Start", "SetLanguage", "AddItem", "SetQuantity",
+	"Info", "Catalog", "Checkout", "Terminal", "Start", "ChooseDining", "SetLanguage", "AddItem", "SetQuantity",
 	"Pay", "Cancel", "Retry", "PayRestByCard", "CancelOrder", "ChooseReceipt", "Finish", "Abandon",
 }
 
@@ -151,7 +151,9 @@ func TestEveryIntentIsServed(t *testing.T) {
 		{"Catalog", `[]`, "", ""},
 		{"Terminal", `[]`, "", ""},
 		{"Checkout", `[]`, "welcome", ""},
-		{"Start", `["en"]`, "ordering", ""},
+		{"Start", `["en"]`, "dining", ""},
+		{"ChooseDining", `["somewhere"]`, "dining", kiosk.ErrDining},
+		{"ChooseDining", `["take_away"]`, "ordering", ""},
 		{"SetLanguage", `["es"]`, "ordering", ""},
 		{"AddItem", `["croissant", 2]`, "ordering", ""},
 		{"SetQuantity", `["croissant", 1]`, "ordering", ""},
@@ -310,8 +312,20 @@ func TestEventsInOrder(t *testing.T) {
 		t.Fatalf("first events %v", got)
 	}
 	e.checkout("Start", `["en"]`)
+	e.checkout("ChooseDining", `["eat_in"]`)
 	e.checkout("AddItem", `["croissant", 1]`)
 	e.checkout("AddItem", `["espresso", 2]`)
+	for {
+		name, data := r.next()
+		if name != kiosk.EventCheckout {
+			continue
+		}
+		var v kiosk.CheckoutView
+		if err := json.Unmarshal(data, &v); err != nil || v.Phase != kiosk.PhaseDining {
+			t.Fatalf("after Start: %s", data)
+		}
+		break
+	}
 	want := []int{0, 1, 2} // lines after each intent
 	for _, n := range want {
 		var v kiosk.CheckoutView

@@ -26,6 +26,9 @@ var intents = map[string]intentFunc{
 	"Start": one(func(s *kiosk.Service, lang string) (any, error) {
 		return s.Start(lang)
 	}),
+	"ChooseDining": one(func(s *kiosk.Service, d kiosk.Dining) (any, error) {
+		return s.ChooseDining(d)
+	}),
 	"SetLanguage": one(func(s *kiosk.Service, lang string) (any, error) {
 		return s.SetLanguage(lang)
 	}),

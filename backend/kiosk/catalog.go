@@ -72,14 +72,18 @@ type categoryJSON struct {
 }
 
 type productJSON struct {
-	ID          string   `json:"id"`
-	Name        Text     `json:"name"`
-	Description Text     `json:"description"`
-	Price       int64    `json:"price"`
-	VATRate     int      `json:"vatRate"`
-	MealVoucher bool     `json:"mealVoucher"`
-	Image       string   `json:"image"`
-	Allergens   []string `json:"allergens"`
+	ID          string `json:"id"`
+	Name        Text   `json:"name"`
+	Description Text   `json:"description"`
+	Price       int64  `json:"price"`
+	VATRate     int    `json:"vatRate"`
+	// The rate eaten in and taken away, when they differ from VATRate
+	// (in France, 10 % eaten in and 5.5 % taken away for many foods).
+	VATRateEatIn    *int     `json:"vatRateEatIn"`
+	VATRateTakeAway *int     `json:"vatRateTakeAway"`
+	MealVoucher     bool     `json:"mealVoucher"`
+	Image           string   `json:"image"`
+	Allergens       []string `json:"allergens"`
 }
 
 // The keys each object may have: a misspelt key ("prcie") would otherwise
@@ -87,13 +91,31 @@ type productJSON struct {
 var (
 	rootKeys     = []string{"currency", "categories"}
 	categoryKeys = []string{"id", "name", "products"}
-	productKeys  = []string{"id", "name", "description", "price", "vatRate", "mealVoucher", "image", "allergens"}
+	productKeys  = []string{"id", "name", "description", "price", "vatRate", "vatRateEatIn", "vatRateTakeAway", "mealVoucher", "image", "allergens"}
 )
 
 // Catalog is a validated menu, indexed by product id.
 type Catalog struct {
 	view     CatalogView
 	products map[string]ProductView
+	rates    map[string]diningRates
+}
+
+// diningRates are a product's VAT rates eaten in and taken away.
+type diningRates struct{ eatIn, takeAway int }
+
+// VATRate is the product's VAT rate where the order is eaten: its own
+// rate for that, else its vatRate.
+func (c *Catalog) VATRate(id string, d Dining) int {
+	r, ok := c.rates[id]
+	switch {
+	case !ok:
+		return c.products[id].VATRate
+	case d == DiningTakeAway:
+		return r.takeAway
+	default:
+		return r.eatIn
+	}
 }
 
 // View is the menu as the UI shows it.
@@ -155,7 +177,8 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 	if len(raw.Categories) == 0 {
 		return nil, fail("", "categories", "at least one category is required")
 	}
-	c := &Catalog{view: CatalogView{Currency: raw.Currency, Categories: []CategoryView{}}, products: map[string]ProductView{}}
+	c := &Catalog{view: CatalogView{Currency: raw.Currency, Categories: []CategoryView{}}, products: map[string]ProductView{},
+		rates: map[string]diningRates{}}
 	categories := map[string]bool{}
 	for i, cat := range raw.Categories {
 		cp := fmt.Sprintf("categories[%d]", i)
@@ -196,6 +219,21 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 			if p.VATRate < 0 || p.VATRate > MaxVATRate {
 				return nil, fail(pp, "vatRate", fmt.Sprintf("must be in basis points between 0 and %d, not %d", MaxVATRate, p.VATRate))
 			}
+			rates := diningRates{p.VATRate, p.VATRate}
+			for _, r := range []struct {
+				field string
+				from  *int
+				to    *int
+			}{{"vatRateEatIn", p.VATRateEatIn, &rates.eatIn}, {"vatRateTakeAway", p.VATRateTakeAway, &rates.takeAway}} {
+				if r.from == nil {
+					continue
+				}
+				if *r.from < 0 || *r.from > MaxVATRate {
+					return nil, fail(pp, r.field, fmt.Sprintf("must be in basis points between 0 and %d, not %d", MaxVATRate, *r.from))
+				}
+				*r.to = *r.from
+			}
+			c.rates[p.ID] = rates
 			for k, a := range p.Allergens {
 				if strings.TrimSpace(a) == "" {
 					return nil, fail(pp, fmt.Sprintf("allergens[%d]", k), "is empty")

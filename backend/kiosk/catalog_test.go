@@ -76,6 +76,10 @@ func TestParseCatalogErrors(t *testing.T) {
 			9, "categories[0].products[1].prix", "unknown field"},
 		{"vat too high", func(s string) string { return strings.Replace(s, `"vatRate": 550}`, `"vatRate": 55000}`, 1) },
 			9, "categories[0].products[1].vatRate", "basis points"},
+		{"take-away vat negative", func(s string) string {
+			return strings.Replace(s, `"vatRate": 550}`, `"vatRate": 1000, "vatRateTakeAway": -550}`, 1)
+		},
+			9, "categories[0].products[1].vatRateTakeAway", "basis points"},
 		{"wrong type", func(s string) string { return strings.Replace(s, `"price": 120`, `"price": "1,20"`, 1) },
 			8, "categories.products.price", "whole number"},
 		{"syntax", func(s string) string {

@@ -396,6 +396,9 @@ func TestRefusedIntents(t *testing.T) {
 		{"add before start", func() (CheckoutView, error) { return e.s.AddItem("croissant", 1) }, ErrWrongPhase},
 		{"cancel while ordering", func() (CheckoutView, error) { return e.s.Cancel() }, ErrWrongPhase},
 		{"start", func() (CheckoutView, error) { return e.s.Start("xx") }, ""},
+		{"add before eat in or take away", func() (CheckoutView, error) { return e.s.AddItem("croissant", 1) }, ErrWrongPhase},
+		{"pay before eat in or take away", func() (CheckoutView, error) { return e.s.Pay(MethodCard) }, ErrWrongPhase},
+		{"eat in", func() (CheckoutView, error) { return e.s.ChooseDining(DiningEatIn) }, ""},
 		{"pay an empty cart", func() (CheckoutView, error) { return e.s.Pay(MethodCard) }, ErrCartEmpty},
 		{"unknown product", func() (CheckoutView, error) { return e.s.AddItem("caviar", 1) }, ErrUnknownProduct},
 		{"zero qty", func() (CheckoutView, error) { return e.s.AddItem("croissant", 0) }, ErrAmount},
@@ -426,8 +429,9 @@ func TestRefusedIntents(t *testing.T) {
 func TestCartTotalsAndTaxes(t *testing.T) {
 	e := newEnv(t)
 	e.cart("croissant", 3, "cafe-creme", 2, "cidre", 1)
+	e.must(e.s.ChooseDining(DiningTakeAway))
 	v := e.must(e.s.SetQuantity("croissant", 2))
-	// 2×1.30 at 5.5 %, 2×3.20 at 10 %, 4.50 at 20 %.
+	// Taken away: 2×1.30 at 5.5 %, 2×3.20 at 10 %, 4.50 at 20 %.
 	want := []TaxView{{550, 14}, {1000, 58}, {2000, 75}}
 	if v.Total != 260+640+450 || len(v.Taxes) != 3 {
 		t.Fatalf("total %d taxes %+v", v.Total, v.Taxes)
@@ -502,11 +506,11 @@ func TestHoldKeepsOrdersOut(t *testing.T) {
 	if tv := e.s.Terminal(); tv.Problem != "Staff: set the staff PIN before taking orders." {
 		t.Fatalf("held: problem %q", tv.Problem)
 	}
-	if v, _ := e.s.Start("en"); v.Phase == PhaseOrdering {
+	if v, _ := e.s.Start("en"); v.Phase == PhaseDining {
 		t.Fatal("an order started while held")
 	}
 	e.s.Hold("")
-	if v := e.must(e.s.Start("en")); v.Phase != PhaseOrdering {
+	if v := e.must(e.s.Start("en")); v.Phase != PhaseDining {
 		t.Fatalf("released: phase %s", v.Phase)
 	}
 }

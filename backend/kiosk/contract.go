@@ -11,7 +11,11 @@ package kiosk
 
 //go:generate sh -c "cd ../../scripts/contractgen && go run ."
 
-import "time"
+import (
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/receipt"
+)
 
 // Events the Service publishes through its Emitter, each carrying the full
 // snapshot (never a diff), so a UI that missed one is right at the next.
@@ -27,6 +31,7 @@ type Phase string
 
 const (
 	PhaseWelcome   Phase = "welcome"   // attract screen; no cart
+	PhaseDining    Phase = "dining"    // eat in or take away? asked before the menu
 	PhaseOrdering  Phase = "ordering"  // building the cart
 	PhasePaying    Phase = "paying"    // an attempt is out: follow the terminal; Cancel
 	PhaseCanceling Phase = "canceling" // Cancel pressed: waiting for the terminal's answer
@@ -37,6 +42,15 @@ const (
 	// PhaseUnavailable: no terminal, recovery incomplete, journal unwritable:
 	// the kiosk takes no orders and asks for staff.
 	PhaseUnavailable Phase = "unavailable"
+)
+
+// Dining is where the customer eats the order: it decides the VAT rate of
+// the products whose rate differs eaten in and taken away.
+type Dining string
+
+const (
+	DiningEatIn    Dining = receipt.DiningEatIn
+	DiningTakeAway Dining = receipt.DiningTakeAway
 )
 
 // PaymentMethod is the customer's choice of tender.
@@ -150,8 +164,13 @@ type CheckoutView struct {
 	Currency string `json:"currency"`
 	// OrderNumber is the short number the customer collects with ("42");
 	// OrderID is the order's id in the journal, sent as cartId.
-	OrderNumber string     `json:"orderNumber,omitempty"`
-	OrderID     string     `json:"orderId,omitempty"`
+	OrderNumber string `json:"orderNumber,omitempty"`
+	OrderID     string `json:"orderId,omitempty"`
+	// Dining is where the customer said the order is eaten ("" before they
+	// said, or when the shop does not ask); DiningAsked: the shop asks, so
+	// the UI offers to change it while ordering.
+	Dining      Dining     `json:"dining,omitempty"`
+	DiningAsked bool       `json:"diningAsked"`
 	Lines       []LineView `json:"lines"`
 	Total       int64      `json:"total"`
 	Taxes       []TaxView  `json:"taxes"`

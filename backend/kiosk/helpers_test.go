@@ -230,7 +230,8 @@ func (e *env) must(v CheckoutView, err error) CheckoutView {
 // cart starts an order and adds product/qty pairs.
 func (e *env) cart(items ...any) CheckoutView {
 	e.t.Helper()
-	v := e.must(e.s.Start("fr"))
+	e.must(e.s.Start("fr"))
+	v := e.must(e.s.ChooseDining(DiningEatIn))
 	for i := 0; i < len(items); i += 2 {
 		v = e.must(e.s.AddItem(items[i].(string), items[i+1].(int)))
 	}

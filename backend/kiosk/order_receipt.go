@@ -35,7 +35,7 @@ func OrderReceipt(ctx context.Context, db *journal.DB, st Settings, orderID stri
 		}
 		return ""
 	}
-	o := receipt.Order{Number: data.Number, Time: ord.CreatedAt, Currency: ord.Currency}
+	o := receipt.Order{Number: data.Number, Dining: string(data.Dining), Time: ord.CreatedAt, Currency: ord.Currency}
 	for _, l := range data.Lines {
 		o.Lines = append(o.Lines, receipt.Line{Qty: l.Qty, Name: pick(l.Name), UnitPrice: l.UnitPrice, VATRate: l.VATRate})
 	}

@@ -43,7 +43,7 @@ func (s *Service) Pay(method PaymentMethod) (CheckoutView, error) {
 			return ErrAmount
 		}
 		ord = &order{
-			total: total, voucherEligible: eligible, currency: s.currencyLocked(), language: co.language,
+			total: total, voucherEligible: eligible, currency: s.currencyLocked(), language: co.language, dining: co.dining,
 			method: method, lines: append([]cartLine(nil), co.lines...), created: s.now(),
 		}
 		switch method {
@@ -437,6 +437,7 @@ type orderData struct {
 	Number   string        `json:"number"`
 	Language string        `json:"language"`
 	Method   PaymentMethod `json:"method"`
+	Dining   Dining        `json:"dining,omitempty"`
 	Lines    []LineView    `json:"lines"`
 }
 
@@ -466,7 +467,7 @@ func (s *Service) createOrder(ctx context.Context, ord *order) (id, number strin
 		seq.Last++
 		number = strconv.Itoa(seq.Last)
 		id = fmt.Sprintf("%s-%03d", now.Format("20060102"), seq.Last)
-		data, err := json.Marshal(orderData{Number: number, Language: ord.language, Method: ord.method, Lines: lines})
+		data, err := json.Marshal(orderData{Number: number, Language: ord.language, Method: ord.method, Dining: ord.dining, Lines: lines})
 		if err != nil {
 			return "", "", err
 		}

@@ -125,7 +125,7 @@ func (s *Service) printOrderTicket(ord *order) {
 // receiptLocked is the order as the receipt package lays it out, in the
 // customer's language; with the approved parts when withParts.
 func (s *Service) receiptLocked(ord *order, withParts bool) (receipt.Receipt, receipt.Options) {
-	o := receipt.Order{Number: ord.number, Time: ord.created, Currency: ord.currency}
+	o := receipt.Order{Number: ord.number, Dining: string(ord.dining), Time: ord.created, Currency: ord.currency}
 	for _, l := range ord.lines {
 		o.Lines = append(o.Lines, receipt.Line{Qty: l.Qty, Name: s.textLocked(l.Name, ord.language), UnitPrice: l.UnitPrice, VATRate: l.VATRate})
 	}

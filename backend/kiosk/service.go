@@ -29,6 +29,7 @@ const (
 	ErrWrongPhase          = "error.wrong_phase"
 	ErrTerminalUnavailable = "error.terminal_unavailable"
 	ErrAmount              = "error.amount"
+	ErrDining              = "error.dining" // neither eat in nor take away
 	// ErrPartlyPaid: CancelOrder after a part (the meal voucher) was charged:
 	// the customer must pay the rest or call staff, never be told "cancelled".
 	ErrPartlyPaid = "error.partly_paid"
@@ -113,6 +114,7 @@ type checkout struct {
 	gen      int // a new checkout (Start, back to welcome) ends the old one's work
 	phase    Phase
 	language string
+	dining   Dining // "" until the customer says, when the shop asks
 	lines    []cartLine
 	order    *order
 	payment  *PaymentView
@@ -134,6 +136,7 @@ type order struct {
 	voucherEligible int64
 	currency        string
 	language        string
+	dining          Dining
 	method          PaymentMethod
 	lines           []cartLine
 	created         time.Time
@@ -425,7 +428,7 @@ func (s *Service) availabilityLocked() {
 	ok, _ := s.usableLocked()
 	blocked := !ok && s.status.State != TerminalUnreachable
 	switch {
-	case blocked && (s.co.phase == PhaseWelcome || s.co.phase == PhaseOrdering):
+	case blocked && (s.co.phase == PhaseWelcome || s.co.phase == PhaseDining || s.co.phase == PhaseOrdering):
 		s.resetLocked(PhaseUnavailable)
 	case !blocked && s.co.phase == PhaseUnavailable:
 		s.resetLocked(PhaseWelcome)
@@ -456,13 +459,13 @@ func (s *Service) resetLocked(phase Phase) {
 func (s *Service) viewLocked() CheckoutView {
 	co := &s.co
 	v := CheckoutView{
-		Phase: co.phase, Language: co.language, Currency: s.currencyLocked(),
-		Lines: []LineView{}, Taxes: []TaxView{}, Error: co.err,
+		Phase: co.phase, Language: co.language, Currency: s.currencyLocked(), Dining: co.dining,
+		DiningAsked: s.settings.Dining == DiningAsk, Lines: []LineView{}, Taxes: []TaxView{}, Error: co.err,
 	}
 	lines := co.lines
 	if co.order != nil {
 		lines = co.order.lines
-		v.OrderID, v.OrderNumber, v.Currency = co.order.id, co.order.number, co.order.currency
+		v.OrderID, v.OrderNumber, v.Currency, v.Dining = co.order.id, co.order.number, co.order.currency, co.order.dining
 	}
 	for _, l := range lines {
 		v.Lines = append(v.Lines, l.LineView)
@@ -611,8 +614,40 @@ func (s *Service) Start(language string) (CheckoutView, error) {
 		default:
 			return ErrWrongPhase
 		}
-		s.resetLocked(PhaseOrdering)
+		if s.settings.Dining == DiningAsk {
+			s.resetLocked(PhaseDining)
+		} else {
+			s.resetLocked(PhaseOrdering)
+			s.co.dining = Dining(s.settings.Dining)
+		}
 		s.co.language = s.languageLocked(language)
+		return ""
+	}), nil
+}
+
+// ChooseDining says where the order is eaten: asked before the menu, and
+// changeable while ordering, when the lines take the rates of the new
+// choice. Once Pay has frozen the order it is the order's.
+func (s *Service) ChooseDining(d Dining) (CheckoutView, error) {
+	return s.intent(func() string {
+		if d != DiningEatIn && d != DiningTakeAway {
+			return ErrDining
+		}
+		switch {
+		case s.co.phase == PhaseDining:
+			s.co.phase = PhaseOrdering
+		case s.co.phase != PhaseOrdering || s.settings.Dining != DiningAsk:
+			return ErrWrongPhase
+		}
+		s.co.dining = d
+		for i := range s.co.lines {
+			l := &s.co.lines[i]
+			if s.catalog != nil {
+				if _, ok := s.catalog.Product(l.ProductID); ok {
+					l.VATRate = s.catalog.VATRate(l.ProductID, d)
+				}
+			}
+		}
 		return ""
 	}), nil
 }
@@ -648,7 +683,7 @@ func (s *Service) AddItem(productID string, qty int) (CheckoutView, error) {
 		}
 		if i < 0 {
 			s.co.lines = append(s.co.lines, cartLine{
-				LineView:    LineView{ID: p.ID, ProductID: p.ID, Name: p.Name, UnitPrice: p.Price, VATRate: p.VATRate},
+				LineView:    LineView{ID: p.ID, ProductID: p.ID, Name: p.Name, UnitPrice: p.Price, VATRate: s.catalog.VATRate(p.ID, s.co.dining)},
 				mealVoucher: p.MealVoucher,
 			})
 			i = len(s.co.lines) - 1
@@ -741,7 +776,7 @@ func (s *Service) leave(also ...Phase) (CheckoutView, error) {
 			return ""
 		case p == PhaseUnknown && slices.Contains(also, p):
 			unknown = s.co.order
-		case p == PhaseOrdering || p == PhaseApproved || slices.Contains(also, p):
+		case p == PhaseDining || p == PhaseOrdering || p == PhaseApproved || slices.Contains(also, p):
 		case p == PhaseDeclined || p == PhaseFailed:
 			ord = s.co.order
 			if s.co.payment != nil {

@@ -25,6 +25,7 @@ const (
 	SettingMerchant        = "receipt.merchant"       // {"name","address":[],"vatNumber","footer":[],"qrUrl"}
 	SettingReceiptFormat   = "receipt.format"         // receiptTicket of /payment: "text" or "escpos"
 	SettingReceiptColumns  = "receipt.columns"        // 48 (80 mm) or 32 (58 mm)
+	SettingDining          = "kiosk.dining"           // "ask", or "eat_in" or "take_away" for a shop that has only one
 
 	// settingOrderSequence is the daily order number: {"day":"2026-11-22","last":41}.
 	settingOrderSequence = "kiosk.order_sequence"
@@ -64,7 +65,13 @@ type Settings struct {
 	Merchant        receipt.Merchant
 	ReceiptFormat   string
 	ReceiptColumns  int
+	// Dining is DiningAsk (the customer says, before the menu) or the one
+	// way this shop serves.
+	Dining string
 }
+
+// DiningAsk: the customer says whether the order is eaten in or taken away.
+const DiningAsk = "ask"
 
 // MerchantSetting is the stored form of receipt.Merchant (no logo): the
 // value of SettingMerchant, as staff's settings form edits it.
@@ -82,7 +89,7 @@ func DefaultSettings() Settings {
 		Mode: DefaultMode, Languages: slices.Clone(DefaultLanguages), DefaultLanguage: DefaultLanguage,
 		IdleSeconds: DefaultIdleSeconds, VoucherCap: DefaultVoucherCap,
 		Merchant:      receipt.Merchant{Name: defaultMerchantName, Footer: []string{defaultMerchantFooter}},
-		ReceiptFormat: DefaultReceiptFormat, ReceiptColumns: DefaultReceiptColumns,
+		ReceiptFormat: DefaultReceiptFormat, ReceiptColumns: DefaultReceiptColumns, Dining: DiningAsk,
 	}
 }
 
@@ -183,6 +190,15 @@ func LoadSettings(ctx context.Context, db *journal.DB, log *slog.Logger) (Settin
 		}
 		s.ReceiptFormat = format
 		return nil
+	})
+	var dining string
+	read(SettingDining, &dining, func() error {
+		switch Dining(dining) {
+		case DiningAsk, DiningEatIn, DiningTakeAway:
+			s.Dining = dining
+			return nil
+		}
+		return fmt.Errorf("must be ask, eat_in or take_away")
 	})
 	var cols int
 	read(SettingReceiptColumns, &cols, func() error {

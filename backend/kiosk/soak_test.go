@@ -175,6 +175,7 @@ func TestSoak(t *testing.T) {
 	for i := 0; i < n; i++ {
 		k := kinds[seq[i]]
 		mustView(s.Start("fr"))
+		mustView(s.ChooseDining(DiningTakeAway))
 		mustView(s.AddItem(product, 1+i%3))
 		t0 := time.Now()
 		v := mustView(s.Pay(MethodCard))

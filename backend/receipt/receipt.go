@@ -65,7 +65,11 @@ func (l Line) Total() int64 { return int64(l.Qty) * l.UnitPrice }
 
 // Order is what was sold.
 type Order struct {
-	Number   string // the order number shown to the customer
+	Number string // the order number shown to the customer
+	// Dining is where the order is eaten, DiningEatIn or DiningTakeAway
+	// ("" when the shop does not ask): the VAT rates of the lines follow
+	// it, and the receipt and the order ticket say it.
+	Dining   string
 	Time     time.Time
 	Lines    []Line
 	Currency string // ISO 4217: EUR (default), CHF, GBP
@@ -264,6 +268,9 @@ func customer(r Receipt, opt Options, m mode) *escpos.Builder {
 	}
 	b.Align(escpos.AlignLeft).Rule('-')
 	b.TwoColumns(dateTime(o.Time), w.Order+" "+o.Number)
+	if d := diningLabel(w, o.Dining); d != "" {
+		b.Align(escpos.AlignCenter).Bold(true).Line(d).Bold(false).Align(escpos.AlignLeft)
+	}
 	b.Rule('-')
 
 	// Lines.
@@ -370,6 +377,9 @@ func orderTicket(o Order, opt Options, m mode) *escpos.Builder {
 	if t := dateTime(o.Time); t != "" {
 		b.Line(t)
 	}
+	if d := diningLabel(w, o.Dining); d != "" {
+		b.Bold(true).Size(2, 2).Line(d).Normal()
+	}
 	b.Line(w.Collect)
 	b.Align(escpos.AlignLeft).Rule('=')
 	b.Bold(true).Size(1, 2)
@@ -381,6 +391,22 @@ func orderTicket(o Order, opt Options, m mode) *escpos.Builder {
 		b.Feed(2).PartialCut()
 	}
 	return b
+}
+
+// Where an order is eaten (Order.Dining).
+const (
+	DiningEatIn    = "eat_in"
+	DiningTakeAway = "take_away"
+)
+
+func diningLabel(w labels, dining string) string {
+	switch dining {
+	case DiningEatIn:
+		return w.EatIn
+	case DiningTakeAway:
+		return w.TakeAway
+	}
+	return ""
 }
 
 func kindLabel(w labels, kind string) string {

@@ -264,6 +264,33 @@ func TestOrderTicketBigNumber(t *testing.T) {
 	}
 }
 
+func TestReceiptAndOrderTicketSayWhereTheOrderIsEaten(t *testing.T) {
+	for _, tc := range []struct{ dining, locale, want string }{
+		{DiningEatIn, "fr", "SUR PLACE"},
+		{DiningTakeAway, "fr", "À EMPORTER"},
+		{DiningTakeAway, "en", "TAKE AWAY"},
+		{"", "fr", ""},
+	} {
+		o := order()
+		o.Dining = tc.dining
+		rec := CustomerReceiptText(Receipt{Order: o}, Options{Locale: tc.locale})
+		b, err := OrderTicket(o, Options{Locale: tc.locale})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ticket := decode(t, b).Text()
+		for name, text := range map[string]string{"receipt": rec, "order ticket": ticket} {
+			has := func(w string) bool { return strings.Contains(text, w+"\n") }
+			if tc.want != "" && !has(tc.want) {
+				t.Errorf("%s of a %q order in %s lacks %q:\n%s", name, tc.dining, tc.locale, tc.want, text)
+			}
+			if tc.want == "" && (has("SUR PLACE") || has("À EMPORTER")) {
+				t.Errorf("%s of an order with no dining says one:\n%s", name, text)
+			}
+		}
+	}
+}
+
 func lines(rates ...[3]int64) Order {
 	var o Order
 	for i, r := range rates {

@@ -21,7 +21,7 @@ import (
 var EditableSettings = []string{
 	kiosk.SettingMode, kiosk.SettingLanguages, kiosk.SettingDefaultLanguage, kiosk.SettingCurrency,
 	kiosk.SettingIdleSeconds, kiosk.SettingVoucherCap, kiosk.SettingMerchant,
-	kiosk.SettingReceiptFormat, kiosk.SettingReceiptColumns,
+	kiosk.SettingReceiptFormat, kiosk.SettingReceiptColumns, kiosk.SettingDining,
 }
 
 // Setting is one setting as staff see it.
@@ -59,6 +59,8 @@ func effective(st kiosk.Settings, key string) json.RawMessage {
 		v = st.ReceiptFormat
 	case kiosk.SettingReceiptColumns:
 		v = st.ReceiptColumns
+	case kiosk.SettingDining:
+		v = st.Dining
 	}
 	b, _ := json.Marshal(v)
 	return b

@@ -353,6 +353,9 @@ func (t *Terminal) finish(p *payment, res result) (late time.Duration) {
 			CartID: req.CartID, Amount: req.Amount, GiftAmount: gift, Total: total, Net: net,
 			Currency: t.cfg.CurrencyCode, Answer: string(p.b.answer()), Keypad: p.keypad,
 		})
+		if rt := req.ReceiptTicket; rt != nil {
+			t.ledger[len(t.ledger)-1].TaxBreakdown = rt.TaxBreakdown
+		}
 		if req.CheckoutExternalID != "" {
 			t.checkouts[req.CheckoutExternalID] = tx.TransactionID
 		}

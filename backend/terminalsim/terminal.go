@@ -133,6 +133,8 @@ type LedgerEntry struct {
 	// http500); empty for reversals.
 	Answer string `json:"answer,omitempty"`
 	Keypad bool   `json:"keypad,omitempty"` // started on the terminal's keypad
+	// TaxBreakdown is the VAT the payment's receiptTicket declared.
+	TaxBreakdown []localapi.Tax `json:"taxBreakdown,omitempty"`
 }
 
 // Ticket is something the terminal printed.

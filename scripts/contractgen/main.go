@@ -87,7 +87,7 @@ var contracts = []contract{
 			"KindDebit", "KindRefund", "KindReversal",
 			// the keys of the settings
 			"SettingMode", "SettingLanguages", "SettingDefaultLanguage", "SettingCurrency", "SettingIdleSeconds",
-			"SettingVoucherCap", "SettingMerchant", "SettingReceiptFormat", "SettingReceiptColumns",
+			"SettingVoucherCap", "SettingMerchant", "SettingReceiptFormat", "SettingReceiptColumns", "SettingDining",
 			// the media a receipt is shared on (the terminal's)
 			"TerminalSharePrint", "TerminalShareEmail", "TerminalShareSMS", "TerminalShareService",
 		},

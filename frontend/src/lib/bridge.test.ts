@@ -20,6 +20,7 @@ const view: CheckoutView = {
   total: 0,
   taxes: [],
   voucherEligible: 0,
+  diningAsked: false,
 };
 
 describe("desktop shell bindings", () => {

@@ -35,6 +35,13 @@ export interface CheckoutView {
      */
     orderNumber?: string;
     orderId?: string;
+    /**
+     * Dining is where the customer said the order is eaten ("" before they
+     * said, or when the shop does not ask); DiningAsked: the shop asks, so
+     * the UI offers to change it while ordering.
+     */
+    dining?: Dining;
+    diningAsked: boolean;
     lines: LineView[];
     total: number;
     taxes: TaxView[];
@@ -51,6 +58,9 @@ export interface CheckoutView {
      */
     error?: string;
 }
+
+// From kiosk/contract.go
+export type Dining = "eat_in" | "take_away";
 
 // From kiosk/contract.go
 /**
@@ -143,7 +153,7 @@ export interface PaymentView {
 }
 
 // From kiosk/contract.go
-export type Phase = "approved" | "canceling" | "declined" | "failed" | "ordering" | "paying" | "unavailable" | "unknown" | "welcome";
+export type Phase = "approved" | "canceling" | "declined" | "dining" | "failed" | "ordering" | "paying" | "unavailable" | "unknown" | "welcome";
 
 // From kiosk/contract.go
 /**

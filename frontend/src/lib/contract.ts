@@ -3,7 +3,7 @@
 // when that file is not current). This file adds what Go's types cannot say:
 // the languages the UI has words for, and the intents' signatures.
 
-import type { CatalogView, CheckoutView, InfoView, PaymentMethod, ReceiptChoice, TerminalView } from "./contract.gen";
+import type { CatalogView, CheckoutView, Dining, InfoView, PaymentMethod, ReceiptChoice, TerminalView } from "./contract.gen";
 
 export * from "./contract.gen";
 
@@ -23,6 +23,7 @@ export interface Intents {
   Checkout(): Promise<CheckoutView>;
   Terminal(): Promise<TerminalView>;
   Start(language: Language): Promise<CheckoutView>;
+  ChooseDining(dining: Dining): Promise<CheckoutView>;
   SetLanguage(language: Language): Promise<CheckoutView>;
   AddItem(productId: string, qty: number): Promise<CheckoutView>;
   SetQuantity(lineId: string, qty: number): Promise<CheckoutView>;

@@ -20,7 +20,8 @@ describe("dev mock", () => {
     const b = createBridge(mockTransport({ msPerSecond: 1 }));
     const seen: CheckoutView[] = [];
     b.on(EventCheckout, (v) => seen.push(v));
-    expect((await b.call("Start", "en")).phase).toBe("ordering");
+    expect((await b.call("Start", "en")).phase).toBe("dining");
+    expect((await b.call("ChooseDining", "eat_in")).phase).toBe("ordering");
     const v = await b.call("AddItem", "croque", 2);
     expect(v.total).toBe(1500);
     expect(v.voucherEligible).toBe(1500);
@@ -38,6 +39,7 @@ describe("dev mock", () => {
     const b = createBridge(mockTransport({ msPerSecond: 1, outcome: "late-cancel" }));
     expect((await b.call("Pay", "card")).error).toBe("error.wrong_phase");
     await b.call("Start", "fr");
+    await b.call("ChooseDining", "take_away");
     await b.call("AddItem", "eau", 1);
     await b.call("Pay", "card");
     expect((await b.call("Cancel")).phase).toBe("canceling");

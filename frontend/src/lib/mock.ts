@@ -15,6 +15,7 @@ import {
   EventTerminal,
   type CatalogView,
   type CheckoutView,
+  type Dining,
   type InfoView,
   type Language,
   type LineView,
@@ -134,7 +135,7 @@ export function mockTransport(opts: MockOptions = {}): Transport & { emit(): voi
   const handlers = new Map<string, Set<(d: unknown) => void>>();
 
   function fresh(language: string): CheckoutView {
-    return { phase: "welcome", language, currency: "EUR", lines: [], total: 0, taxes: [], voucherEligible: 0 };
+    return { phase: "welcome", language, currency: "EUR", lines: [], total: 0, taxes: [], voucherEligible: 0, diningAsked: true };
   }
   function emit() {
     for (const h of handlers.get(EventCheckout) ?? []) h(structuredClone(view));
@@ -247,7 +248,11 @@ export function mockTransport(opts: MockOptions = {}): Transport & { emit(): voi
     Terminal: () => terminal,
     Start: (language: Language) => {
       if (view.phase !== "welcome") return refuse("error.wrong_phase");
-      view = { ...fresh(language), phase: "ordering", orderId: "ord_" + Date.now().toString(36) };
+      view = { ...fresh(language), phase: "dining", diningAsked: true, orderId: "ord_" + Date.now().toString(36) };
+    },
+    ChooseDining: (dining: Dining) => {
+      if (view.phase !== "dining" && view.phase !== "ordering") return refuse("error.wrong_phase");
+      view = { ...view, phase: "ordering", dining };
     },
     SetLanguage: (language: Language) => { view = { ...view, language }; },
     AddItem: (productId: string, qty: number) => (view.phase === "ordering" ? add(productId, qty) : refuse("error.wrong_phase")),

@@ -601,6 +601,15 @@ export const SettingDefaultLanguage = "kiosk.default_language"; // "fr"
  * Values are JSON. A missing value is the default below; one that does not
  * parse (or is out of range) is the default too, with a warning in the log.
  */
+export const SettingDining = "kiosk.dining"; // "ask", or "eat_in" or "take_away" for a shop that has only one
+
+
+// From kiosk/settings.go
+/**
+ * Keys of the settings the kiosk reads from the journal's settings table.
+ * Values are JSON. A missing value is the default below; one that does not
+ * parse (or is out of range) is the default too, with a warning in the log.
+ */
 export const SettingIdleSeconds = "kiosk.idle_seconds"; // 60
 
 

@@ -192,6 +192,7 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
     "receipt.merchant": { name: "Comptoir", address: [], vatNumber: "", footer: ["Merci de votre visite !"], qrUrl: "" },
     "receipt.format": "text",
     "receipt.columns": 48,
+    "kiosk.dining": "ask",
   };
   const settings = new Map<string, unknown>([["kiosk.idle_seconds", 5]]);
   function why(key: string, v: unknown): string {
@@ -214,6 +215,8 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
         return v === "text" || v === "escpos" ? "" : "must be text or escpos";
       case "receipt.columns":
         return v === 32 || v === 48 ? "" : "must be 32 or 48";
+      case "kiosk.dining":
+        return v === "ask" || v === "eat_in" || v === "take_away" ? "" : "must be ask, eat_in or take_away";
     }
     return "unknown setting";
   }

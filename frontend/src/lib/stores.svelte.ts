@@ -28,6 +28,7 @@ export const emptyCheckout: CheckoutView = {
   total: 0,
   taxes: [],
   voucherEligible: 0,
+  diningAsked: false,
 };
 
 export const emptyTerminal: TerminalView = { state: "searching", demo: false, ready: false };

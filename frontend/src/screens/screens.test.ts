@@ -5,6 +5,7 @@ import { kioskWith } from "../test/fakes";
 import Approved from "./Approved.svelte";
 import Cart from "./Cart.svelte";
 import Declined from "./Declined.svelte";
+import Dining from "./Dining.svelte";
 import Failed from "./Failed.svelte";
 import Menu from "./Menu.svelte";
 import PaymentChoice from "./PaymentChoice.svelte";
@@ -54,6 +55,34 @@ describe("Paying", () => {
     expect(screen.getByTestId("payment-step").textContent).toBe("Step 2 of 2: bank card");
     expect(screen.getByTestId("payment-paid").textContent).toBe("Already paid: €10.00");
     expect(screen.queryByRole("timer")).toBeNull();
+  });
+});
+
+describe("Dining", () => {
+  it("asks eat in or take away and sends the choice", async () => {
+    const { context, fake } = kioskWith({ phase: "dining", diningAsked: true, lines: [] });
+    fake.answers.ChooseDining = () => ({ ...fake.state.view, phase: "ordering", dining: "take_away" });
+    render(Dining, { context });
+    expect(screen.getByRole("heading", { name: "Eat in or take away?" })).toBeTruthy();
+    await fireEvent.click(screen.getByRole("button", { name: "Take away" }));
+    expect(fake.intents()).toEqual(["ChooseDining"]);
+  });
+});
+
+describe("Cart says where the order is eaten", () => {
+  it("offers the other choice while the shop asks, and not when it serves one way", async () => {
+    const { context, fake } = kioskWith({ dining: "eat_in", diningAsked: true });
+    render(Cart, { context, props: { onBack: () => {}, onPay: () => {} } });
+    expect(screen.getByTestId("cart-dining").textContent).toContain("Eat in");
+    await fireEvent.click(screen.getByTestId("cart-dining-change"));
+    expect(fake.intents()).toEqual(["ChooseDining"]);
+  });
+
+  it("only says it when the shop serves one way", () => {
+    const { context } = kioskWith({ dining: "take_away", diningAsked: false });
+    render(Cart, { context, props: { onBack: () => {}, onPay: () => {} } });
+    expect(screen.getByTestId("cart-dining").textContent).toContain("Take away");
+    expect(screen.queryByTestId("cart-dining-change")).toBeNull();
   });
 });
 

@@ -17,6 +17,7 @@ export const baseView: CheckoutView = {
   total: 1500,
   taxes: [{ rate: 1000, amount: 136 }],
   voucherEligible: 0,
+  diningAsked: false,
 };
 
 export const baseInfo: Info = {
