@@ -151,14 +151,19 @@ test("meal voucher for the eligible part, then a card for the rest", async (t) =
   );
 });
 
-test("terminal unreachable: nothing charged, the customer is told", async (t) => {
+test("terminal unreachable: the kiosk says so before anyone pays; nothing charged", async (t) => {
   const env = await setup(t, { terminal: "127.0.0.1:1" });
   await order(env, { croissant: 1 });
+  // The fixed address is pinged: the status line says the terminal is silent.
+  await env.page.locator(`${tid("terminal-status")}[data-state="unreachable"]`).waitFor({ timeout: 15000 });
   await checkout(env);
-  await screen(env, "failed");
-  await env.page.locator(tid("not-charged")).waitFor();
+  await env.page.locator(tid("error-banner")).waitFor();
+  assert.match(await env.page.locator(tid("error-banner")).innerText(), /not answering. Please pay at the counter/);
   await env.screenshot("08-unreachable");
+  assert.equal(await env.page.locator(tid("screen-paying")).count(), 0, "a payment started on a silent terminal");
   assert.equal(debits(await env.ledger()).length, 0);
+  // The customer reads their words; the technical cause is for staff.
+  assert.doesNotMatch(await env.page.locator("body").innerText(), /dial tcp|connection refused|127\.0\.0\.1/);
 });
 
 test("idle: the cart is abandoned and the welcome screen returns", async (t) => {

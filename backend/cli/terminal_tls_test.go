@@ -53,6 +53,7 @@ func TestAnHTTPSTerminalIsTrustedOnlyWhenPinnedOrVouchedFor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			t.Cleanup(link.stop)
 			_, err = link.client.Ping(ctx, false)
 			if (err == nil) != tc.ok {
 				t.Fatalf("ping: %v, want success %v", err, tc.ok)
@@ -129,6 +130,7 @@ func TestStaffPinsTheCertificateTheTerminalPresents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(link.stop)
 	if _, err := link.client.Ping(ctx, false); err != nil {
 		t.Fatalf("ping with the pinned certificate: %v", err)
 	}

@@ -92,14 +92,23 @@ func openTerminal(ctx context.Context, c commonFlags, db *journal.DB, kioskDemo 
 // next start uses it instead of discovery (--terminal still wins).
 const settingTerminalAddress = "terminal.address"
 
+// terminalPingEvery is how often a terminal at a fixed address is pinged.
+const terminalPingEvery = 5 * time.Second
+
 // fixedTerminal is the terminal at a fixed address, checked by trust.
 func fixedTerminal(address, how string, trust terminalTrust) (*terminalLink, error) {
 	client, err := newTerminalClient(address, trust)
 	if err != nil {
 		return nil, err
 	}
+	// Pinged in the background so the kiosk says the terminal is silent
+	// before a customer pays, not after.
+	watch := kiosk.WatchTerminal(client.BaseURL(), client.BaseURL(), func(ctx context.Context) error {
+		_, err := client.Ping(ctx, false)
+		return err
+	}, terminalPingEvery)
 	return &terminalLink{term: client, id: client.BaseURL(), url: client.BaseURL(), printer: client, client: client, how: how, trust: trust,
-		source: kiosk.FixedTerminal(client.BaseURL(), client.BaseURL()), stop: func() {}}, nil
+		source: watch, stop: watch.Close}, nil
 }
 
 // demoByDiscovery advertises the demo simulator on loopback and finds it

@@ -414,9 +414,15 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 		}
 	}
 	s.co.payment = &p
+	phase := s.co.phase
 	c, t := s.snapshotsLocked(true)
 	s.mu.Unlock()
 	s.publish(c, t)
+	if phase == PhaseFailed || phase == PhaseUnknown {
+		// The customer's screen says it in their words; the cause is here
+		// and in staff mode's payments.
+		s.log.Warn("payment "+string(phase), "order", ord.id, "uuid", v.UUID, "cause", p.Message)
+	}
 	if printTicket {
 		s.wg.Add(1)
 		go func() { defer s.wg.Done(); s.printOrderTicket(ord) }()

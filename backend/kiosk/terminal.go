@@ -2,6 +2,7 @@ package kiosk
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/discovery"
@@ -117,4 +118,69 @@ func (p *ClientAt) Transactions(ctx context.Context, req *localapi.TransactionsR
 
 func (p *ClientAt) Ping(ctx context.Context, showMessage bool) (*localapi.PingResponse, error) {
 	return at(p, "/ping", func(c *localapi.Client) (*localapi.PingResponse, error) { return c.Ping(ctx, showMessage) })
+}
+
+// WatchedTerminal is a terminal at a fixed address, pinged in the
+// background: connected while it answers, unreachable (since its first
+// silence) while it does not, so the kiosk says so before a customer pays
+// rather than after. Its status answers from memory.
+type WatchedTerminal struct {
+	mu     sync.Mutex
+	st     TerminalStatus
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// WatchTerminal pings the terminal now and then every `every` until Close.
+// Until the first answer it counts as connected, as a fixed address always
+// did: a terminal is not taken for absent before it was asked.
+func WatchTerminal(name, address string, ping func(context.Context) error, every time.Duration) *WatchedTerminal {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &WatchedTerminal{st: TerminalStatus{State: TerminalConnected, Name: name, Address: address}, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			pctx, stop := context.WithTimeout(ctx, min(every, 3*time.Second))
+			err := ping(pctx)
+			stop()
+			if ctx.Err() != nil {
+				return
+			}
+			w.record(err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return w
+}
+
+func (w *WatchedTerminal) record(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err == nil {
+		w.st.State, w.st.Since, w.st.Error = TerminalConnected, time.Time{}, ""
+		return
+	}
+	if w.st.State != TerminalUnreachable {
+		w.st.State, w.st.Since = TerminalUnreachable, time.Now()
+	}
+	w.st.Error = err.Error()
+}
+
+// TerminalStatus is the last ping's verdict.
+func (w *WatchedTerminal) TerminalStatus() TerminalStatus {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.st
+}
+
+// Close stops the pings and waits for the last one.
+func (w *WatchedTerminal) Close() {
+	w.cancel()
+	<-w.done
 }

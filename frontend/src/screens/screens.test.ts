@@ -219,6 +219,18 @@ describe("Declined and Failed", () => {
     await fireEvent.click(screen.getByTestId("retry"));
     expect(fake.intents()).toEqual(["Retry"]);
   });
+
+  it("failed with the terminal silent: pay at the counter with the number, never the technical cause", () => {
+    const cause = "dial tcp 127.0.0.1:1: connect: connection refused";
+    const { context } = kioskWith(
+      { phase: "failed", orderNumber: "42", payment: { ...card, message: cause } },
+      { terminal: { state: "unreachable", ready: true } },
+    );
+    render(Failed, { context });
+    expect(screen.getByTestId("pay-at-counter").textContent).toBe("The terminal is not answering. Please pay at the counter.");
+    expect(screen.getByTestId("order-number").textContent).toBe("42");
+    expect(document.body.textContent).not.toContain("dial tcp");
+  });
 });
 
 describe("Unavailable", () => {

@@ -104,6 +104,9 @@ export const en = {
 
   "failed.title": "The terminal could not take the payment",
   "failed.not_charged": "You have not been charged.",
+  "failed.pay_at_counter": "The terminal is not answering. Please pay at the counter.",
+  "failed.order": "Your order number",
+  "failed.try_again": "You can try again, or pay at the counter.",
   "failed.retry": "Try again",
   "failed.cancel_order": "Cancel the order",
 
@@ -123,7 +126,7 @@ export const en = {
   "error.cart_empty": "Your cart is empty.",
   "error.unknown_product": "This product is no longer available.",
   "error.wrong_phase": "That is not possible right now.",
-  "error.terminal_unavailable": "The payment terminal is not available. Please call a member of staff.",
+  "error.terminal_unavailable": "The payment terminal is not answering. Please pay at the counter.",
   "dining.title": "Eat in or take away?",
   "dining.eat_in": "Eat in",
   "dining.take_away": "Take away",

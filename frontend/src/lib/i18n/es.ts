@@ -102,6 +102,9 @@ export const es: Messages = {
 
   "failed.title": "El terminal no ha podido realizar el pago",
   "failed.not_charged": "No se le ha cobrado nada.",
+  "failed.pay_at_counter": "El terminal no responde. Por favor, pague en el mostrador.",
+  "failed.order": "Su número de pedido",
+  "failed.try_again": "Puede intentarlo de nuevo o pagar en el mostrador.",
   "failed.retry": "Intentar de nuevo",
   "failed.cancel_order": "Cancelar el pedido",
 
@@ -121,7 +124,7 @@ export const es: Messages = {
   "error.cart_empty": "Su pedido está vacío.",
   "error.unknown_product": "Este producto ya no está disponible.",
   "error.wrong_phase": "Eso no es posible ahora.",
-  "error.terminal_unavailable": "El terminal de pago no está disponible. Llame a un miembro del personal.",
+  "error.terminal_unavailable": "El terminal de pago no responde. Por favor, pague en el mostrador.",
   "dining.title": "¿Para tomar aquí o para llevar?",
   "dining.eat_in": "Para tomar aquí",
   "dining.take_away": "Para llevar",

@@ -102,6 +102,9 @@ export const fr: Messages = {
 
   "failed.title": "Le terminal n'a pas pu prendre le paiement",
   "failed.not_charged": "Vous n'avez pas été débité.",
+  "failed.pay_at_counter": "Le terminal ne répond pas. Merci de payer au comptoir.",
+  "failed.order": "Votre numéro de commande",
+  "failed.try_again": "Vous pouvez réessayer, ou payer au comptoir.",
   "failed.retry": "Réessayer",
   "failed.cancel_order": "Annuler la commande",
 
@@ -121,7 +124,7 @@ export const fr: Messages = {
   "error.cart_empty": "Votre panier est vide.",
   "error.unknown_product": "Ce produit n'est plus disponible.",
   "error.wrong_phase": "Ce n'est pas possible pour le moment.",
-  "error.terminal_unavailable": "Le terminal de paiement n'est pas disponible. Merci d'appeler un membre du personnel.",
+  "error.terminal_unavailable": "Le terminal de paiement ne répond pas. Merci de payer au comptoir.",
   "dining.title": "Sur place ou à emporter ?",
   "dining.eat_in": "Sur place",
   "dining.take_away": "À emporter",
