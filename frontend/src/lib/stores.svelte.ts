@@ -44,6 +44,12 @@ export class Kiosk {
   loaded = $state(false);
   /** Intents in flight, to disable the buttons that sent them. */
   busy = $state(0);
+  /**
+   * Accessibility mode, for this customer: the flow in the lower half of
+   * the screen, larger text and targets, high contrast, no motion. The
+   * next customer starts without it (App turns it off at the welcome).
+   */
+  accessible = $state(false);
 
   /** The display language: the checkout's, else the installation's default. */
   language: Language = $derived(

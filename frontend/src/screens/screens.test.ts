@@ -283,7 +283,7 @@ describe("TopBar", () => {
     const { context, fake } = kioskWith();
     render(TopBar, { context });
     expect(screen.queryByTestId("demo-ribbon")).toBeNull();
-    await fireEvent.click(screen.getByRole("button", { name: "Español" }));
+    await fireEvent.click(screen.getByRole("button", { name: "ES Español" }));
     expect(fake.calls.at(-1)).toEqual({ name: "SetLanguage", args: ["es"] });
   });
 });

@@ -133,6 +133,7 @@ export const en = {
   "dining.back": "Back",
   "dining.change": "Change",
   "error.dining": "Choose eat in or take away.",
+  "a11y.toggle": "Accessibility mode: lower, larger, high contrast",
   "error.amount": "This amount cannot be paid here.",
   "error.partly_paid": "Part of this order is already paid: it cannot be cancelled here. Please pay the rest or call a member of staff.",
   "error.journal": "The kiosk cannot record orders right now: nothing was charged. Please call a member of staff.",

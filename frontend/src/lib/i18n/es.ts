@@ -131,6 +131,7 @@ export const es: Messages = {
   "dining.back": "Volver",
   "dining.change": "Cambiar",
   "error.dining": "Elija para tomar aquí o para llevar.",
+  "a11y.toggle": "Modo accesible: más abajo, más grande, alto contraste",
   "error.amount": "Este importe no se puede pagar aquí.",
   "error.partly_paid": "Parte de este pedido ya está pagada: no se puede cancelar aquí. Pague el resto o llame a un miembro del personal.",
   "error.journal": "El quiosco no puede registrar pedidos en este momento: no se ha cobrado nada. Llame a un miembro del personal.",

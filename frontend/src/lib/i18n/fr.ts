@@ -131,6 +131,7 @@ export const fr: Messages = {
   "dining.back": "Retour",
   "dining.change": "Changer",
   "error.dining": "Choisissez sur place ou à emporter.",
+  "a11y.toggle": "Mode accessibilité : plus bas, plus grand, contrasté",
   "error.amount": "Ce montant ne peut pas être payé ici.",
   "error.partly_paid": "Une partie de cette commande est déjà payée : elle ne peut pas être annulée ici. Payez le reste ou appelez un membre du personnel.",
   "error.journal": "La borne ne peut pas enregistrer de commande pour le moment : rien n'a été débité. Appelez un membre du personnel.",
