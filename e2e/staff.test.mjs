@@ -331,10 +331,10 @@ test("unknown outcome: the customer waits for staff, who settle it from the term
   await screen(env, "unknown", 15000);
   const number = (await page.locator(tid("order-number")).innerText()).trim();
   assert.match(number, /\d+/);
-  // Nothing for the customer to press but the language switch.
+  // Nothing for the customer to press but the language switch and the accessibility mode.
   const buttons = await page.locator("button:visible, a:visible").evaluateAll((els) => els.map((e) => e.dataset.testid ?? e.textContent.trim()));
   assert.deepEqual(
-    buttons.filter((b) => !/^language-/.test(b)),
+    buttons.filter((b) => !/^language-/.test(b) && b !== "a11y-toggle"),
     [],
     `buttons on the unknown screen: ${buttons.join(", ")}`,
   );
