@@ -84,6 +84,7 @@ type productJSON struct {
 	MealVoucher     bool     `json:"mealVoucher"`
 	Image           string   `json:"image"`
 	Allergens       []string `json:"allergens"`
+	Suggest         []string `json:"suggest"`
 }
 
 // The keys each object may have: a misspelt key ("prcie") would otherwise
@@ -91,7 +92,7 @@ type productJSON struct {
 var (
 	rootKeys     = []string{"currency", "categories"}
 	categoryKeys = []string{"id", "name", "products"}
-	productKeys  = []string{"id", "name", "description", "price", "vatRate", "vatRateEatIn", "vatRateTakeAway", "mealVoucher", "image", "allergens"}
+	productKeys  = []string{"id", "name", "description", "price", "vatRate", "vatRateEatIn", "vatRateTakeAway", "mealVoucher", "image", "allergens", "suggest"}
 )
 
 // Catalog is a validated menu, indexed by product id.
@@ -241,7 +242,7 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 			}
 			pv := ProductView{
 				ID: p.ID, Name: p.Name, Description: p.Description, Price: p.Price, VATRate: p.VATRate,
-				MealVoucher: p.MealVoucher, Image: p.Image, Allergens: p.Allergens,
+				MealVoucher: p.MealVoucher, Image: p.Image, Allergens: p.Allergens, Suggest: p.Suggest,
 			}
 			if len(pv.Description) == 0 {
 				pv.Description = nil
@@ -250,6 +251,18 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 			cv.Products = append(cv.Products, pv)
 		}
 		c.view.Categories = append(c.view.Categories, cv)
+	}
+	// A suggestion names a product of the catalog, not itself: checked once
+	// every product is known.
+	for i, cat := range raw.Categories {
+		for j, p := range cat.Products {
+			for k, id := range p.Suggest {
+				if _, ok := c.products[id]; !ok || id == p.ID {
+					return nil, fail(fmt.Sprintf("categories[%d].products[%d]", i, j), fmt.Sprintf("suggest[%d]", k),
+						fmt.Sprintf("%q is not another product of the catalog", id))
+				}
+			}
+		}
 	}
 	return c, nil
 }

@@ -80,6 +80,10 @@ func TestParseCatalogErrors(t *testing.T) {
 			return strings.Replace(s, `"vatRate": 550}`, `"vatRate": 1000, "vatRateTakeAway": -550}`, 1)
 		},
 			9, "categories[0].products[1].vatRateTakeAway", "basis points"},
+		{"unknown suggestion", func(s string) string {
+			return strings.Replace(s, `"vatRate": 550}`, `"vatRate": 550, "suggest": ["baguette", "caviar"]}`, 1)
+		},
+			9, "categories[0].products[1].suggest[1]", "not another product"},
 		{"wrong type", func(s string) string { return strings.Replace(s, `"price": 120`, `"price": "1,20"`, 1) },
 			8, "categories.products.price", "whole number"},
 		{"syntax", func(s string) string {

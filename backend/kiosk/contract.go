@@ -108,6 +108,9 @@ type ProductView struct {
 	MealVoucher bool     `json:"mealVoucher"`
 	Image       string   `json:"image,omitempty"` // URL path the UI can load, "" when none
 	Allergens   []string `json:"allergens,omitempty"`
+	// Suggest are products offered with this one (a drink with a
+	// sandwich): the cart shows them once, never in the way.
+	Suggest []string `json:"suggest,omitempty"`
 }
 
 // LineView is one cart line.

@@ -168,6 +168,11 @@ export interface ProductView {
     mealVoucher: boolean;
     image?: string; // URL path the UI can load, "" when none
     allergens?: string[];
+    /**
+     * Suggest are products offered with this one (a drink with a
+     * sandwich): the cart shows them once, never in the way.
+     */
+    suggest?: string[];
 }
 
 // From kiosk/contract.go

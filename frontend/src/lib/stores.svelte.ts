@@ -50,6 +50,8 @@ export class Kiosk {
    * next customer starts without it (App turns it off at the welcome).
    */
   accessible = $state(false);
+  /** The cart's suggestions were shown to this customer: not again (reset at the welcome). */
+  suggested = $state(false);
 
   /** The display language: the checkout's, else the installation's default. */
   language: Language = $derived(

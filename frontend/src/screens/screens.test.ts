@@ -86,6 +86,42 @@ describe("Cart says where the order is eaten", () => {
   });
 });
 
+describe("Cart suggestions", () => {
+  const withSuggestion = () => {
+    const w = kioskWith({ lines: [{ id: "l1", productId: "croque", name: { en: "Croque-monsieur" }, qty: 1, unitPrice: 750, total: 750, vatRate: 1000 }] });
+    w.k.catalog = {
+      ...w.k.catalog,
+      categories: w.k.catalog.categories.map((c) => ({
+        ...c,
+        products: c.products.map((p) => (p.id === "croque" ? { ...p, suggest: ["jus", "croque", "nope"] } : p)),
+      })),
+    };
+    return w;
+  };
+  const props = { onBack: () => {}, onPay: () => {} };
+
+  it("offers what the cart's products suggest, once, never what the cart holds", async () => {
+    const { context, fake, k } = withSuggestion();
+    const first = render(Cart, { context, props });
+    expect(screen.getByTestId("suggestions")).toBeTruthy();
+    expect(screen.queryByTestId("suggest-add-croque")).toBeNull(); // already in the cart
+    expect(screen.queryByTestId("suggest-add-nope")).toBeNull(); // not in the catalog
+    await fireEvent.click(screen.getByTestId("suggest-add-jus"));
+    expect(fake.calls.at(-1)).toEqual({ name: "AddItem", args: ["jus", 1] });
+    first.unmount();
+    expect(k.suggested).toBe(true);
+    render(Cart, { context, props });
+    expect(screen.queryByTestId("suggestions")).toBeNull();
+  });
+
+  it("goes away when declined", async () => {
+    const { context } = withSuggestion();
+    render(Cart, { context, props });
+    await fireEvent.click(screen.getByTestId("suggest-dismiss"));
+    expect(screen.queryByTestId("suggestions")).toBeNull();
+  });
+});
+
 describe("Canceling", () => {
   it("is an honest wait with no buttons", () => {
     const { context } = kioskWith({ phase: "canceling", payment: card });
