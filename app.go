@@ -8,8 +8,10 @@ import (
 	"io/fs"
 	"log"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -159,6 +161,17 @@ func (a *App) setProblem(p string) {
 	a.mu.Lock()
 	a.problem = p
 	a.mu.Unlock()
+}
+
+// media serves the catalog's pictures to the window (what the embedded
+// UI does not hold).
+func (a *App) media(w http.ResponseWriter, r *http.Request) {
+	svc := a.svc()
+	if svc == nil || !strings.HasPrefix(r.URL.Path, kiosk.MediaPrefix) {
+		http.NotFound(w, r)
+		return
+	}
+	svc.Media().ServeHTTP(w, r)
 }
 
 // svc is the kiosk service, or nil while it is not running.
@@ -409,7 +422,7 @@ func runDesktop(d *cli.Desktop) error {
 		MinHeight:        600,
 		StartHidden:      true,
 		BackgroundColour: &options.RGBA{R: 248, G: 247, B: 244, A: 255},
-		AssetServer:      &assetserver.Options{Assets: dist},
+		AssetServer:      &assetserver.Options{Assets: dist, Handler: http.HandlerFunc(app.media)},
 		OnStartup:        app.startup,
 		OnDomReady:       app.domReady,
 		OnShutdown:       app.shutdown,

@@ -81,6 +81,9 @@ func New(opt Options) http.Handler {
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such API endpoint: "+r.Method+" "+r.URL.Path)
 	})
+	if opt.Service != nil {
+		mux.Handle("GET "+kiosk.MediaPrefix, opt.Service.Media())
+	}
 	mux.HandleFunc("/", s.assets)
 	return s.guard(mux)
 }

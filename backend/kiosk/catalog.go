@@ -2,12 +2,15 @@ package kiosk
 
 import (
 	"bytes"
-	_ "embed"
+	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -28,6 +31,11 @@ const (
 
 //go:embed menu/demo.json
 var demoMenu []byte
+
+// demoImages are the demo menu's pictures, drawn for it (menu/images).
+//
+//go:embed menu/images
+var demoImages embed.FS
 
 // DemoMenu returns the embedded demo menu's JSON.
 func DemoMenu() []byte { return bytes.Clone(demoMenu) }
@@ -100,6 +108,52 @@ type Catalog struct {
 	view     CatalogView
 	products map[string]ProductView
 	rates    map[string]diningRates
+	// media holds the pictures the catalog names, by their path in it:
+	// the catalog's folder, or the demo's embedded images.
+	media fs.FS
+}
+
+// MediaPrefix is the URL path under which the UI loads the catalog's
+// pictures (ProductView.Image).
+const MediaPrefix = "/media/"
+
+// imageTypes are the picture formats a catalog may use.
+var imageTypes = []string{".jpg", ".jpeg", ".png", ".webp", ".svg"}
+
+// checkImage says what is wrong with a picture's path in the catalog, "".
+func checkImage(p string) string {
+	switch {
+	case p == "":
+		return ""
+	case strings.Contains(p, "://") || strings.HasPrefix(p, "/") || strings.Contains(p, `\`):
+		return fmt.Sprintf("%q must be a file beside catalog.json, such as images/croissant.jpg (no URL, no absolute path)", p)
+	case !fs.ValidPath(p) || path.Clean(p) != p:
+		return fmt.Sprintf("%q is not a clean relative path (no .., no //)", p)
+	case !slices.Contains(imageTypes, strings.ToLower(path.Ext(p))):
+		return fmt.Sprintf("%q: a picture is JPEG, PNG, WebP or SVG", p)
+	}
+	return ""
+}
+
+// imageURL is the URL the UI loads a catalog picture from.
+func imageURL(p string) string {
+	if p == "" {
+		return ""
+	}
+	parts := strings.Split(p, "/")
+	for i, s := range parts {
+		parts[i] = url.PathEscape(s)
+	}
+	return MediaPrefix + strings.Join(parts, "/")
+}
+
+// Media opens a picture of the catalog by its path (the URL path after
+// MediaPrefix): only a picture type, never outside the catalog's folder.
+func (c *Catalog) Media(name string) (fs.File, error) {
+	if c.media == nil || checkImage(name) != "" || name == "" {
+		return nil, fs.ErrNotExist
+	}
+	return c.media.Open(name)
 }
 
 // diningRates are a product's VAT rates eaten in and taken away.
@@ -235,6 +289,9 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 				*r.to = *r.from
 			}
 			c.rates[p.ID] = rates
+			if reason := checkImage(p.Image); reason != "" {
+				return nil, fail(pp, "image", reason)
+			}
 			for k, a := range p.Allergens {
 				if strings.TrimSpace(a) == "" {
 					return nil, fail(pp, fmt.Sprintf("allergens[%d]", k), "is empty")
@@ -242,7 +299,7 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 			}
 			pv := ProductView{
 				ID: p.ID, Name: p.Name, Description: p.Description, Price: p.Price, VATRate: p.VATRate,
-				MealVoucher: p.MealVoucher, Image: p.Image, Allergens: p.Allergens, Suggest: p.Suggest,
+				MealVoucher: p.MealVoucher, Image: imageURL(p.Image), Allergens: p.Allergens, Suggest: p.Suggest,
 			}
 			if len(pv.Description) == 0 {
 				pv.Description = nil
@@ -275,12 +332,20 @@ func LoadCatalog(dir string) (*Catalog, error) {
 		data, err := os.ReadFile(p)
 		switch {
 		case err == nil:
-			return ParseCatalog(p, data)
+			c, err := ParseCatalog(p, data)
+			if c != nil {
+				c.media = os.DirFS(dir)
+			}
+			return c, err
 		case !errors.Is(err, os.ErrNotExist):
 			return nil, fmt.Errorf("catalog: %w", err)
 		}
 	}
-	return ParseCatalog("", demoMenu)
+	c, err := ParseCatalog("", demoMenu)
+	if c != nil {
+		c.media, _ = fs.Sub(demoImages, "menu")
+	}
+	return c, err
 }
 
 func checkText(t Text, required bool) string {

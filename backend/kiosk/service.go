@@ -107,6 +107,7 @@ type Service struct {
 	termSeq    uint64
 	checkSeq   uint64
 	co         checkout
+	started    time.Time // the date of the embedded pictures
 }
 
 // checkout is the state behind CheckoutView.
@@ -187,7 +188,7 @@ func New(cfg Config) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Service{cfg: cfg, log: log, termWake: make(chan struct{}, 1)}
+	s := &Service{cfg: cfg, log: log, termWake: make(chan struct{}, 1), started: time.Now()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
