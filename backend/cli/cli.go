@@ -69,6 +69,11 @@ Shared flags:
                    pin it too); without it, HTTPS uses the system's roots
   --discover-wait D  how long to look for it (default 10s)
   --demo           use the built-in simulated terminal: no real payments
+  --cloud URL --serial SN
+                   pay, refund, reverse, recover: the terminal through the
+                   provider's Cloud API (env COMPTOIR_CLOUD_URL and
+                   COMPTOIR_CLOUD_SERIAL; the API key from COMPTOIR_CLOUD_KEY
+                   or the cloud.key setting, never a flag)
 `
 
 // Program is what the main package gives the command line.
@@ -154,6 +159,8 @@ type commonFlags struct {
 	dataDir      string
 	terminal     string
 	terminalPin  string // the terminal's certificate fingerprint, for HTTPS
+	cloudURL     string // the provider's Cloud API: the terminal by serial number
+	serial       string
 	demo         bool
 	discoverWait time.Duration
 	windowed     bool // desktop: stay a window even in kiosk mode
@@ -166,6 +173,8 @@ func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {
 	fs.StringVar(&c.dataDir, "data-dir", os.Getenv("COMPTOIR_DATA_DIR"), "data directory")
 	fs.StringVar(&c.terminal, "terminal", os.Getenv("COMPTOIR_TERMINAL"), "terminal address")
 	fs.StringVar(&c.terminalPin, "terminal-pin", os.Getenv("COMPTOIR_TERMINAL_PIN"), "SHA-256 fingerprint of the terminal's HTTPS certificate")
+	fs.StringVar(&c.cloudURL, "cloud", os.Getenv("COMPTOIR_CLOUD_URL"), "the provider's Cloud API base URL (the terminal by serial number)")
+	fs.StringVar(&c.serial, "serial", os.Getenv("COMPTOIR_CLOUD_SERIAL"), "the cloud terminal's serial number")
 	fs.BoolVar(&c.demo, "demo", false, "use the built-in simulated terminal")
 	fs.DurationVar(&c.discoverWait, "discover-wait", 10*time.Second, "without --terminal, how long to look for the terminal by mDNS")
 	return fs

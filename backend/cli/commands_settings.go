@@ -53,6 +53,7 @@ func cmdSettings(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
+			all[k] = redactSetting(k, all[k])
 			if !json.Valid(all[k]) {
 				fmt.Fprintf(stderr, "comptoir settings: %s is not valid JSON (shown as a string; the default applies until it is set again)\n", k)
 				all[k], _ = json.Marshal(string(all[k]))
@@ -69,7 +70,7 @@ func cmdSettings(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			fmt.Fprintf(stderr, "comptoir settings: %s is not set (the default applies)\n", rest[1])
 			return 1
 		}
-		fmt.Fprintln(stdout, string(v))
+		fmt.Fprintln(stdout, string(redactSetting(rest[1], v)))
 	case rest[0] == "set" && len(rest) == 3:
 		if !json.Valid([]byte(rest[2])) {
 			fmt.Fprintf(stderr, "comptoir settings: %s is not JSON (a string needs quotes: '\"fr\"')\n", rest[2])

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"time"
@@ -170,6 +171,13 @@ func openPayments(ctx context.Context, c commonFlags, lim payment.Limits, em pay
 	db, err := journal.Open(ctx, dir)
 	if err != nil {
 		return nil, err
+	}
+	if c.cloudURL != "" || c.serial != "" {
+		if kioskDemo {
+			db.Close()
+			return nil, errors.New("the kiosk screens do not run on the cloud channel yet: pay, refund, reverse and recover do (--cloud URL --serial SN)")
+		}
+		return openCloudPayments(ctx, c, db, dir, lim, em, logger)
 	}
 	link, err := openTerminal(ctx, c, db, kioskDemo)
 	if err != nil {

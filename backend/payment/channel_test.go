@@ -273,3 +273,27 @@ func TestPollingChannelRecoveryPolls(t *testing.T) {
 		t.Fatalf("sent %d times", s)
 	}
 }
+
+// Polled past the client timeout with no outcome: the history decides.
+// Here it lists the transaction as charged, so the attempt is approved,
+// though every poll still said pending.
+func TestPollingChannelOverdueDecidedByHistory(t *testing.T) {
+	lim := testLimits
+	lim.KioskTimeout = 50 * time.Millisecond
+	p := &polling{
+		send: func(int) Answer { return ack("cloud-7") },
+		poll: func(int) Answer { return Answer{Outcome: OutcomePending, ProviderStatus: "pending"} },
+		lookup: func(int) (Match, error) {
+			return Match{Verdict: InHistory, Candidates: 1, Charge: Charge{TransactionID: "cloud-7", Amount: 600, Approved: true}}, nil
+		},
+	}
+	e := pollingEnv(t, p, lim)
+	e.order("D1", 600)
+	v := e.wait(e.start(Request{OrderID: "D1", Amount: 600, Policy: journal.PolicyKiosk}))
+	if v.State != journal.StateApproved || v.TransactionID != "cloud-7" {
+		t.Fatalf("view %+v", v)
+	}
+	if s, _, _, lookups := p.counts(); s != 1 || lookups < 1 {
+		t.Fatalf("%d sends, %d lookups", s, lookups)
+	}
+}

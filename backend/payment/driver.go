@@ -43,7 +43,9 @@ type driver struct {
 
 	aborts   int // cancels sent
 	searches int
-	over     bool // final, or stopped (left open for recovery)
+	// searchedAt is when an overdue polled attempt last asked the history.
+	searchedAt time.Time
+	over       bool // final, or stopped (left open for recovery)
 }
 
 type searchResult struct {
@@ -231,9 +233,26 @@ func (d *driver) followUp() {
 	case d.att.ProviderID == "":
 		// The acknowledgement was lost: the history, never a blind resend.
 		d.searchHistory()
+	case d.overdue() && !d.now().Before(d.searchedAt.Add(overdueSearchEvery)):
+		// Polled past the client timeout without an outcome (the terminal
+		// may never have received it): the history decides, never the
+		// silence. Polls go on between two searches.
+		d.searchedAt = d.now()
+		d.searchHistory()
 	default:
 		d.out(d.ch.Follow)
 	}
+}
+
+// overdueSearchEvery spaces the history searches of an overdue attempt.
+const overdueSearchEvery = 10 * time.Second
+
+// overdue: a polled attempt has had no outcome for its whole client
+// timeout (the spec's wait for the result: 62 s kiosk and refunds, 125 s
+// counter).
+func (d *driver) overdue() bool {
+	return !d.rules.FollowSends && !d.att.FirstSentAt.IsZero() &&
+		!d.now().Before(d.att.FirstSentAt.Add(d.r.policy.ClientTimeout))
 }
 
 // out sends one request to the channel, bounded by the client timeout and
@@ -522,11 +541,14 @@ func (d *driver) onSearch(res searchResult) {
 		return
 	}
 	m := res.m
-	lostAck := !d.rules.FollowSends && d.att.ProviderID == ""
+	lostAck := !d.rules.FollowSends && (d.att.ProviderID == "" || d.overdue())
 	switch {
 	case m.Verdict == InHistory && m.Pending:
-		// The lost acknowledgement's transaction, still running: follow it.
-		d.noteProvider(Answer{ProviderID: m.Charge.TransactionID, ProviderStatus: "pending", Raw: m.Raw, Outcome: OutcomePending})
+		// The lost acknowledgement's transaction, or an overdue one, still
+		// running: follow it.
+		if d.att.ProviderID == "" {
+			d.noteProvider(Answer{ProviderID: m.Charge.TransactionID, ProviderStatus: "pending", Raw: m.Raw, Outcome: OutcomePending})
+		}
 		d.known = true
 		d.again(d.rules.PollEvery)
 	case m.Verdict == InHistory:
@@ -547,8 +569,10 @@ func (d *driver) onSearch(res searchResult) {
 		// Not there yet: the request may still reach the terminal.
 		d.record(nil, m.String()+" yet: looking again")
 		d.searchAt = time.After(max(d.rules.PollEvery, d.abortBackoff()))
-	case lostAck:
+	case lostAck && d.att.ProviderID == "":
 		d.finish(journal.StateFailed, nil, "its acknowledgement was lost, and "+m.String()+" since: nothing was charged", nil)
+	case lostAck:
+		d.finish(journal.StateFailed, nil, "no outcome within the client timeout, and "+m.String()+": the terminal never received it (offline?); nothing was charged", nil)
 	default:
 		d.finish(journal.StateCancelled, nil, "cancelled: "+m.String()+", and nothing runs for it on the terminal: nothing was charged", nil)
 	}

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+)
+
+// tinyCloud acknowledges every payment of terminal SN-1 and answers the
+// poll with the outcome at once: approved.
+func tinyCloud(t *testing.T, key string) *httptest.Server {
+	t.Helper()
+	var mu sync.Mutex
+	amounts := map[string]float64{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.Header.Get("Authorization") != "Bearer "+key && r.Header.Get("Service-Secret") != key {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		switch r.URL.Path {
+		case cloudapi.PathPayment:
+			var b map[string]any
+			_ = json.NewDecoder(r.Body).Decode(&b)
+			if b["serialNumber"] != "SN-1" {
+				w.WriteHeader(http.StatusBadRequest)
+				fmt.Fprint(w, `{"status":"ko","message":"Terminal not found"}`)
+				return
+			}
+			id := fmt.Sprintf("cl-%d", len(amounts)+1)
+			amounts[id] = b["amount"].(float64)
+			fmt.Fprintf(w, `{"status":"ok","transactionId":%q}`, id)
+		case cloudapi.PathTransaction:
+			id := r.URL.Query().Get("transactionId")
+			fmt.Fprintf(w, `{"status":"ok","transactionId":%q,"amount":%d,"giftAmount":0}`, id, int64(amounts[id]))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestPayThroughTheCloudWithTheKeyFromTheEnvironment(t *testing.T) {
+	const key = "sk_cloud_secret_42"
+	srv := tinyCloud(t, key)
+	dir := t.TempDir()
+	t.Setenv(envCloudKey, key)
+	var out, errOut bytes.Buffer
+	if code := run([]string{"pay", "--cloud", srv.URL, "--serial", "SN-1", "--data-dir", dir, "--amount", "1250", "--order", "C1"}, &out, &errOut); code != 0 {
+		t.Fatalf("pay: exit %d %s %s", code, out.String(), errOut.String())
+	}
+	var res payResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Status != "approved" || !res.OrderPaid {
+		t.Fatalf("pay printed %s (%v)", out.String(), err)
+	}
+	out.Reset()
+	if code := run([]string{"attempts", "--data-dir", dir}, &out, &errOut); code != 0 || !strings.Contains(out.String(), `"cloud"`) {
+		t.Fatalf("attempts: exit %d %s", code, out.String())
+	}
+	// An unknown serial: refused by the cloud, nothing charged, exit 1.
+	out.Reset()
+	if code := run([]string{"pay", "--cloud", srv.URL, "--serial", "SN-9", "--data-dir", dir, "--amount", "500"}, &out, &errOut); code != 1 || !strings.Contains(out.String(), "Terminal not found") {
+		t.Fatalf("unknown serial: exit %d %s", code, out.String())
+	}
+	if strings.Contains(out.String()+errOut.String(), key) {
+		t.Fatal("the key was printed")
+	}
+}
+
+func TestTheCloudKeyIsNeverShown(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(envCloudKey, "")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"pay", "--cloud", "https://cloud.example.test", "--serial", "SN-1", "--data-dir", dir, "--amount", "100"}, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), envCloudKey) {
+		t.Fatalf("no key: exit %d %s", code, errOut.String())
+	}
+	if code := run([]string{"settings", "--data-dir", dir, "set", settingCloudKey, `"sk_in_journal_77"`}, &out, &errOut); code != 0 {
+		t.Fatalf("set: %s", errOut.String())
+	}
+	out.Reset()
+	run([]string{"settings", "--data-dir", dir, "list"}, &out, &errOut)
+	run([]string{"settings", "--data-dir", dir, "get", settingCloudKey}, &out, &errOut)
+	if strings.Contains(out.String(), "sk_in_journal_77") || !strings.Contains(out.String(), "hidden") {
+		t.Fatalf("settings showed the key: %s", out.String())
+	}
+}

@@ -1,0 +1,408 @@
+// Package cloudapi is a typed client for the provider's Cloud API: a
+// terminal reached by its serial number through the provider's servers, for
+// terminals the kiosk cannot reach on the LAN (4G, a guest Wi-Fi).
+//
+// The Cloud API answers a payment with an acknowledgement only; the outcome
+// is polled (a desktop kiosk has no public address for the webhook). Every
+// call takes a context and is made once: no hidden retries, the payment
+// core decides what to do with each answer. Errors are typed and say
+// whether the request may have reached the provider. The API key is never
+// in an error, a log line or anything this package returns.
+package cloudapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Paths, relative to the base URL (the provider's cloud or its sandbox: a
+// setting, never a constant).
+const (
+	PathPayment      = "/v5/pos/payment"
+	PathTransaction  = "/v5/transaction/"
+	PathAbort        = "/v4/pos/abort/"
+	PathReversal     = "/v4/pos/reversal"
+	PathTransactions = "/v4/pos/transactions/"
+	PathPrint        = "/v4/pos/print/"
+	PathShareReceipt = "/v4/pos/share-receipt"
+)
+
+// Statuses of a cloud transaction.
+const (
+	StatusOK      = "ok"
+	StatusKO      = "ko"
+	StatusPending = "pending"
+)
+
+// Client calls the Cloud API with one company's key.
+type Client struct {
+	base *url.URL
+	key  string
+	hc   *http.Client
+	// userAgent goes with every request, for the provider's support.
+	userAgent string
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithHTTPClient replaces the HTTP client (tests, a proxy).
+func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
+
+// WithUserAgent sets the User-Agent header.
+func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua } }
+
+// New returns a client for the cloud at baseURL (https://, or http:// on
+// the loopback interface for a simulated cloud) with this API key.
+func New(baseURL, key string, opts ...Option) (*Client, error) {
+	u, err := url.Parse(strings.TrimRight(strings.TrimSpace(baseURL), "/"))
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return nil, fmt.Errorf("cloudapi: %q is not a cloud base URL (https://host[/path])", baseURL)
+	}
+	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		return nil, fmt.Errorf("cloudapi: %s: the provider's cloud is reached over HTTPS only (plain HTTP is for a simulated cloud on this machine)", u.Redacted())
+	}
+	if u.User != nil || u.RawQuery != "" {
+		return nil, errors.New("cloudapi: the base URL holds no credentials and no query")
+	}
+	if strings.TrimSpace(key) == "" {
+		return nil, errors.New("cloudapi: no API key (COMPTOIR_CLOUD_KEY, or the cloud.key setting)")
+	}
+	c := &Client{base: u, key: key, userAgent: "Comptoir",
+		hc: &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// BaseURL is the cloud's base URL.
+func (c *Client) BaseURL() string { return c.base.String() }
+
+// auth is how a path authenticates: the v5 endpoints with a bearer token,
+// the v4 forms with Service-Secret.
+func (c *Client) auth(path string, h http.Header) {
+	if strings.HasPrefix(path, "/v5/") {
+		h.Set("Authorization", "Bearer "+c.key)
+	} else {
+		h.Set("Service-Secret", c.key)
+	}
+}
+
+// do sends one request and returns the body of a 2xx answer.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, body []byte) ([]byte, error) {
+	u := *c.base
+	u.Path = strings.TrimRight(u.Path, "/") + path
+	if query != nil {
+		u.RawQuery = query.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	if err != nil {
+		return nil, &TransportError{Op: method + " " + path, Err: err}
+	}
+	// Every request, a GET included: without it the cloud answers 400.
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", c.userAgent)
+	c.auth(path, req.Header)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, transportError(method+" "+path, err, ctx)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return nil, &TransportError{Op: method + " " + path, Err: err, Sent: true}
+	}
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized:
+		return nil, &AuthError{Body: raw}
+	case resp.StatusCode == http.StatusBadRequest:
+		var ko struct {
+			Status  string `json:"status"`
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(raw, &ko)
+		return nil, &APIError{Status: resp.StatusCode, Message: ko.Message, Body: raw}
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return nil, &HTTPError{Status: resp.StatusCode, Body: raw}
+	}
+	return raw, nil
+}
+
+// transportError classifies a failed exchange: a request that never left
+// this machine (no route, refused, a name that does not resolve) is not
+// sent; anything later may have reached the provider.
+func transportError(op string, err error, ctx context.Context) error {
+	te := &TransportError{Op: op, Err: err, Sent: true}
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	switch {
+	case errors.As(err, &dnsErr):
+		te.Sent = false
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		te.Sent = false
+	}
+	if ctx.Err() != nil || isTimeout(err) {
+		te.Timeout = true
+	}
+	return te
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// Ack is the Cloud API's answer to a payment: the request was accepted
+// (ok) or not (ko), and the server's id of the transaction to poll.
+type Ack struct {
+	Status        string `json:"status"`
+	TransactionID string `json:"transactionId"`
+	Message       string `json:"message,omitempty"`
+	Raw           []byte `json:"-"`
+}
+
+// Payment sends a v5 payment request (debit, refund, debit_and_enrol), the
+// exact body given, once.
+func (c *Client) Payment(ctx context.Context, body []byte) (*Ack, error) {
+	raw, err := c.do(ctx, http.MethodPost, PathPayment, nil, body)
+	if err != nil {
+		return nil, err
+	}
+	var a Ack
+	if err := json.Unmarshal(raw, &a); err != nil || a.Status == "" {
+		return nil, &DecodeError{Op: "payment", Body: raw, Err: err}
+	}
+	a.Raw = raw
+	return &a, nil
+}
+
+// Transaction is a cloud transaction as the poll or the webhook gives it.
+type Transaction struct {
+	Status             string `json:"status"`
+	TransactionID      string `json:"transactionId"`
+	LocalID            string `json:"localId,omitempty"`
+	Amount             int64  `json:"amount"`
+	GiftAmount         int64  `json:"giftAmount"`
+	CurrencyCode       string `json:"currencyCode,omitempty"`
+	TransactionType    string `json:"transactionType,omitempty"`
+	CreatedAt          string `json:"createdAt,omitempty"`
+	SerialNumber       string `json:"serialNumber,omitempty"`
+	ClientTicket       string `json:"clientTicket,omitempty"`
+	CompanyTicket      string `json:"companyTicket,omitempty"`
+	PaymentApplication string `json:"paymentApplication,omitempty"`
+	Scheme             string `json:"scheme,omitempty"`
+	Issuer             string `json:"issuer,omitempty"`
+	CheckoutExternalID string `json:"checkoutExternalId,omitempty"`
+	IdempotentUUID     string `json:"idempotentUuid,omitempty"`
+	CartID             string `json:"cartId,omitempty"`
+	Raw                []byte `json:"-"`
+}
+
+// Transaction polls a transaction by the server's id. The answer's shape
+// around the transaction is not specified: the transaction itself, or
+// under "transaction", "transactionDetails" or "data", are all read.
+func (c *Client) Transaction(ctx context.Context, id string) (*Transaction, error) {
+	raw, err := c.do(ctx, http.MethodGet, PathTransaction, url.Values{"transactionId": {id}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := decodeTransaction(raw)
+	if err != nil {
+		return nil, &DecodeError{Op: "transaction", Body: raw, Err: err}
+	}
+	return tx, nil
+}
+
+func decodeTransaction(raw []byte) (*Transaction, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &top); err != nil {
+		return nil, err
+	}
+	body := raw
+	if _, ok := top["status"]; !ok {
+		for _, k := range []string{"transaction", "transactionDetails", "data"} {
+			if v, ok := top[k]; ok && len(v) > 0 && v[0] == '{' {
+				body = v
+				break
+			}
+		}
+	}
+	var tx Transaction
+	if err := json.Unmarshal(body, &tx); err != nil {
+		return nil, err
+	}
+	if tx.Status == "" {
+		return nil, errors.New("no status")
+	}
+	// TransactionDetails names its amounts differently.
+	if tx.Amount == 0 {
+		var d struct {
+			AskedAmount int64 `json:"askedAmount"`
+		}
+		if json.Unmarshal(body, &d) == nil {
+			tx.Amount = d.AskedAmount
+		}
+	}
+	tx.Raw = raw
+	return &tx, nil
+}
+
+// Status is the answer of the v4 forms: ok means the request reached the
+// terminal, nothing more.
+type Status struct {
+	Status  string `json:"status"`
+	Message string `json:"message,omitempty"`
+	Raw     []byte `json:"-"`
+}
+
+// Abort asks the terminal to stop the payment with this idempotentUuid.
+// Its ok only says the request reached the terminal: the payment's own
+// outcome decides.
+func (c *Client) Abort(ctx context.Context, serial, uuid string) (*Status, error) {
+	body, _ := json.Marshal(map[string]string{"serialNumber": serial, "idempotentUuid": uuid})
+	return c.status(ctx, PathAbort, body)
+}
+
+// Print prints on the terminal's printer (format text or escpos).
+func (c *Client) Print(ctx context.Context, serial, data, format string) (*Status, error) {
+	body, _ := json.Marshal(map[string]string{"serialNumber": serial, "data": data, "format": format})
+	return c.status(ctx, PathPrint, body)
+}
+
+func (c *Client) status(ctx context.Context, path string, body []byte) (*Status, error) {
+	raw, err := c.do(ctx, http.MethodPost, path, nil, body)
+	if err != nil {
+		return nil, err
+	}
+	var s Status
+	if err := json.Unmarshal(raw, &s); err != nil || s.Status == "" {
+		return nil, &DecodeError{Op: path, Body: raw, Err: err}
+	}
+	s.Raw = raw
+	if s.Status != StatusOK {
+		return &s, &APIError{Status: http.StatusOK, Message: s.Message, Body: raw}
+	}
+	return &s, nil
+}
+
+// ReversalRequest reverses a debit: its whole amount, tip included.
+type ReversalRequest struct {
+	Amount               int64  `json:"amount"`
+	InitialTransactionID string `json:"initialTransactionId"`
+}
+
+// ReversalResponse is a reversal's answer.
+type ReversalResponse struct {
+	Status                string `json:"status"`
+	InitialTransactionID  string `json:"initialTransactionId"`
+	ReversalTransactionID string `json:"reversalTransactionId"`
+	Message               string `json:"message,omitempty"`
+	Raw                   []byte `json:"-"`
+}
+
+// Reversal sends a reversal's exact body once.
+func (c *Client) Reversal(ctx context.Context, body []byte) (*ReversalResponse, error) {
+	raw, err := c.do(ctx, http.MethodPost, PathReversal, nil, body)
+	if err != nil {
+		return nil, err
+	}
+	var r ReversalResponse
+	if err := json.Unmarshal(raw, &r); err != nil || r.Status == "" {
+		return nil, &DecodeError{Op: "reversal", Body: raw, Err: err}
+	}
+	r.Raw = raw
+	if r.Status != StatusOK {
+		return &r, &APIError{Status: http.StatusOK, Message: r.Message, Body: raw}
+	}
+	return &r, nil
+}
+
+// TransactionsRequest filters the history (v4 form): dates yyyy-MM-dd,
+// times HH:mm:ss in Timezone, endDate exclusive.
+type TransactionsRequest struct {
+	SerialNumbers []string `json:"serialNumbers,omitempty"`
+	Timezone      string   `json:"timezone,omitempty"`
+	StartDate     string   `json:"startDate,omitempty"`
+	EndDate       string   `json:"endDate,omitempty"`
+	StartTime     string   `json:"startTime,omitempty"`
+	EndTime       string   `json:"endTime,omitempty"`
+	Limit         int      `json:"limit,omitempty"`
+	Offset        int      `json:"offset,omitempty"`
+}
+
+// HistoryEntry is one transaction of the history.
+type HistoryEntry struct {
+	Status             string `json:"status"`
+	TransactionID      string `json:"transactionId"`
+	Amount             int64  `json:"amount"`
+	GiftAmount         int64  `json:"giftAmount"`
+	CurrencyCode       string `json:"currencyCode,omitempty"`
+	Type               string `json:"type,omitempty"`
+	TransactionType    string `json:"transactionType,omitempty"`
+	CreatedAt          string `json:"createdAt,omitempty"`
+	SerialNumber       string `json:"serialNumber,omitempty"`
+	Scheme             string `json:"scheme,omitempty"`
+	Issuer             string `json:"issuer,omitempty"`
+	CartID             string `json:"cartId,omitempty"`
+	CheckoutExternalID string `json:"checkoutExternalId,omitempty"`
+	IdempotentUUID     string `json:"idempotentUuid,omitempty"`
+}
+
+// Kind is the entry's type, whichever name the answer used.
+func (e HistoryEntry) Kind() string {
+	if e.Type != "" {
+		return e.Type
+	}
+	return e.TransactionType
+}
+
+// TransactionsPage is one page of the history.
+type TransactionsPage struct {
+	Total        int            `json:"total"`
+	Limit        int            `json:"limit"`
+	Offset       int            `json:"offset"`
+	Count        int            `json:"count"`
+	Transactions []HistoryEntry `json:"transactions"`
+	Raw          []byte         `json:"-"`
+}
+
+// Transactions reads one page of the history.
+func (c *Client) Transactions(ctx context.Context, r TransactionsRequest) (*TransactionsPage, error) {
+	body, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := c.do(ctx, http.MethodPost, PathTransactions, nil, body)
+	if err != nil {
+		return nil, err
+	}
+	var p TransactionsPage
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, &DecodeError{Op: "transactions", Body: raw, Err: err}
+	}
+	p.Raw = raw
+	return &p, nil
+}

@@ -1,0 +1,305 @@
+package payment
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+)
+
+// CloudAPI is the part of the provider's Cloud API the cloud channel uses;
+// *cloudapi.Client satisfies it.
+type CloudAPI interface {
+	Payment(ctx context.Context, body []byte) (*cloudapi.Ack, error)
+	Transaction(ctx context.Context, id string) (*cloudapi.Transaction, error)
+	Abort(ctx context.Context, serial, uuid string) (*cloudapi.Status, error)
+	Reversal(ctx context.Context, body []byte) (*cloudapi.ReversalResponse, error)
+	Transactions(ctx context.Context, r cloudapi.TransactionsRequest) (*cloudapi.TransactionsPage, error)
+}
+
+// Cloud is the channel of a terminal reached by its serial number through
+// the provider's Cloud API: a payment is acknowledged with the server's id
+// of its transaction, its outcome is polled every pollEvery, a cancel only
+// reaches the terminal (the payment's own outcome decides), and the
+// history is the company's transactions filtered by serial number. Every
+// attempt carries its idempotentUuid and, as a second safety net, a
+// checkoutExternalId of its own (the provider refuses a second completed
+// ok with the same one).
+func Cloud(api CloudAPI, serial string, vendor *localapi.Vendor, pollEvery time.Duration) Channel {
+	if pollEvery <= 0 {
+		pollEvery = 2 * time.Second
+	}
+	return &cloudChannel{api: api, serial: serial, vendor: vendor, pollEvery: pollEvery}
+}
+
+type cloudChannel struct {
+	api       CloudAPI
+	serial    string
+	vendor    *localapi.Vendor
+	pollEvery time.Duration
+}
+
+func (c *cloudChannel) Name() journal.Channel { return journal.ChannelCloud }
+
+func (c *cloudChannel) Rules() ChannelRules { return ChannelRules{PollEvery: c.pollEvery} }
+
+// cloudPayment is the v5 payment: the Local API's request and the
+// terminal's serial number.
+type cloudPayment struct {
+	SerialNumber string `json:"serialNumber"`
+	localapi.PaymentRequest
+}
+
+func (c *cloudChannel) Body(a NewAttempt) ([]byte, error) {
+	req, policy := a.Request, a.Policy
+	p := localapi.PaymentRequest{
+		Amount: req.Amount, TransactionType: string(policy.Kind), IdempotentUUID: a.UUID, CartID: req.OrderID,
+		Customer: req.Customer, EnableGiftScreen: policy.GiftScreen, GiftAmount: req.GiftAmount,
+		ReceiptTicket: req.ReceiptTicket, Reference: req.Reference, Vendor: c.vendor,
+		CheckoutExternalID:  req.CheckoutExternalID,
+		ExternalTableNumber: req.ExternalTableNumber, ExternalOrderNumber: req.ExternalOrderNumber, ExternalOrderID: req.ExternalOrderID,
+	}
+	if p.CheckoutExternalID == "" {
+		p.CheckoutExternalID = a.UUID
+	}
+	if req.AcceptedMedium != "" && policy.Kind == journal.KindDebit {
+		p.AcceptedPayment = &localapi.AcceptedPayment{AcceptedMediumType: req.AcceptedMedium}
+	}
+	if policy.Kind == journal.KindRefund {
+		p.EnableGiftScreen = nil // no optional screens on a refund
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(c.serial) == "" {
+		return nil, &localapi.ValidationError{Field: "serialNumber", Reason: "the cloud terminal's serial number is not set"}
+	}
+	return json.Marshal(cloudPayment{SerialNumber: c.serial, PaymentRequest: p})
+}
+
+// Send posts the payment once: its answer is an acknowledgement, the
+// outcome comes by polling.
+func (c *cloudChannel) Send(ctx context.Context, a journal.Attempt) Answer {
+	ack, err := c.api.Payment(ctx, a.RequestBody)
+	if err != nil {
+		return cloudError(err)
+	}
+	switch {
+	case ack.Status == cloudapi.StatusOK && ack.TransactionID != "":
+		return Answer{Outcome: OutcomePending, Known: true, ProviderID: ack.TransactionID, ProviderStatus: "accepted", Raw: ack.Raw}
+	case ack.Status == cloudapi.StatusKO:
+		return Answer{Outcome: OutcomeRefused, Raw: ack.Raw, Message: ack.Message}
+	}
+	// Accepted without an id to follow, or a status the specification
+	// does not list: it may run; the history will say.
+	return Answer{Outcome: OutcomeIndefinite, Raw: ack.Raw, Message: "acknowledgement without a transaction id: " + string(ack.Raw)}
+}
+
+// Follow polls the transaction the acknowledgement named.
+func (c *cloudChannel) Follow(ctx context.Context, a journal.Attempt) Answer {
+	if a.ProviderID == "" {
+		return Answer{Outcome: OutcomeIndefinite, Message: "no acknowledged transaction to poll"}
+	}
+	tx, err := c.api.Transaction(ctx, a.ProviderID)
+	if err != nil {
+		var ae *cloudapi.APIError
+		if errors.As(err, &ae) {
+			// A refused poll says nothing of the payment.
+			return Answer{Outcome: OutcomeIndefinite, Raw: ae.Body, Message: ae.Error()}
+		}
+		return cloudError(err)
+	}
+	if tx.IdempotentUUID != "" && tx.IdempotentUUID != a.UUID {
+		return Answer{Outcome: OutcomeForeign, Raw: tx.Raw, Message: tx.IdempotentUUID}
+	}
+	switch strings.ToLower(tx.Status) {
+	case cloudapi.StatusOK:
+		return Answer{Outcome: OutcomeCharged, Charge: cloudCharge(tx, true), Known: true, ProviderID: a.ProviderID, ProviderStatus: tx.Status, Raw: tx.Raw}
+	case cloudapi.StatusKO:
+		return Answer{Outcome: OutcomeNotCharged, Charge: cloudCharge(tx, false), Known: true, ProviderID: a.ProviderID, ProviderStatus: tx.Status, Raw: tx.Raw}
+	case "expired":
+		return Answer{Outcome: OutcomeExpired, Known: true, ProviderID: a.ProviderID, ProviderStatus: tx.Status, Raw: tx.Raw,
+			Message: "the terminal did not receive the payment within 5 s (offline): nothing was charged"}
+	}
+	// pending, or a status the specification does not list: keep polling;
+	// past the deadline the history decides.
+	return Answer{Outcome: OutcomePending, Known: true, ProviderID: a.ProviderID, ProviderStatus: tx.Status, Raw: tx.Raw}
+}
+
+func cloudCharge(tx *cloudapi.Transaction, approved bool) *Charge {
+	return &Charge{
+		TransactionID: tx.TransactionID, Amount: tx.Amount, GiftAmount: tx.GiftAmount, Currency: tx.CurrencyCode,
+		Scheme: tx.Scheme, Issuer: tx.Issuer, PaymentApplication: tx.PaymentApplication,
+		ClientTicket: tx.ClientTicket, MerchantTicket: tx.CompanyTicket, Approved: approved,
+	}
+}
+
+// cloudError reads a failed exchange with the cloud.
+func cloudError(err error) Answer {
+	var (
+		ae *cloudapi.APIError
+		au *cloudapi.AuthError
+		te *cloudapi.TransportError
+		he *cloudapi.HTTPError
+		de *cloudapi.DecodeError
+		ve *localapi.ValidationError
+	)
+	switch {
+	case errors.As(err, &ae):
+		// HTTP 400 ko: the request was not accepted; nothing started.
+		return Answer{Outcome: OutcomeRefused, Raw: ae.Body, Message: ae.Error()}
+	case errors.As(err, &au):
+		// The key or the terminal was refused: the payment was not accepted.
+		return Answer{Outcome: OutcomeRefused, Message: au.Error() + ": staff must check the cloud settings"}
+	case errors.As(err, &ve):
+		return Answer{Outcome: OutcomeInvalid, Message: ve.Error()}
+	case errors.As(err, &te) && !te.Sent:
+		return Answer{Outcome: OutcomeNotSent, Message: te.Error()}
+	case errors.As(err, &te) && te.Timeout:
+		return Answer{Outcome: OutcomeTimeout, Message: te.Error()}
+	case errors.As(err, &he):
+		return Answer{Outcome: OutcomeIndefinite, Raw: he.Body, Message: he.Error()}
+	case errors.As(err, &de):
+		return Answer{Outcome: OutcomeIndefinite, Raw: de.Body, Message: de.Error()}
+	}
+	return Answer{Outcome: OutcomeIndefinite, Message: errMsg(err)}
+}
+
+// Cancel sends the abort with the attempt's uuid. Its ok only says the
+// request reached the terminal: the payment's outcome decides.
+func (c *cloudChannel) Cancel(ctx context.Context, a journal.Attempt) CancelAnswer {
+	st, err := c.api.Abort(ctx, c.serial, a.UUID)
+	if err == nil {
+		return CancelAnswer{Outcome: CancelDelivered, Raw: st.Raw}
+	}
+	var te *cloudapi.TransportError
+	if errors.As(err, &te) && !te.Sent {
+		return CancelAnswer{Outcome: CancelNotSent, Message: te.Error()}
+	}
+	return CancelAnswer{Outcome: CancelIndefinite, Message: err.Error()}
+}
+
+func (c *cloudChannel) ReversalBody(debit journal.Attempt) ([]byte, error) {
+	if debit.TransactionID == "" || debit.Total() <= 0 {
+		return nil, &localapi.ValidationError{Field: "initialTransactionId", Reason: "a reversal needs the debit's transaction and amount"}
+	}
+	return json.Marshal(cloudapi.ReversalRequest{Amount: debit.Total(), InitialTransactionID: debit.TransactionID})
+}
+
+func (c *cloudChannel) Reverse(ctx context.Context, a journal.Attempt) Answer {
+	r, err := c.api.Reversal(ctx, a.RequestBody)
+	if err == nil {
+		return Answer{Outcome: OutcomeCharged, Raw: r.Raw, Known: true,
+			Charge: &Charge{TransactionID: r.ReversalTransactionID, Amount: a.Amount, Approved: true}}
+	}
+	var ae *cloudapi.APIError
+	if errors.As(err, &ae) && strings.Contains(strings.ToLower(ae.Message), "already been reversed") {
+		return Answer{Outcome: OutcomeCharged, Raw: ae.Body, Known: true, Message: ae.Message,
+			Charge: &Charge{Amount: a.Amount, Approved: true}}
+	}
+	return cloudError(err)
+}
+
+// cloudHistoryPage is how many transactions one history request asks for.
+const cloudHistoryPage = 200
+
+// Lookup searches the company's history for this terminal since the given
+// time. The attempt's own checkoutExternalId or idempotentUuid names it;
+// without them, a single transaction of its kind and amount for its order
+// that no other attempt holds.
+func (c *cloudChannel) Lookup(ctx context.Context, a journal.Attempt, since time.Time, held Holder) (Match, error) {
+	var entries []cloudapi.HistoryEntry
+	from := since.UTC()
+	for offset := 0; ; {
+		page, err := c.api.Transactions(ctx, cloudapi.TransactionsRequest{
+			SerialNumbers: []string{c.serial}, Timezone: "UTC", StartDate: from.Format("2006-01-02"), StartTime: from.Format("15:04:05"),
+			Limit: cloudHistoryPage, Offset: offset,
+		})
+		var te *cloudapi.TransportError
+		if errors.As(err, &te) && !te.Sent {
+			return Match{}, &NotSentError{err}
+		}
+		if err != nil {
+			return Match{}, err
+		}
+		entries = append(entries, page.Transactions...)
+		offset += len(page.Transactions)
+		if len(page.Transactions) == 0 || offset >= page.Total {
+			break
+		}
+	}
+	var ids []string
+	for _, e := range entries {
+		if e.TransactionID != "" {
+			ids = append(ids, e.TransactionID)
+		}
+	}
+	isHeld, err := held(ctx, ids)
+	if err != nil {
+		return Match{}, err
+	}
+	extID := cloudExternalID(a)
+	kind := historyKind(a.Kind)
+	var m Match
+	var named []cloudapi.HistoryEntry
+	for _, e := range entries {
+		if e.TransactionID != "" && isHeld[e.TransactionID] {
+			continue
+		}
+		if (e.IdempotentUUID != "" && e.IdempotentUUID == a.UUID) || (extID != "" && e.CheckoutExternalID == extID) {
+			// Named by the attempt's own ids: it is this attempt.
+			return c.match(e, 1), nil
+		}
+		if e.IdempotentUUID != "" || e.CheckoutExternalID != "" {
+			continue // another attempt's
+		}
+		if k := e.Kind(); k != "" && k != kind {
+			continue
+		}
+		if e.CartID != "" && e.CartID != a.OrderID {
+			continue
+		}
+		if e.Amount != a.Amount && !(a.Kind == journal.KindReversal && e.Amount+e.GiftAmount == a.Amount) {
+			continue
+		}
+		m.Candidates++
+		if e.CartID == a.OrderID && e.Kind() == kind {
+			named = append(named, e)
+		}
+	}
+	switch {
+	case m.Candidates == 0:
+		m.Verdict = NotInHistory
+	case m.Candidates == 1 && len(named) == 1:
+		return c.match(named[0], 1), nil
+	default:
+		m.Verdict = AmbiguousHistory
+	}
+	return m, nil
+}
+
+func (c *cloudChannel) match(e cloudapi.HistoryEntry, candidates int) Match {
+	m := Match{Verdict: InHistory, Candidates: candidates}
+	m.Raw, _ = json.Marshal(e)
+	status := strings.ToLower(e.Status)
+	m.Pending = status == cloudapi.StatusPending
+	m.Charge = Charge{TransactionID: e.TransactionID, Amount: e.Amount, GiftAmount: e.GiftAmount, Currency: e.CurrencyCode,
+		Scheme: e.Scheme, Issuer: e.Issuer, Approved: status == cloudapi.StatusOK}
+	return m
+}
+
+// cloudExternalID is the checkoutExternalId the attempt was sent with.
+func cloudExternalID(a journal.Attempt) string {
+	var b struct {
+		CheckoutExternalID string `json:"checkoutExternalId"`
+	}
+	if json.Unmarshal(a.RequestBody, &b) != nil {
+		return ""
+	}
+	return b.CheckoutExternalID
+}

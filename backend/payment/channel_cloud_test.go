@@ -1,0 +1,262 @@
+package payment
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/journal"
+)
+
+// fakeCloud is a provider cloud over HTTP, as the Cloud API describes it,
+// with one terminal: a payment is acknowledged with a server id and its
+// outcome polled; what the terminal then does is the test's script.
+type fakeCloud struct {
+	t  *testing.T
+	mu sync.Mutex
+	// ack answers a payment: "ok" (default), "lost" (accepted, then the
+	// connection drops before the answer), "400", "401", "offline"
+	// (accepted, never delivered: pending for ever, in no history).
+	ack string
+	// outcome is the terminal's: "ok", "ko", or "" (pending until cancel
+	// or release). afterCancel is the outcome once an abort arrived.
+	outcome, afterCancel string
+	txs                  []*fakeTx
+	payments, polls      int
+	aborts               []string
+	key                  string
+}
+
+type fakeTx struct {
+	id, uuid, extID, cartID, status, kind string
+	amount                                int64
+	delivered                             bool
+}
+
+func (f *fakeCloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	auth := r.Header.Get("Authorization") == "Bearer "+f.key
+	if !strings.HasPrefix(r.URL.Path, "/v5/") {
+		auth = r.Header.Get("Service-Secret") == f.key
+	}
+	if !auth || r.Header.Get("Content-Type") != "application/json" {
+		http.Error(w, `{"status":"ko","message":"bad headers"}`, http.StatusUnauthorized)
+		return
+	}
+	var body map[string]any
+	_ = json.NewDecoder(r.Body).Decode(&body)
+	str := func(k string) string { s, _ := body[k].(string); return s }
+	switch r.URL.Path {
+	case cloudapi.PathPayment:
+		f.payments++
+		switch f.ack {
+		case "400":
+			w.WriteHeader(400)
+			fmt.Fprint(w, `{"status":"ko","message":"Terminal not found"}`)
+			return
+		case "401":
+			w.WriteHeader(401)
+			return
+		}
+		if str("serialNumber") != "SN-1" || str("checkoutExternalId") == "" {
+			f.t.Errorf("payment body %v", body)
+		}
+		tx := &fakeTx{id: fmt.Sprintf("cl-%d", len(f.txs)+1), uuid: str("idempotentUuid"), extID: str("checkoutExternalId"),
+			cartID: str("cartId"), amount: int64(body["amount"].(float64)), status: cloudapi.StatusPending, kind: str("transactionType"),
+			delivered: f.ack != "offline"}
+		if tx.delivered && f.outcome != "" {
+			tx.status = f.outcome
+		}
+		f.txs = append(f.txs, tx)
+		if f.ack == "lost" {
+			hj, _ := w.(http.Hijacker)
+			conn, _, _ := hj.Hijack()
+			conn.Close()
+			return
+		}
+		fmt.Fprintf(w, `{"status":"ok","transactionId":%q}`, tx.id)
+	case cloudapi.PathTransaction:
+		f.polls++
+		for _, tx := range f.txs {
+			if tx.id == r.URL.Query().Get("transactionId") {
+				fmt.Fprintf(w, `{"status":%q,"transactionId":%q,"amount":%d,"giftAmount":0,"currencyCode":"EUR"}`, tx.status, tx.id, tx.amount)
+				return
+			}
+		}
+		http.NotFound(w, r)
+	case cloudapi.PathAbort:
+		f.aborts = append(f.aborts, str("idempotentUuid"))
+		for _, tx := range f.txs {
+			if tx.uuid == str("idempotentUuid") && tx.delivered && tx.status == cloudapi.StatusPending && f.afterCancel != "" {
+				tx.status = f.afterCancel
+			}
+		}
+		fmt.Fprint(w, `{"status":"ok"}`)
+	case cloudapi.PathTransactions:
+		var list []map[string]any
+		for i := len(f.txs) - 1; i >= 0; i-- {
+			tx := f.txs[i]
+			if !tx.delivered {
+				continue
+			}
+			list = append(list, map[string]any{"status": tx.status, "transactionId": tx.id, "amount": tx.amount, "giftAmount": 0,
+				"type": tx.kind, "cartId": tx.cartID, "checkoutExternalId": tx.extID, "serialNumber": "SN-1",
+				"createdAt": time.Now().UTC().Format(time.RFC3339)})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"total": len(list), "limit": 200, "offset": 0, "count": len(list), "transactions": list})
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func (f *fakeCloud) set(fn func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn()
+}
+
+func (f *fakeCloud) counts() (payments, polls, aborts int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.payments, f.polls, len(f.aborts)
+}
+
+// cloudEnv is an orchestrator on the cloud channel, through the real
+// client, against a fakeCloud.
+func cloudEnv(t *testing.T, f *fakeCloud, lim Limits) *env {
+	t.Helper()
+	f.t, f.key = t, "sk_test_123"
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	client, err := cloudapi.New(srv.URL, f.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, lim)
+	e.close()
+	db, err := journal.Open(e.ctx, e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.db, e.events = db, &recorder{}
+	o, err := New(Config{Journal: db, Channel: Cloud(client, "SN-1", nil, 5*time.Millisecond), TerminalID: "cloud:SN-1", Limits: lim, Emitter: e.events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.o = o
+	t.Cleanup(e.close)
+	e.recover()
+	return e
+}
+
+func TestCloudPaymentAcknowledgedThenPolled(t *testing.T) {
+	f := &fakeCloud{outcome: cloudapi.StatusOK}
+	e := cloudEnv(t, f, testLimits)
+	e.order("C1", 1250)
+	h := e.start(Request{OrderID: "C1", Amount: 1250, Policy: journal.PolicyKiosk})
+	v := e.wait(h)
+	a := e.attempt(h.UUID())
+	if v.State != journal.StateApproved || a.Channel != journal.ChannelCloud || a.ProviderID != "cl-1" || v.TransactionID != "cl-1" {
+		t.Fatalf("view %+v, attempt channel %s provider %q", v, a.Channel, a.ProviderID)
+	}
+	if !strings.Contains(string(a.RequestBody), `"checkoutExternalId":"`+h.UUID()+`"`) {
+		t.Fatalf("body %s", a.RequestBody)
+	}
+	if payments, polls, _ := f.counts(); payments != 1 || polls < 1 {
+		t.Fatalf("%d payments, %d polls", payments, polls)
+	}
+	if e.orderStatus("C1") != journal.OrderPaid {
+		t.Fatalf("order %s", e.orderStatus("C1"))
+	}
+}
+
+// The acknowledgement is lost: the history, found by the attempt's
+// checkoutExternalId, says what happened; the payment is never resent.
+func TestCloudLostAcknowledgementSettledFromHistory(t *testing.T) {
+	f := &fakeCloud{ack: "lost", outcome: cloudapi.StatusOK}
+	e := cloudEnv(t, f, testLimits)
+	e.order("L1", 800)
+	v := e.wait(e.start(Request{OrderID: "L1", Amount: 800, Policy: journal.PolicyKiosk}))
+	if v.State != journal.StateApproved || v.TransactionID != "cl-1" {
+		t.Fatalf("view %+v", v)
+	}
+	if payments, _, _ := f.counts(); payments != 1 {
+		t.Fatalf("%d payments: a lost acknowledgement was resent", payments)
+	}
+}
+
+// An offline terminal: accepted, never delivered, pending for ever and in
+// no history. Nothing is charged, and that is decided from the history
+// past the deadline, never guessed from the silence.
+func TestCloudOfflineTerminalChargesNothing(t *testing.T) {
+	lim := testLimits
+	lim.KioskTimeout, lim.SettleAfter = 100*time.Millisecond, 50*time.Millisecond
+	f := &fakeCloud{ack: "offline"}
+	e := cloudEnv(t, f, lim)
+	e.order("O1", 500)
+	v := e.wait(e.start(Request{OrderID: "O1", Amount: 500, Policy: journal.PolicyKiosk}))
+	if v.State == journal.StateApproved || v.State == journal.StateUnknown {
+		t.Fatalf("view %+v", v)
+	}
+	if payments, _, _ := f.counts(); payments != 1 {
+		t.Fatalf("%d payments", payments)
+	}
+}
+
+func TestCloudRefusalsChargeNothing(t *testing.T) {
+	for _, ack := range []string{"400", "401"} {
+		t.Run(ack, func(t *testing.T) {
+			f := &fakeCloud{ack: ack}
+			e := cloudEnv(t, f, testLimits)
+			e.order("R1", 300)
+			v := e.wait(e.start(Request{OrderID: "R1", Amount: 300, Policy: journal.PolicyKiosk}))
+			if v.State != journal.StateFailed || v.Message == "" {
+				t.Fatalf("view %+v", v)
+			}
+			if strings.Contains(v.Message, f.key) {
+				t.Fatalf("the key is in the message: %q", v.Message)
+			}
+			if payments, _, _ := f.counts(); payments != 1 {
+				t.Fatalf("%d payments", payments)
+			}
+		})
+	}
+}
+
+// The customer cancels after the terminal took the card: the abort is
+// delivered, the poll goes on, and the payment's own outcome decides.
+func TestCloudCancelAfterHandoverCharged(t *testing.T) {
+	f := &fakeCloud{afterCancel: cloudapi.StatusOK}
+	e := cloudEnv(t, f, testLimits)
+	e.order("X1", 700)
+	h := e.start(Request{OrderID: "X1", Amount: 700, Policy: journal.PolicyKiosk})
+	waitView(t, e, h, func(View) bool { return e.attempt(h.UUID()).ProviderID != "" })
+	h.Cancel()
+	v := e.wait(h)
+	if v.State != journal.StateApproved || !v.ChargedDespiteCancel {
+		t.Fatalf("view %+v", v)
+	}
+	if _, _, aborts := f.counts(); aborts < 1 {
+		t.Fatal("no abort sent")
+	}
+}
+
+func TestCloudCancelBeforeHandoverNotCharged(t *testing.T) {
+	f := &fakeCloud{afterCancel: cloudapi.StatusKO}
+	e := cloudEnv(t, f, testLimits)
+	e.order("X2", 700)
+	h := e.start(Request{OrderID: "X2", Amount: 700, Policy: journal.PolicyKiosk})
+	waitView(t, e, h, func(View) bool { return e.attempt(h.UUID()).ProviderID != "" })
+	h.Cancel()
+	v := e.wait(h)
+	if v.State == journal.StateApproved || v.State == journal.StateUnknown {
+		t.Fatalf("view %+v", v)
+	}
+}
