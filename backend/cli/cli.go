@@ -70,8 +70,7 @@ Shared flags:
   --discover-wait D  how long to look for it (default 10s)
   --demo           use the built-in simulated terminal: no real payments
   --cloud URL --serial SN
-                   pay, refund, reverse, recover: the terminal through the
-                   provider's Cloud API (env COMPTOIR_CLOUD_URL and
+                   the terminal through the provider's Cloud API (env COMPTOIR_CLOUD_URL and
                    COMPTOIR_CLOUD_SERIAL; the API key from COMPTOIR_CLOUD_KEY
                    or the cloud.key setting, never a flag)
 `

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/payment"
 )
 
 // tinyCloud acknowledges every payment of terminal SN-1 and answers the
@@ -91,5 +95,35 @@ func TestTheCloudKeyIsNeverShown(t *testing.T) {
 	run([]string{"settings", "--data-dir", dir, "get", settingCloudKey}, &out, &errOut)
 	if strings.Contains(out.String(), "sk_in_journal_77") || !strings.Contains(out.String(), "hidden") {
 		t.Fatalf("settings showed the key: %s", out.String())
+	}
+}
+
+// The kiosk screens on the cloud channel: an order paid through the
+// provider's cloud, the order paid in the journal.
+func TestTheKioskPaysThroughTheCloud(t *testing.T) {
+	const key = "sk_cloud_kiosk"
+	srv := tinyCloud(t, key)
+	t.Setenv(envCloudKey, key)
+	ctx := context.Background()
+	stack, err := startKiosk(ctx, commonFlags{cloudURL: srv.URL, serial: "SN-1", dataDir: t.TempDir()}, payment.DefaultLimits,
+		kiosk.NewRelay(nil), warnLogger(io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stack.Close()
+	r, err := stack.Staff.Call(ctx, "SetPIN", []json.RawMessage{json.RawMessage(`"4829"`)})
+	if err != nil || !r.OK {
+		t.Fatalf("SetPIN: %v %+v", err, r.Error)
+	}
+	waitUntil(t, "the kiosk open", func() bool { return stack.Svc.Checkout().Phase == kiosk.PhaseWelcome })
+	stack.Svc.Start("en")
+	stack.Svc.ChooseDining(kiosk.DiningEatIn)
+	stack.Svc.AddItem("croissant", 2)
+	if v, _ := stack.Svc.Pay(kiosk.MethodCard); v.Phase != kiosk.PhasePaying {
+		t.Fatalf("pay: %+v", v)
+	}
+	waitUntil(t, "approved", func() bool { return stack.Svc.Checkout().Phase == kiosk.PhaseApproved })
+	if tv := stack.Svc.Terminal(); !strings.Contains(tv.Name, "SN-1") {
+		t.Fatalf("terminal view %+v", tv)
 	}
 }

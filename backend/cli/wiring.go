@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"time"
@@ -173,10 +172,6 @@ func openPayments(ctx context.Context, c commonFlags, lim payment.Limits, em pay
 		return nil, err
 	}
 	if c.cloudURL != "" || c.serial != "" {
-		if kioskDemo {
-			db.Close()
-			return nil, errors.New("the kiosk screens do not run on the cloud channel yet: pay, refund, reverse and recover do (--cloud URL --serial SN)")
-		}
 		return openCloudPayments(ctx, c, db, dir, lim, em, logger)
 	}
 	link, err := openTerminal(ctx, c, db, kioskDemo)

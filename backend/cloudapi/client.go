@@ -292,6 +292,16 @@ func (c *Client) Print(ctx context.Context, serial, data, format string) (*Statu
 	return c.status(ctx, PathPrint, body)
 }
 
+// ShareReceipt shares a transaction's receipt from the terminal (medium
+// print, email, sms or service; the terminal asks for the recipient).
+func (c *Client) ShareReceipt(ctx context.Context, serial string, receiptTicket any, transactionID, medium string) (*Status, error) {
+	body, err := json.Marshal(map[string]any{"serialNumber": serial, "receiptTicket": receiptTicket, "transactionId": transactionID, "medium": medium})
+	if err != nil {
+		return nil, err
+	}
+	return c.status(ctx, PathShareReceipt, body)
+}
+
 func (c *Client) status(ctx context.Context, path string, body []byte) (*Status, error) {
 	raw, err := c.do(ctx, http.MethodPost, path, nil, body)
 	if err != nil {
