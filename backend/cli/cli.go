@@ -70,9 +70,10 @@ Shared flags:
   --discover-wait D  how long to look for it (default 10s)
   --demo           use the built-in simulated terminal: no real payments
   --cloud URL --serial SN
-                   the terminal through the provider's Cloud API (env COMPTOIR_CLOUD_URL and
-                   COMPTOIR_CLOUD_SERIAL; the API key from COMPTOIR_CLOUD_KEY
-                   or the cloud.key setting, never a flag)
+                   the terminal through the provider's Cloud API (env
+                   COMPTOIR_CLOUD_URL and COMPTOIR_CLOUD_SERIAL; the API key
+                   from COMPTOIR_CLOUD_KEY or the cloud.key setting, never
+                   a flag)
 `
 
 // Program is what the main package gives the command line.
