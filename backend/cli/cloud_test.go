@@ -15,6 +15,8 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/staff"
+	"github.com/comptoir-pos/comptoir/backend/staffapi"
 )
 
 // tinyCloud acknowledges every payment of terminal SN-1 and answers the
@@ -125,5 +127,56 @@ func TestTheKioskPaysThroughTheCloud(t *testing.T) {
 	waitUntil(t, "approved", func() bool { return stack.Svc.Checkout().Phase == kiosk.PhaseApproved })
 	if tv := stack.Svc.Terminal(); !strings.Contains(tv.Name, "SN-1") {
 		t.Fatalf("terminal view %+v", tv)
+	}
+}
+
+// Staff choose the cloud for the next start; the key is kept but never
+// shown, and the next start pays through the cloud without a flag.
+func TestStaffChooseTheCloudForTheNextStart(t *testing.T) {
+	const key = "sk_saved_by_staff"
+	srv := tinyCloud(t, key)
+	t.Setenv(envCloudKey, "")
+	ctx := context.Background()
+	c := newControl(t, &terminalLink{how: "address", url: "http://10.0.0.5:16125/localapi/v4"})
+	for _, bad := range []staffapi.CloudChoice{
+		{On: true, URL: srv.URL, Serial: "", Key: key},
+		{On: true, URL: srv.URL, Serial: "SN-1"}, // no key saved yet
+		{On: true, URL: "http://cloud.example.com", Serial: "SN-1", Key: key},
+	} {
+		if err := c.SetCloud(ctx, bad); staff.ErrorCode(err) != staff.EINVALID {
+			t.Fatalf("%+v: %v", bad, err)
+		}
+	}
+	if info := c.Info(ctx); info.Channel != "local" || info.Cloud.KeySet {
+		t.Fatalf("after refusals: %+v", info)
+	}
+	if err := c.SetCloud(ctx, staffapi.CloudChoice{On: true, URL: srv.URL, Serial: "SN-1", Key: key}); err != nil {
+		t.Fatal(err)
+	}
+	info := c.Info(ctx)
+	if info.Channel != "cloud" || info.Cloud.Serial != "SN-1" || !info.Cloud.KeySet || !info.RestartRequired {
+		t.Fatalf("after choosing the cloud: %+v", info)
+	}
+	raw, _ := json.Marshal(info)
+	if strings.Contains(string(raw), key) {
+		t.Fatalf("the key is in the panel: %s", raw)
+	}
+	// The next start, without flags, pays through the cloud.
+	flags := commonFlags{dataDir: t.TempDir()}
+	cloudDB := c.db
+	if err := cloudFromSettings(ctx, &flags, cloudDB); err != nil || flags.cloudURL != srv.URL || flags.serial != "SN-1" {
+		t.Fatalf("from settings: %+v %v", flags, err)
+	}
+	// A flag wins over the saved channel.
+	withFlag := commonFlags{terminal: "10.0.0.9"}
+	if err := cloudFromSettings(ctx, &withFlag, cloudDB); err != nil || withFlag.cloudURL != "" {
+		t.Fatalf("--terminal lost to the saved cloud: %+v", withFlag)
+	}
+	// Back to the LAN keeps the cloud terminal for later.
+	if err := c.SetCloud(ctx, staffapi.CloudChoice{On: false}); err != nil {
+		t.Fatal(err)
+	}
+	if info := c.Info(ctx); info.Channel != "local" || info.Cloud.Serial != "SN-1" {
+		t.Fatalf("back to the LAN: %+v", info)
 	}
 }

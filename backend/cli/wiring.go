@@ -171,6 +171,10 @@ func openPayments(ctx context.Context, c commonFlags, lim payment.Limits, em pay
 	if err != nil {
 		return nil, err
 	}
+	if err := cloudFromSettings(ctx, &c, db); err != nil {
+		db.Close()
+		return nil, err
+	}
 	if c.cloudURL != "" || c.serial != "" {
 		return openCloudPayments(ctx, c, db, dir, lim, em, logger)
 	}

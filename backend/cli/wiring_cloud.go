@@ -15,12 +15,17 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/staff"
+	"github.com/comptoir-pos/comptoir/backend/staffapi"
 )
 
 // The cloud channel's settings. The key is a secret: it comes from the
 // environment or the journal, never from a flag (flags show in ps), and
 // `comptoir settings list` never prints it.
 const (
+	settingChannel        = "terminal.channel" // "local" (default) or "cloud"
+	settingCloudURL       = "cloud.url"
+	settingCloudSerial    = "cloud.serial"
 	settingCloudKey       = "cloud.key"
 	settingCloudPollEvery = "cloud.poll_seconds"
 	envCloudKey           = "COMPTOIR_CLOUD_KEY"
@@ -164,4 +169,73 @@ func (t cloudTerminal) Ping(ctx context.Context, _ bool) (*localapi.PingResponse
 		return nil, err
 	}
 	return &localapi.PingResponse{Status: "ok", Message: "the provider's cloud answers for terminal " + t.serial, Raw: p.Raw}, nil
+}
+
+// cloudFromSettings fills the cloud terminal from the journal when the
+// flags name none and the saved channel is the cloud. The flags win:
+// --terminal or --demo keep the LAN, --cloud and --serial the cloud.
+func cloudFromSettings(ctx context.Context, c *commonFlags, db *journal.DB) error {
+	if c.demo || c.terminal != "" || c.cloudURL != "" || c.serial != "" {
+		return nil
+	}
+	store := settingsStore{db}
+	ch, _, err := store.Get(ctx, settingChannel)
+	if err != nil || ch != "cloud" {
+		return err
+	}
+	if c.cloudURL, _, err = store.Get(ctx, settingCloudURL); err != nil {
+		return err
+	}
+	c.serial, _, err = store.Get(ctx, settingCloudSerial)
+	return err
+}
+
+// cloudInfo is the saved channel and cloud terminal, for staff.
+func cloudInfo(ctx context.Context, db *journal.DB) (string, staffapi.CloudSetting) {
+	store := settingsStore{db}
+	ch, _, _ := store.Get(ctx, settingChannel)
+	if ch != "cloud" {
+		ch = "local"
+	}
+	u, _, _ := store.Get(ctx, settingCloudURL)
+	sn, _, _ := store.Get(ctx, settingCloudSerial)
+	k, _, _ := store.Get(ctx, settingCloudKey)
+	return ch, staffapi.CloudSetting{URL: u, Serial: sn, KeySet: strings.TrimSpace(k) != ""}
+}
+
+// SetCloud saves the channel for the next start. The cloud needs a base
+// URL the client accepts, a serial number and a key (the saved one when
+// none is given); nothing is saved when one is missing.
+func (t *terminalControl) SetCloud(ctx context.Context, c staffapi.CloudChoice) error {
+	store := settingsStore{t.db}
+	save := func(kv ...[2]string) error {
+		for _, p := range kv {
+			if err := store.Set(ctx, p[0], p[1]); err != nil {
+				return &staff.Error{Code: staff.EINTERNAL, Message: "The choice could not be saved: " + journal.ErrorMessage(err) + ".", Err: err}
+			}
+		}
+		return nil
+	}
+	if !c.On {
+		return save([2]string{settingChannel, "local"})
+	}
+	c.URL, c.Serial, c.Key = strings.TrimSpace(c.URL), strings.TrimSpace(c.Serial), strings.TrimSpace(c.Key)
+	key := c.Key
+	if key == "" {
+		key, _, _ = store.Get(ctx, settingCloudKey)
+	}
+	switch {
+	case c.Serial == "":
+		return &staff.Error{Code: staff.EINVALID, Message: "The terminal's serial number is needed (on its back, or in its settings). Nothing was saved."}
+	case strings.TrimSpace(key) == "":
+		return &staff.Error{Code: staff.EINVALID, Message: "The company's API key is needed (the provider's back office, API settings). Nothing was saved."}
+	}
+	if _, err := cloudapi.New(c.URL, key); err != nil {
+		return &staff.Error{Code: staff.EINVALID, Message: "This is not the cloud's address: " + err.Error() + ". Nothing was saved.", Err: err}
+	}
+	kv := [][2]string{{settingCloudURL, c.URL}, {settingCloudSerial, c.Serial}, {settingChannel, "cloud"}}
+	if c.Key != "" {
+		kv = append([][2]string{{settingCloudKey, c.Key}}, kv...)
+	}
+	return save(kv...)
 }

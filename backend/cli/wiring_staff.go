@@ -113,6 +113,7 @@ func (t *terminalControl) Info(ctx context.Context) staffapi.TerminalInfo {
 	if err == nil {
 		info.HTTPS, info.Pin = trust.https, pinText(trust.pin)
 	}
+	info.Channel, info.Cloud = cloudInfo(ctx, t.db)
 	if l.how == "none" {
 		browse := t.browse
 		if browse == nil {
@@ -143,6 +144,10 @@ func (t *terminalControl) Info(ctx context.Context) staffapi.TerminalInfo {
 	case "discovery":
 		info.RestartRequired = info.Saved.Address != "" || trust != l.trust ||
 			(info.Saved.Instance != "" && !strings.EqualFold(info.Saved.Instance, l.instance))
+	}
+	// The channel saved for the next start (the flags win over it).
+	if inUse := map[bool]string{true: "cloud", false: "local"}[l.how == "cloud"]; l.how != "demo" && l.how != "flag" && info.Channel != inUse {
+		info.RestartRequired = true
 	}
 	if info.RestartRequired {
 		info.Note = "The saved choice is not the terminal in use: it applies when Comptoir restarts (close it from this screen, with no payment in progress)."

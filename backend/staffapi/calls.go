@@ -39,6 +39,9 @@ var calls = map[string]call{
 	"TerminalCertificate": c2(func(ctx context.Context, a *API, sid, address string) (any, error) {
 		return a.certificate(ctx, sid, address)
 	}),
+	"SetCloud": c2(func(ctx context.Context, a *API, sid string, c CloudChoice) (any, error) {
+		return a.setCloud(ctx, sid, c)
+	}),
 	"PinTerminalCertificate": c2(func(ctx context.Context, a *API, sid, fingerprint string) (any, error) {
 		return a.pin(ctx, sid, fingerprint)
 	}),

@@ -78,6 +78,27 @@ type TerminalInfo struct {
 	// system's roots vouch for it), as saved for the next start.
 	HTTPS bool   `json:"https"`
 	Pin   string `json:"pin,omitempty"`
+	// Channel is how payments reach the terminal: "local" (the LAN) or
+	// "cloud" (the provider's Cloud API), as saved for the next start; Cloud
+	// is the saved cloud terminal (never its key).
+	Channel string       `json:"channel"`
+	Cloud   CloudSetting `json:"cloud"`
+}
+
+// CloudSetting is the cloud terminal as staff see it: the key is never
+// shown, only whether one is saved.
+type CloudSetting struct {
+	URL    string `json:"url"`
+	Serial string `json:"serial"`
+	KeySet bool   `json:"keySet"`
+}
+
+// CloudChoice is staff's choice of channel. Key "" keeps the saved key.
+type CloudChoice struct {
+	On     bool   `json:"on"`
+	URL    string `json:"url"`
+	Serial string `json:"serial"`
+	Key    string `json:"key"`
 }
 
 // Certificate is what a terminal presents on HTTPS, for staff to compare
@@ -112,6 +133,9 @@ type TerminalControl interface {
 	// Pin trusts only the certificate with this fingerprint from the next
 	// start on ("": the system's roots again); HTTPS stays required.
 	Pin(ctx context.Context, fingerprint string) error
+	// SetCloud chooses the channel for the next start: the cloud terminal
+	// (its base URL, serial number and key) or the LAN.
+	SetCloud(ctx context.Context, c CloudChoice) error
 }
 
 // Config wires the calls.
@@ -288,6 +312,27 @@ func (a *API) pin(ctx context.Context, sid, fingerprint string) (TerminalPanel, 
 		detail = "pin removed: the system's roots from the next start"
 	}
 	a.record(ctx, sid, "terminal_pin", fingerprint, detail)
+	return a.terminal(ctx, sid, false)
+}
+
+func (a *API) setCloud(ctx context.Context, sid string, c CloudChoice) (TerminalPanel, error) {
+	if _, err := a.session(sid); err != nil {
+		return TerminalPanel{}, err
+	}
+	if a.cfg.Terminal == nil {
+		return TerminalPanel{}, &staff.Error{Code: staff.EINVALID, Message: "The terminal cannot be changed here."}
+	}
+	if err := a.cfg.Terminal.SetCloud(ctx, c); err != nil {
+		return TerminalPanel{}, err
+	}
+	detail := "the LAN from the next start"
+	if c.On {
+		detail = "the cloud from the next start, terminal " + c.Serial
+		if c.Key != "" {
+			detail += ", with a new key"
+		}
+	}
+	a.record(ctx, sid, "terminal_channel", c.Serial, detail)
 	return a.terminal(ctx, sid, false)
 }
 

@@ -35,6 +35,7 @@ func (deadTerminal) ShareReceipt(context.Context, *localapi.ShareReceiptRequest)
 
 type fakeControl struct {
 	chosen, address, pin string
+	cloud                CloudChoice
 	refuse               error
 }
 
@@ -46,6 +47,13 @@ func (f *fakeControl) Certificate(_ context.Context, address string) (Certificat
 		return Certificate{}, f.refuse
 	}
 	return Certificate{Address: address, Fingerprint: "AB:CD"}, nil
+}
+func (f *fakeControl) SetCloud(_ context.Context, c CloudChoice) error {
+	if f.refuse != nil {
+		return f.refuse
+	}
+	f.cloud = c
+	return nil
 }
 func (f *fakeControl) Pin(_ context.Context, fingerprint string) error {
 	if f.refuse != nil {

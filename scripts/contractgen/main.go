@@ -73,7 +73,7 @@ var contracts = []contract{
 			"backend/journal": "Journal", "backend/payment": "Payment", "backend/localapi": "Terminal",
 		},
 		roots: []string{
-			"staffapi.Result", "staffapi.ErrorView", "staffapi.Gate", "staffapi.About", "staffapi.TerminalPanel", "staffapi.CSVExport", "staffapi.Certificate",
+			"staffapi.Result", "staffapi.ErrorView", "staffapi.Gate", "staffapi.About", "staffapi.TerminalPanel", "staffapi.CSVExport", "staffapi.Certificate", "staffapi.CloudChoice",
 			"staff.Session", "staff.Filter", "staff.AttemptPage", "staff.HistoryFilter", "staff.HistoryPage", "staff.Comparison",
 			"staff.ReversalResult", "staff.Evidence", "staff.Setting", "staff.Report", "staff.AuditEntry",
 			"payment.View", "kiosk.MerchantSetting", "staff.Decision",

@@ -125,6 +125,28 @@ export interface Certificate {
     trusted: boolean;
 }
 
+// From staffapi/staffapi.go
+/**
+ * CloudChoice is staff's choice of channel. Key "" keeps the saved key.
+ */
+export interface CloudChoice {
+    on: boolean;
+    url: string;
+    serial: string;
+    key: string;
+}
+
+// From staffapi/staffapi.go
+/**
+ * CloudSetting is the cloud terminal as staff see it: the key is never
+ * shown, only whether one is saved.
+ */
+export interface CloudSetting {
+    url: string;
+    serial: string;
+    keySet: boolean;
+}
+
 // From staff/payments.go
 /**
  * Comparison is a day of the journal against a day of the terminal.
@@ -722,6 +744,13 @@ export interface TerminalInfo {
      */
     https: boolean;
     pin?: string;
+    /**
+     * Channel is how payments reach the terminal: "local" (the LAN) or
+     * "cloud" (the provider's Cloud API), as saved for the next start; Cloud
+     * is the saved cloud terminal (never its key).
+     */
+    channel: string;
+    cloud: CloudSetting;
 }
 
 // From staffapi/staffapi.go

@@ -17,6 +17,7 @@ import type {
   AuditEntry,
   About,
   Certificate,
+  CloudChoice,
   Comparison,
   Decision,
   ErrorView,
@@ -123,6 +124,8 @@ export interface StaffCalls {
   TerminalCertificate(sid: string, address: string): Certificate;
   /** Trust only this certificate from the next start ("": the system's roots again). */
   PinTerminalCertificate(sid: string, fingerprint: string): TerminalPanel;
+  /** The channel for the next start: the provider's cloud (its URL, the terminal's serial, the key; "" keeps the saved key) or the LAN. */
+  SetCloud(sid: string, choice: CloudChoice): TerminalPanel;
   Attempts(sid: string, filter: Filter): AttemptPage;
   History(sid: string, filter: HistoryFilter): HistoryPage;
   Compare(sid: string, day: string): Comparison;

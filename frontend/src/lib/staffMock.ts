@@ -12,6 +12,7 @@ import type { StaffTransport } from "./staffBridge";
 import type {
   About,
   AttemptView,
+  CloudChoice,
   Decision,
   AuditEntry,
   Comparison,
@@ -157,6 +158,7 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
   let terminalNote = "";
   let https = false;
   let pinned = "";
+  let cloud: CloudChoice = { on: false, url: "", serial: "", key: "" };
   const mockFingerprint = Array.from({ length: 32 }, (_, i) => ((i * 37 + 11) % 256).toString(16).padStart(2, "0").toUpperCase()).join(":");
   function panel(greet: boolean): TerminalPanel {
     return {
@@ -178,6 +180,8 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
       note: terminalNote,
       https,
       pin: pinned || undefined,
+      channel: cloud.on ? "cloud" : "local",
+      cloud: { url: cloud.url, serial: cloud.serial, keySet: cloud.key !== "" },
     };
   }
 
@@ -373,6 +377,14 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
       if (!at.startsWith("https://")) refuse("ETERMINAL", `No certificate could be read at ${at}: it is not an https:// address.`);
       const notAfter = new Date(now() + 365 * 86_400_000).toISOString();
       return { address: at, fingerprint: mockFingerprint, subject: "CN=terminal", issuer: "CN=terminal", notAfter, trusted: false };
+    },
+    SetCloud: (sid: string, choice: CloudChoice) => {
+      const s = session(sid);
+      if (choice.on && (!choice.serial || !(choice.key || cloud.key))) refuse("EINVALID", "The serial number and the API key are needed. Nothing was saved.");
+      cloud = { ...choice, key: choice.key || cloud.key };
+      restartRequired = true;
+      note(s.who, "terminal_channel", choice.serial, choice.on ? "the cloud from the next start" : "the LAN from the next start");
+      return panel(false);
     },
     PinTerminalCertificate: (sid: string, fingerprint: string) => {
       const s = session(sid);

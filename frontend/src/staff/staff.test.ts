@@ -399,6 +399,38 @@ describe("staff shell", () => {
     expect(await screen.findByTestId("terminal-restart")).toBeTruthy();
   });
 
+  it("chooses the provider's cloud for the next start, never showing the key", async () => {
+    const { staff } = await unlocked();
+    await screen.findByTestId("terminal-reachable");
+    staff.answers.SetCloud = ([, choice]) => {
+      const c = choice as { on: boolean; url: string; serial: string; key: string };
+      return {
+        status: { reachable: true, mode: "kiosk", clientTimeoutSeconds: 62, refundTimeoutSeconds: 62, requestOpenSeconds: 900 },
+        source: "discovery",
+        state: "connected",
+        inUse: { instance: "T1", address: "" },
+        candidates: [],
+        saved: { instance: "T1", address: "" },
+        restartRequired: true,
+        note: "",
+        https: false,
+        channel: c.on ? "cloud" : "local",
+        cloud: { url: c.url, serial: c.serial, keySet: true },
+      };
+    };
+    await fireEvent.click(screen.getByTestId("cloud-on"));
+    await fireEvent.input(screen.getByTestId("cloud-url"), { target: { value: "https://cloud.example.test" } });
+    await fireEvent.input(screen.getByTestId("cloud-serial"), { target: { value: "SN-77" } });
+    await fireEvent.input(screen.getByTestId("cloud-key"), { target: { value: "sk_x" } });
+    expect((screen.getByTestId("cloud-key") as HTMLInputElement).type).toBe("password");
+    await fireEvent.click(screen.getByTestId("cloud-save"));
+    expect(staff.last("SetCloud")?.args).toEqual(["sid-1", { on: true, url: "https://cloud.example.test", serial: "SN-77", key: "sk_x" }]);
+    expect(await screen.findByTestId("terminal-restart")).toBeTruthy();
+    // Saved: the field is emptied, its placeholder says a key is kept.
+    expect((screen.getByTestId("cloud-key") as HTMLInputElement).value).toBe("");
+    expect((screen.getByTestId("cloud-key") as HTMLInputElement).placeholder).toContain("saved");
+  });
+
   it("reads the terminal's certificate and pins it only once staff confirm", async () => {
     const { staff } = await unlocked();
     await screen.findByTestId("terminal-reachable");
