@@ -199,6 +199,7 @@ func main() {
 	for i := 0; i < total; i++ {
 		var v view
 		check(intent(base, "Start", []any{"fr"}, &v))
+		check(intent(base, "ChooseDining", []any{"eat_in"}, &v))
 		check(intent(base, "AddItem", []any{product, 1}, &v))
 		drain(events)
 		before := wireCount.Load()
