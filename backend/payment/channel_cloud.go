@@ -233,13 +233,7 @@ func (c *cloudChannel) Lookup(ctx context.Context, a journal.Attempt, since time
 			break
 		}
 	}
-	var ids []string
-	for _, e := range entries {
-		if e.TransactionID != "" {
-			ids = append(ids, e.TransactionID)
-		}
-	}
-	isHeld, err := held(ctx, ids)
+	isHeld, err := heldAmong(ctx, held, entries, func(e cloudapi.HistoryEntry) string { return e.TransactionID })
 	if err != nil {
 		return Match{}, err
 	}

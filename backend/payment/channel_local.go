@@ -232,13 +232,7 @@ func (c *localChannel) Lookup(ctx context.Context, a journal.Attempt, since time
 	if err != nil {
 		return Match{}, err
 	}
-	var ids []string
-	for _, e := range entries {
-		if e.TransactionID != "" {
-			ids = append(ids, e.TransactionID)
-		}
-	}
-	isHeld, err := held(ctx, ids)
+	isHeld, err := heldAmong(ctx, held, entries, func(e localapi.HistoryEntry) string { return e.TransactionID })
 	if err != nil {
 		return Match{}, err
 	}
@@ -286,4 +280,15 @@ func sameAmount(a journal.Attempt, e localapi.HistoryEntry) bool {
 		return e.Amount == a.Amount || e.Amount+e.GiftAmount == a.Amount
 	}
 	return e.Amount == a.Amount
+}
+
+// heldAmong asks which of the history's transactions other attempts hold.
+func heldAmong[E any](ctx context.Context, held Holder, entries []E, id func(E) string) (map[string]bool, error) {
+	var ids []string
+	for _, e := range entries {
+		if v := id(e); v != "" {
+			ids = append(ids, v)
+		}
+	}
+	return held(ctx, ids)
 }
