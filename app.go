@@ -292,6 +292,14 @@ func (a *App) ChooseDining(d kiosk.Dining) (kiosk.CheckoutView, error) {
 	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.ChooseDining(d) })
 }
 
+func (a *App) AddWithChoices(productID string, qty int, choices []string) (kiosk.CheckoutView, error) {
+	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.AddWithChoices(productID, qty, choices) })
+}
+
+func (a *App) SetChoices(lineID string, choices []string) (kiosk.CheckoutView, error) {
+	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.SetChoices(lineID, choices) })
+}
+
 func (a *App) SetLanguage(language string) (kiosk.CheckoutView, error) {
 	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.SetLanguage(language) })
 }

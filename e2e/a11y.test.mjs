@@ -48,6 +48,12 @@ async function eachScreen(env, lang, check, accessible = false) {
   await page.locator(tid("product-detail")).waitFor();
   await check("product detail");
   await page.locator(tid("add-to-cart")).click();
+  await page.locator(tid("category-boissons")).click();
+  await page.locator(tid("product-cafe-creme")).click();
+  await page.locator(tid("product-detail")).waitFor();
+  await check("product options");
+  await page.locator(tid("close-detail")).click();
+  await page.locator(tid("product-detail")).waitFor({ state: "detached" });
   await page.locator(tid("open-cart")).click();
   await screen(page, "cart");
   await check("cart");

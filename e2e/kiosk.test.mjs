@@ -86,6 +86,42 @@ test("eaten in or taken away: the same croissant, two VAT rates on the receipt a
   assert.equal(eatIn.charge.total, takeAway.charge.total, "the price must not change with the VAT");
 });
 
+test("choices: a large café crème, a hot chocolate with extras, one changed in the cart; the receipt says them", async (t) => {
+  const env = await setup(t);
+  const { page } = env;
+  await page.locator(tid("start-en")).click();
+  await page.locator(tid("dining-eat_in")).click();
+  await screen(env, "menu");
+  await page.locator(tid("category-boissons")).click();
+  await page.locator(tid("product-cafe-creme")).click();
+  await page.locator(tid("choice-size-grand")).check();
+  await page.locator(tid("add-to-cart")).click();
+  await page.locator(tid("product-chocolat-chaud")).click();
+  await page.locator(tid("choice-extras-chantilly")).check();
+  await page.locator(tid("choice-extras-guimauves")).check();
+  await page.locator(tid("add-to-cart")).click();
+  await page.locator(tid("open-cart")).click();
+  await screen(env, "cart");
+  assert.equal(await page.locator(tid("line-choices-cafe-creme~size/grand")).innerText(), "Large");
+  // Changed in the cart: the marshmallows go.
+  await page.locator(tid("line-change-chocolat-chaud~extras/chantilly+extras/guimauves")).click();
+  await page.locator(tid("choice-extras-guimauves")).uncheck();
+  await page.locator(tid("add-to-cart")).click();
+  await page.locator(tid("line-choices-chocolat-chaud~extras/chantilly")).waitFor();
+  // 3.20 + 0.60, and 3.50 + 0.40.
+  assert.equal(await page.locator(tid("cart-total")).innerText(), "€7.70");
+  await checkout(env);
+  await screen(env, "approved");
+  assert.equal(debits(await env.ledger()).at(-1).total, 770);
+  const before = (await env.sim("/sim/printed")).length;
+  await page.locator(tid("receipt-print")).click();
+  await page.locator(`${tid("receipt-status")}[data-status="done"]`).waitFor({ timeout: 15000 });
+  const printed = (await env.sim("/sim/printed")).slice(before);
+  assert.match(printed.at(-1).text, /\+ Large/);
+  assert.match(printed.at(-1).text, /\+ Whipped cream/);
+  assert.doesNotMatch(printed.at(-1).text, /Marshmallows/);
+});
+
 test("a decline, then a successful retry with a new attempt", async (t) => {
   const env = await setup(t);
   await env.sim("/sim/script", { behaviours: [{ preset: "decline" }] });

@@ -24,7 +24,7 @@ import (
 
 // contractIntents are the intents of kiosk/contract.go.
 var contractIntents = []string{
-	"Info", "Catalog", "Checkout", "Terminal", "Start", "ChooseDining", "SetLanguage", "AddItem", "SetQuantity",
+	"Info", "Catalog", "Checkout", "Terminal", "Start", "ChooseDining", "SetLanguage", "AddItem", "AddWithChoices", "SetChoices", "SetQuantity",
 	"Pay", "Cancel", "Retry", "PayRestByCard", "CancelOrder", "ChooseReceipt", "Finish", "Abandon",
 }
 

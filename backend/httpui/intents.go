@@ -35,6 +35,12 @@ var intents = map[string]intentFunc{
 	"AddItem": two(func(s *kiosk.Service, productID string, qty int) (any, error) {
 		return s.AddItem(productID, qty)
 	}),
+	"AddWithChoices": three(func(s *kiosk.Service, productID string, qty int, choices []string) (any, error) {
+		return s.AddWithChoices(productID, qty, choices)
+	}),
+	"SetChoices": two(func(s *kiosk.Service, lineID string, choices []string) (any, error) {
+		return s.SetChoices(lineID, choices)
+	}),
 	"SetQuantity": two(func(s *kiosk.Service, lineID string, qty int) (any, error) {
 		return s.SetQuantity(lineID, qty)
 	}),
@@ -112,5 +118,26 @@ func two[A, B any](f func(*kiosk.Service, A, B) (any, error)) intentFunc {
 			return nil, err
 		}
 		return f(s, a, b)
+	}
+}
+
+func three[A, B, C any](f func(*kiosk.Service, A, B, C) (any, error)) intentFunc {
+	return func(s *kiosk.Service, args []json.RawMessage) (any, error) {
+		if err := count(args, 3); err != nil {
+			return nil, err
+		}
+		a, err := arg[A](args, 0)
+		if err != nil {
+			return nil, err
+		}
+		b, err := arg[B](args, 1)
+		if err != nil {
+			return nil, err
+		}
+		c, err := arg[C](args, 2)
+		if err != nil {
+			return nil, err
+		}
+		return f(s, a, b, c)
 	}
 }

@@ -87,12 +87,33 @@ type productJSON struct {
 	VATRate     int    `json:"vatRate"`
 	// The rate eaten in and taken away, when they differ from VATRate
 	// (in France, 10 % eaten in and 5.5 % taken away for many foods).
-	VATRateEatIn    *int     `json:"vatRateEatIn"`
-	VATRateTakeAway *int     `json:"vatRateTakeAway"`
-	MealVoucher     bool     `json:"mealVoucher"`
-	Image           string   `json:"image"`
-	Allergens       []string `json:"allergens"`
-	Suggest         []string `json:"suggest"`
+	VATRateEatIn    *int        `json:"vatRateEatIn"`
+	VATRateTakeAway *int        `json:"vatRateTakeAway"`
+	MealVoucher     bool        `json:"mealVoucher"`
+	Image           string      `json:"image"`
+	Allergens       []string    `json:"allergens"`
+	Suggest         []string    `json:"suggest"`
+	Options         []groupJSON `json:"options"`
+}
+
+// groupJSON is a choice the customer makes: a size (one of, required), a
+// cooking, sauces (several, optional).
+type groupJSON struct {
+	ID      string       `json:"id"`
+	Name    Text         `json:"name"`
+	Min     int          `json:"min"`
+	Max     int          `json:"max"`
+	Choices []choiceJSON `json:"choices"`
+}
+
+// choiceJSON is one option: its extra price (VAT included), and its own VAT
+// rate and meal-voucher eligibility when they differ from the product's.
+type choiceJSON struct {
+	ID          string `json:"id"`
+	Name        Text   `json:"name"`
+	Price       int64  `json:"price"`
+	VATRate     *int   `json:"vatRate"`
+	MealVoucher *bool  `json:"mealVoucher"`
 }
 
 // The keys each object may have: a misspelt key ("prcie") would otherwise
@@ -100,7 +121,9 @@ type productJSON struct {
 var (
 	rootKeys     = []string{"currency", "categories"}
 	categoryKeys = []string{"id", "name", "products"}
-	productKeys  = []string{"id", "name", "description", "price", "vatRate", "vatRateEatIn", "vatRateTakeAway", "mealVoucher", "image", "allergens", "suggest"}
+	productKeys  = []string{"id", "name", "description", "price", "vatRate", "vatRateEatIn", "vatRateTakeAway", "mealVoucher", "image", "allergens", "suggest", "options"}
+	groupKeys    = []string{"id", "name", "min", "max", "choices"}
+	choiceKeys   = []string{"id", "name", "price", "vatRate", "mealVoucher"}
 )
 
 // Catalog is a validated menu, indexed by product id.
@@ -108,6 +131,9 @@ type Catalog struct {
 	view     CatalogView
 	products map[string]ProductView
 	rates    map[string]diningRates
+	// choices are each product's options with their VAT and voucher
+	// eligibility, by "group/choice".
+	choices map[string]map[string]choiceInfo
 	// media holds the pictures the catalog names, by their path in it:
 	// the catalog's folder, or the demo's embedded images.
 	media fs.FS
@@ -154,6 +180,15 @@ func (c *Catalog) Media(name string) (fs.File, error) {
 		return nil, fs.ErrNotExist
 	}
 	return c.media.Open(name)
+}
+
+// choiceInfo is what the kiosk needs of a chosen option.
+type choiceInfo struct {
+	group, id   string
+	name        Text
+	price       int64
+	vatRate     *int // nil: the product's rate
+	mealVoucher bool
 }
 
 // diningRates are a product's VAT rates eaten in and taken away.
@@ -217,6 +252,10 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 			allowed = categoryKeys
 		case "product":
 			allowed = productKeys
+		case "group":
+			allowed = groupKeys
+		case "choice":
+			allowed = choiceKeys
 		default:
 			continue
 		}
@@ -233,7 +272,7 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 		return nil, fail("", "categories", "at least one category is required")
 	}
 	c := &Catalog{view: CatalogView{Currency: raw.Currency, Categories: []CategoryView{}}, products: map[string]ProductView{},
-		rates: map[string]diningRates{}}
+		rates: map[string]diningRates{}, choices: map[string]map[string]choiceInfo{}}
 	categories := map[string]bool{}
 	for i, cat := range raw.Categories {
 		cp := fmt.Sprintf("categories[%d]", i)
@@ -297,7 +336,12 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 					return nil, fail(pp, fmt.Sprintf("allergens[%d]", k), "is empty")
 				}
 			}
-			pv := ProductView{
+			groups, chosen, err := parseGroups(p, pp, fail)
+			if err != nil {
+				return nil, err
+			}
+			c.choices[p.ID] = chosen
+			pv := ProductView{Options: groups,
 				ID: p.ID, Name: p.Name, Description: p.Description, Price: p.Price, VATRate: p.VATRate,
 				MealVoucher: p.MealVoucher, Image: imageURL(p.Image), Allergens: p.Allergens, Suggest: p.Suggest,
 			}
@@ -428,6 +472,10 @@ func scanPositions(data []byte) (*positions, error) {
 					child = "categories"
 				case kind == "category" && key == "products":
 					child = "products"
+				case kind == "product" && key == "options":
+					child = "groups"
+				case kind == "group" && key == "choices":
+					child = "choices"
 				}
 				if err := value(kp, child); err != nil {
 					return err
@@ -440,6 +488,10 @@ func scanPositions(data []byte) (*positions, error) {
 				elem = "category"
 			case "products":
 				elem = "product"
+			case "groups":
+				elem = "group"
+			case "choices":
+				elem = "choice"
 			}
 			for i := 0; dec.More(); i++ {
 				if err := value(path+"["+strconv.Itoa(i)+"]", elem); err != nil {
@@ -508,4 +560,101 @@ func lineCol(data []byte, off int64) (line, col int) {
 	start := bytes.LastIndexByte(before, '\n') + 1
 	col = len([]rune(string(before[start:]))) + 1
 	return line, col
+}
+
+// parseGroups checks a product's option groups and returns them as the UI
+// shows them, and the choices by "group/choice".
+func parseGroups(p productJSON, pp string, fail func(path, field, reason string) error) ([]OptionGroupView, map[string]choiceInfo, error) {
+	var groups []OptionGroupView
+	chosen := map[string]choiceInfo{}
+	seenGroups := map[string]bool{}
+	for g, grp := range p.Options {
+		gp := fmt.Sprintf("%s.options[%d]", pp, g)
+		switch {
+		case strings.TrimSpace(grp.ID) == "" || strings.ContainsAny(grp.ID, "/~"):
+			return nil, nil, fail(gp, "id", "is required, without / or ~")
+		case seenGroups[grp.ID]:
+			return nil, nil, fail(gp, "id", fmt.Sprintf("duplicate option group %q", grp.ID))
+		case len(grp.Choices) == 0:
+			return nil, nil, fail(gp, "choices", "at least one choice is required")
+		case grp.Max == 0:
+			grp.Max = 1
+		}
+		seenGroups[grp.ID] = true
+		if reason := checkText(grp.Name, true); reason != "" {
+			return nil, nil, fail(gp, "name", reason)
+		}
+		if grp.Min < 0 || grp.Max < 1 || grp.Min > grp.Max || grp.Max > len(grp.Choices) {
+			return nil, nil, fail(gp, "max", fmt.Sprintf("min %d and max %d must satisfy 0 <= min <= max <= %d choices", grp.Min, grp.Max, len(grp.Choices)))
+		}
+		gv := OptionGroupView{ID: grp.ID, Name: grp.Name, Min: grp.Min, Max: grp.Max, Choices: []OptionView{}}
+		for k, ch := range grp.Choices {
+			cp := fmt.Sprintf("%s.choices[%d]", gp, k)
+			key := grp.ID + "/" + ch.ID
+			switch {
+			case strings.TrimSpace(ch.ID) == "" || strings.ContainsAny(ch.ID, "/~"):
+				return nil, nil, fail(cp, "id", "is required, without / or ~")
+			case chosen[key].id != "":
+				return nil, nil, fail(cp, "id", fmt.Sprintf("duplicate choice %q", ch.ID))
+			case ch.Price < 0 || ch.Price > MaxPrice:
+				return nil, nil, fail(cp, "price", fmt.Sprintf("must be cents between 0 and %d, not %d", MaxPrice, ch.Price))
+			case ch.VATRate != nil && (*ch.VATRate < 0 || *ch.VATRate > MaxVATRate):
+				return nil, nil, fail(cp, "vatRate", fmt.Sprintf("must be in basis points between 0 and %d", MaxVATRate))
+			}
+			if reason := checkText(ch.Name, true); reason != "" {
+				return nil, nil, fail(cp, "name", reason)
+			}
+			voucher := p.MealVoucher
+			if ch.MealVoucher != nil {
+				voucher = *ch.MealVoucher
+			}
+			chosen[key] = choiceInfo{group: grp.ID, id: ch.ID, name: ch.Name, price: ch.Price, vatRate: ch.VATRate, mealVoucher: voucher}
+			gv.Choices = append(gv.Choices, OptionView{ID: ch.ID, Name: ch.Name, Price: ch.Price})
+		}
+		groups = append(groups, gv)
+	}
+	return groups, chosen, nil
+}
+
+// Choose checks the customer's choices for a product ("group/choice", in
+// any order) against its groups' min and max, and returns them in the
+// catalog's order.
+func (c *Catalog) Choose(id string, picks []string) ([]choiceInfo, bool) {
+	p, ok := c.products[id]
+	if !ok {
+		return nil, false
+	}
+	all := c.choices[id]
+	count := map[string]int{}
+	seen := map[string]bool{}
+	for _, k := range picks {
+		if _, ok := all[k]; !ok || seen[k] {
+			return nil, false
+		}
+		seen[k] = true
+		count[all[k].group]++
+	}
+	var out []choiceInfo
+	for _, g := range p.Options {
+		if n := count[g.ID]; n < g.Min || n > g.Max {
+			return nil, false
+		}
+		for _, ch := range g.Choices {
+			if seen[g.ID+"/"+ch.ID] {
+				out = append(out, all[g.ID+"/"+ch.ID])
+			}
+		}
+	}
+	return out, true
+}
+
+// Defaults are a product's default choices: the first min of each group.
+func (c *Catalog) Defaults(id string) []string {
+	var out []string
+	for _, g := range c.products[id].Options {
+		for _, ch := range g.Choices[:g.Min] {
+			out = append(out, g.ID+"/"+ch.ID)
+		}
+	}
+	return out
 }

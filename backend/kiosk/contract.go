@@ -111,6 +111,34 @@ type ProductView struct {
 	// Suggest are products offered with this one (a drink with a
 	// sandwich): the cart shows them once, never in the way.
 	Suggest []string `json:"suggest,omitempty"`
+	// Options are the choices the customer makes for this product.
+	Options []OptionGroupView `json:"options,omitempty"`
+}
+
+// OptionGroupView is one choice for a product: a size (one of, required:
+// min 1, max 1), sauces (several: max > 1; optional: min 0).
+type OptionGroupView struct {
+	ID      string       `json:"id"`
+	Name    Text         `json:"name"`
+	Min     int          `json:"min"`
+	Max     int          `json:"max"`
+	Choices []OptionView `json:"choices"`
+}
+
+// OptionView is one option of a group.
+type OptionView struct {
+	ID    string `json:"id"`
+	Name  Text   `json:"name"`
+	Price int64  `json:"price"` // cents added to the product's price, VAT included
+}
+
+// LineChoice is an option chosen for a cart line.
+type LineChoice struct {
+	Group   string `json:"group"`
+	ID      string `json:"id"`
+	Name    Text   `json:"name"`
+	Price   int64  `json:"price"`   // cents, VAT included, for one
+	VATRate int    `json:"vatRate"` // basis points
 }
 
 // LineView is one cart line.
@@ -122,6 +150,8 @@ type LineView struct {
 	UnitPrice int64  `json:"unitPrice"`
 	Total     int64  `json:"total"`
 	VATRate   int    `json:"vatRate"`
+	// Choices are the options chosen; UnitPrice includes their prices.
+	Choices []LineChoice `json:"choices,omitempty"`
 }
 
 // TaxView is the VAT of one rate, included in the total.

@@ -37,7 +37,7 @@ func OrderReceipt(ctx context.Context, db *journal.DB, st Settings, orderID stri
 	}
 	o := receipt.Order{Number: data.Number, Dining: string(data.Dining), Time: ord.CreatedAt, Currency: ord.Currency}
 	for _, l := range data.Lines {
-		o.Lines = append(o.Lines, receipt.Line{Qty: l.Qty, Name: pick(l.Name), UnitPrice: l.UnitPrice, VATRate: l.VATRate})
+		o.Lines = append(o.Lines, receiptLines(l, pick)...)
 	}
 	if len(o.Lines) == 0 {
 		// An amount keyed at the counter (comptoir pay --amount): its

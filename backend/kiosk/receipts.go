@@ -127,7 +127,7 @@ func (s *Service) printOrderTicket(ord *order) {
 func (s *Service) receiptLocked(ord *order, withParts bool) (receipt.Receipt, receipt.Options) {
 	o := receipt.Order{Number: ord.number, Dining: string(ord.dining), Time: ord.created, Currency: ord.currency}
 	for _, l := range ord.lines {
-		o.Lines = append(o.Lines, receipt.Line{Qty: l.Qty, Name: s.textLocked(l.Name, ord.language), UnitPrice: l.UnitPrice, VATRate: l.VATRate})
+		o.Lines = append(o.Lines, receiptLines(l.LineView, func(t Text) string { return s.textLocked(t, ord.language) })...)
 	}
 	r := receipt.Receipt{Merchant: s.settings.Merchant, Order: o}
 	if withParts {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,7 +30,8 @@ const (
 	ErrWrongPhase          = "error.wrong_phase"
 	ErrTerminalUnavailable = "error.terminal_unavailable"
 	ErrAmount              = "error.amount"
-	ErrDining              = "error.dining" // neither eat in nor take away
+	ErrDining              = "error.dining"  // neither eat in nor take away
+	ErrChoices             = "error.choices" // the product's options are missing or do not fit
 	// ErrPartlyPaid: CancelOrder after a part (the meal voucher) was charged:
 	// the customer must pay the rest or call staff, never be told "cancelled".
 	ErrPartlyPaid = "error.partly_paid"
@@ -127,7 +129,9 @@ type checkout struct {
 
 type cartLine struct {
 	LineView
-	mealVoucher bool
+	// voucherUnit is the part of one unit meal vouchers may pay: the
+	// product's price if eligible, and each eligible option's.
+	voucherUnit int64
 }
 
 // order is the cart from Pay on: frozen, recorded in the journal.
@@ -490,10 +494,8 @@ func totals(lines []cartLine, voucherCap int64) (total int64, taxes []TaxView, e
 	o := receipt.Order{}
 	for _, l := range lines {
 		total += l.Total
-		if l.mealVoucher {
-			eligible += l.Total
-		}
-		o.Lines = append(o.Lines, receipt.Line{Qty: l.Qty, UnitPrice: l.UnitPrice, VATRate: l.VATRate})
+		eligible += int64(l.Qty) * l.voucherUnit
+		o.Lines = append(o.Lines, receiptLines(l.LineView, nil)...)
 	}
 	for _, r := range receipt.VATSummary(o) {
 		taxes = append(taxes, TaxView{Rate: r.Rate, Amount: r.Tax})
@@ -643,10 +645,14 @@ func (s *Service) ChooseDining(d Dining) (CheckoutView, error) {
 		s.co.dining = d
 		for i := range s.co.lines {
 			l := &s.co.lines[i]
-			if s.catalog != nil {
-				if _, ok := s.catalog.Product(l.ProductID); ok {
-					l.VATRate = s.catalog.VATRate(l.ProductID, d)
-				}
+			if s.catalog == nil {
+				continue
+			}
+			p, ok := s.catalog.Product(l.ProductID)
+			picked, fits := s.catalog.Choose(l.ProductID, lineChoiceKeys(l.LineView))
+			if ok && fits {
+				nl := s.lineLocked(p, picked)
+				l.VATRate, l.Choices = nl.VATRate, nl.Choices
 			}
 		}
 		return ""
@@ -661,39 +667,148 @@ func (s *Service) SetLanguage(language string) (CheckoutView, error) {
 	}), nil
 }
 
-// AddItem adds qty of a product to the cart (one line a product).
+// AddItem adds qty of a product with its default choices: none, or the
+// first choices of each required group, as the product screen proposes.
 func (s *Service) AddItem(productID string, qty int) (CheckoutView, error) {
+	return s.intent(func() string {
+		if s.catalog == nil {
+			return ErrUnknownProduct
+		}
+		return s.addLocked(productID, qty, s.catalog.Defaults(productID))
+	}), nil
+}
+
+// AddWithChoices adds qty of a product with the options chosen
+// ("group/choice"): one line a product and set of choices.
+func (s *Service) AddWithChoices(productID string, qty int, choices []string) (CheckoutView, error) {
+	return s.intent(func() string { return s.addLocked(productID, qty, choices) }), nil
+}
+
+func (s *Service) addLocked(productID string, qty int, choices []string) string {
+	if s.co.phase != PhaseOrdering {
+		return ErrWrongPhase
+	}
+	if s.catalog == nil {
+		return ErrUnknownProduct
+	}
+	p, ok := s.catalog.Product(productID)
+	if !ok {
+		return ErrUnknownProduct
+	}
+	picked, ok := s.catalog.Choose(productID, choices)
+	if !ok {
+		return ErrChoices
+	}
+	nl := s.lineLocked(p, picked)
+	i := slices.IndexFunc(s.co.lines, func(l cartLine) bool { return l.ID == nl.ID })
+	have := 0
+	if i >= 0 {
+		have = s.co.lines[i].Qty
+	}
+	if qty <= 0 || have+qty > MaxQty {
+		return ErrAmount
+	}
+	if i < 0 {
+		s.co.lines = append(s.co.lines, nl)
+		i = len(s.co.lines) - 1
+	}
+	l := &s.co.lines[i]
+	l.Qty = have + qty
+	l.Total = int64(l.Qty) * l.UnitPrice
+	return ""
+}
+
+// SetChoices changes the options of a line (its quantity kept); a line
+// with the same product and choices already in the cart takes it in.
+func (s *Service) SetChoices(lineID string, choices []string) (CheckoutView, error) {
 	return s.intent(func() string {
 		if s.co.phase != PhaseOrdering {
 			return ErrWrongPhase
 		}
-		if s.catalog == nil {
-			return ErrUnknownProduct
-		}
-		p, ok := s.catalog.Product(productID)
-		if !ok {
-			return ErrUnknownProduct
-		}
-		i := slices.IndexFunc(s.co.lines, func(l cartLine) bool { return l.ProductID == productID })
-		have := 0
-		if i >= 0 {
-			have = s.co.lines[i].Qty
-		}
-		if qty <= 0 || have+qty > MaxQty {
-			return ErrAmount
-		}
+		i := slices.IndexFunc(s.co.lines, func(l cartLine) bool { return l.ID == lineID })
 		if i < 0 {
-			s.co.lines = append(s.co.lines, cartLine{
-				LineView:    LineView{ID: p.ID, ProductID: p.ID, Name: p.Name, UnitPrice: p.Price, VATRate: s.catalog.VATRate(p.ID, s.co.dining)},
-				mealVoucher: p.MealVoucher,
-			})
-			i = len(s.co.lines) - 1
+			return ErrUnknownProduct
 		}
-		l := &s.co.lines[i]
-		l.Qty = have + qty
-		l.Total = int64(l.Qty) * l.UnitPrice
+		old := s.co.lines[i]
+		if _, ok := s.catalog.Choose(old.ProductID, choices); !ok {
+			return ErrChoices
+		}
+		s.co.lines = slices.Delete(s.co.lines, i, i+1)
+		if e := s.addLocked(old.ProductID, old.Qty, choices); e != "" {
+			s.co.lines = slices.Insert(s.co.lines, i, old)
+			return e
+		}
 		return ""
 	}), nil
+}
+
+// lineLocked is a new cart line for a product and its options, at the
+// VAT rates of the customer's dining.
+func (s *Service) lineLocked(p ProductView, picked []choiceInfo) cartLine {
+	base := s.catalog.VATRate(p.ID, s.co.dining)
+	l := cartLine{LineView: LineView{ID: p.ID, ProductID: p.ID, Name: p.Name, UnitPrice: p.Price, VATRate: base}}
+	if p.MealVoucher {
+		l.voucherUnit = p.Price
+	}
+	var keys []string
+	for _, ch := range picked {
+		rate := base
+		if ch.vatRate != nil {
+			rate = *ch.vatRate
+		}
+		l.Choices = append(l.Choices, LineChoice{Group: ch.group, ID: ch.id, Name: ch.name, Price: ch.price, VATRate: rate})
+		l.UnitPrice += ch.price
+		if ch.mealVoucher {
+			l.voucherUnit += ch.price
+		}
+		keys = append(keys, ch.group+"/"+ch.id)
+	}
+	if len(keys) > 0 {
+		l.ID = p.ID + "~" + strings.Join(keys, "+")
+	}
+	return l
+}
+
+// choiceKeys are a line's choices as the catalog names them.
+func lineChoiceKeys(l LineView) []string {
+	var keys []string
+	for _, ch := range l.Choices {
+		keys = append(keys, ch.Group+"/"+ch.ID)
+	}
+	return keys
+}
+
+// receiptLines are a cart line as receipts and VAT count it: the product
+// at its rate, and each option with a price at its own. name gives the
+// names (nil: none, for VAT only).
+func receiptLines(l LineView, name func(Text) string) []receipt.Line {
+	nm := func(t Text, prefix string) string {
+		if name == nil {
+			return ""
+		}
+		return prefix + name(t)
+	}
+	base := l.UnitPrice
+	for _, ch := range l.Choices {
+		base -= ch.Price
+	}
+	title := nm(l.Name, "")
+	var free []string
+	for _, ch := range l.Choices {
+		if ch.Price == 0 && name != nil {
+			free = append(free, name(ch.Name))
+		}
+	}
+	if len(free) > 0 {
+		title += " (" + strings.Join(free, ", ") + ")"
+	}
+	out := []receipt.Line{{Qty: l.Qty, Name: title, UnitPrice: base, VATRate: l.VATRate}}
+	for _, ch := range l.Choices {
+		if ch.Price > 0 {
+			out = append(out, receipt.Line{Qty: l.Qty, Name: nm(ch.Name, "+ "), UnitPrice: ch.Price, VATRate: ch.VATRate})
+		}
+	}
+	return out
 }
 
 // SetQuantity sets a line's quantity; 0 removes it.

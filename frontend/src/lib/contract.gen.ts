@@ -100,6 +100,18 @@ export interface InfoView {
 
 // From kiosk/contract.go
 /**
+ * LineChoice is an option chosen for a cart line.
+ */
+export interface LineChoice {
+    group: string;
+    id: string;
+    name: Text;
+    price: number; // cents, VAT included, for one
+    vatRate: number; // basis points
+}
+
+// From kiosk/contract.go
+/**
  * LineView is one cart line.
  */
 export interface LineView {
@@ -110,6 +122,33 @@ export interface LineView {
     unitPrice: number;
     total: number;
     vatRate: number;
+    /**
+     * Choices are the options chosen; UnitPrice includes their prices.
+     */
+    choices?: LineChoice[];
+}
+
+// From kiosk/contract.go
+/**
+ * OptionGroupView is one choice for a product: a size (one of, required:
+ * min 1, max 1), sauces (several: max > 1; optional: min 0).
+ */
+export interface OptionGroupView {
+    id: string;
+    name: Text;
+    min: number;
+    max: number;
+    choices: OptionView[];
+}
+
+// From kiosk/contract.go
+/**
+ * OptionView is one option of a group.
+ */
+export interface OptionView {
+    id: string;
+    name: Text;
+    price: number; // cents added to the product's price, VAT included
 }
 
 // From kiosk/contract.go
@@ -173,6 +212,10 @@ export interface ProductView {
      * sandwich): the cart shows them once, never in the way.
      */
     suggest?: string[];
+    /**
+     * Options are the choices the customer makes for this product.
+     */
+    options?: OptionGroupView[];
 }
 
 // From kiosk/contract.go

@@ -26,6 +26,9 @@ export interface Intents {
   ChooseDining(dining: Dining): Promise<CheckoutView>;
   SetLanguage(language: Language): Promise<CheckoutView>;
   AddItem(productId: string, qty: number): Promise<CheckoutView>;
+  /** choices: "group/choice" ids, for a product with options. */
+  AddWithChoices(productId: string, qty: number, choices: string[]): Promise<CheckoutView>;
+  SetChoices(lineId: string, choices: string[]): Promise<CheckoutView>;
   SetQuantity(lineId: string, qty: number): Promise<CheckoutView>;
   Pay(method: PaymentMethod): Promise<CheckoutView>;
   Cancel(): Promise<CheckoutView>;

@@ -5,6 +5,7 @@ import { kioskWith } from "../test/fakes";
 import Approved from "./Approved.svelte";
 import Cart from "./Cart.svelte";
 import Declined from "./Declined.svelte";
+import ProductDetail from "./ProductDetail.svelte";
 import Dining from "./Dining.svelte";
 import Failed from "./Failed.svelte";
 import Menu from "./Menu.svelte";
@@ -119,6 +120,51 @@ describe("Cart suggestions", () => {
     render(Cart, { context, props });
     await fireEvent.click(screen.getByTestId("suggest-dismiss"));
     expect(screen.queryByTestId("suggestions")).toBeNull();
+  });
+});
+
+describe("Product options", () => {
+  const latte = {
+    id: "latte",
+    name: { en: "Latte" },
+    price: 400,
+    vatRate: 1000,
+    mealVoucher: true,
+    options: [
+      { id: "size", name: { en: "Size" }, min: 1, max: 1, choices: [{ id: "m", name: { en: "Medium" }, price: 0 }, { id: "l", name: { en: "Large" }, price: 80 }] },
+      { id: "syrup", name: { en: "Syrups" }, min: 0, max: 1, choices: [{ id: "vanilla", name: { en: "Vanilla" }, price: 50 }] },
+    ],
+  };
+
+  it("proposes the first size, prices the choices and sends them", async () => {
+    const { context, fake } = kioskWith({ lines: [] });
+    render(ProductDetail, { context, props: { product: latte, onClose: () => {} } });
+    expect((screen.getByTestId("choice-size-m") as HTMLInputElement).checked).toBe(true);
+    await fireEvent.click(screen.getByTestId("choice-size-l"));
+    await fireEvent.click(screen.getByTestId("choice-syrup-vanilla"));
+    expect(screen.getByTestId("add-to-cart").textContent).toContain("€5.30");
+    await fireEvent.click(screen.getByTestId("add-to-cart"));
+    expect(fake.calls.at(-1)).toEqual({ name: "AddWithChoices", args: ["latte", 1, ["size/l", "syrup/vanilla"]] });
+  });
+
+  it("reopens a cart line's choices and changes them", async () => {
+    const line = {
+      id: "latte~size/l",
+      productId: "latte",
+      name: { en: "Latte" },
+      qty: 2,
+      unitPrice: 480,
+      total: 960,
+      vatRate: 1000,
+      choices: [{ group: "size", id: "l", name: { en: "Large" }, price: 80, vatRate: 1000 }],
+    };
+    const { context, fake } = kioskWith({ lines: [line] });
+    render(ProductDetail, { context, props: { product: latte, line, onClose: () => {} } });
+    expect((screen.getByTestId("choice-size-l") as HTMLInputElement).checked).toBe(true);
+    expect(screen.queryByTestId("qty-plus")).toBeNull();
+    await fireEvent.click(screen.getByTestId("choice-size-m"));
+    await fireEvent.click(screen.getByTestId("add-to-cart"));
+    expect(fake.calls.at(-1)).toEqual({ name: "SetChoices", args: ["latte~size/l", ["size/m"]] });
   });
 });
 
