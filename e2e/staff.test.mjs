@@ -577,6 +577,10 @@ test("no way into staff mode without the PIN from the customer screens", async (
       else await intent("Abandon");
     }
     await screen(env, "welcome");
+    // Each screen is probed as most customers see it: the accessibility
+    // mode (clicked on the welcome screen like any control) off again.
+    const a11y = page.locator(tid("a11y-toggle"));
+    if ((await a11y.getAttribute("aria-pressed")) === "true") await a11y.click();
   }
 
   // The screens of a normal order, each with the way to reach it from the welcome.
