@@ -3,6 +3,7 @@ package payment
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -258,5 +259,64 @@ func TestCloudCancelBeforeHandoverNotCharged(t *testing.T) {
 	v := e.wait(h)
 	if v.State == journal.StateApproved || v.State == journal.StateUnknown {
 		t.Fatalf("view %+v", v)
+	}
+}
+
+// Over many payments with the cloud's faults drawn at random (lost
+// acknowledgements, offline terminals, declines, cancels before and after
+// the card), the journal and the cloud agree exactly: every charge the
+// cloud made is an approved attempt, no order is charged twice, and
+// nothing approved in the journal is missing from the cloud.
+func TestCloudJournalAndCloudAgreeUnderRandomFaults(t *testing.T) {
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 7))
+	lim := testLimits
+	lim.KioskTimeout, lim.SettleAfter = 150*time.Millisecond, 50*time.Millisecond
+	f := &fakeCloud{}
+	e := cloudEnv(t, f, lim)
+	const n = 30
+	for i := range n {
+		order := fmt.Sprintf("R%02d", i)
+		amount := int64(100 + rng.IntN(5000))
+		ack := []string{"ok", "ok", "ok", "lost", "offline", "400"}[rng.IntN(6)]
+		outcome := []string{cloudapi.StatusOK, cloudapi.StatusOK, cloudapi.StatusKO, ""}[rng.IntN(4)]
+		afterCancel := []string{cloudapi.StatusOK, cloudapi.StatusKO}[rng.IntN(2)]
+		f.set(func() { f.ack, f.outcome, f.afterCancel = ack, outcome, afterCancel })
+		e.order(order, amount)
+		h := e.start(Request{OrderID: order, Amount: amount, Policy: journal.PolicyKiosk})
+		if outcome == "" {
+			// The terminal waits for the card: the customer cancels.
+			waitView(t, e, h, func(View) bool { return e.attempt(h.UUID()).SendCount > 0 })
+			h.Cancel()
+		}
+		v := e.wait(h)
+		if v.State == journal.StateUnknown {
+			t.Fatalf("%s (%s/%s/%s): unknown: %s", order, ack, outcome, afterCancel, v.Message)
+		}
+	}
+	// The cloud's charges, by order.
+	f.mu.Lock()
+	charged := map[string]int64{}
+	count := map[string]int{}
+	for _, tx := range f.txs {
+		if tx.delivered && tx.status == cloudapi.StatusOK {
+			charged[tx.cartID] += tx.amount
+			count[tx.cartID]++
+		}
+	}
+	f.mu.Unlock()
+	for i := range n {
+		order := fmt.Sprintf("R%02d", i)
+		if count[order] > 1 {
+			t.Errorf("%s charged %d times", order, count[order])
+		}
+		m, err := e.db.OrderMoney(e.ctx, order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Taken() != charged[order] {
+			t.Errorf("%s: the journal took %d, the cloud charged %d", order, m.Taken(), charged[order])
+		}
 	}
 }
