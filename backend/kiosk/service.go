@@ -726,7 +726,7 @@ func (s *Service) SetChoices(lineID string, choices []string) (CheckoutView, err
 			return ErrWrongPhase
 		}
 		i := slices.IndexFunc(s.co.lines, func(l cartLine) bool { return l.ID == lineID })
-		if i < 0 {
+		if i < 0 || s.catalog == nil {
 			return ErrUnknownProduct
 		}
 		old := s.co.lines[i]
