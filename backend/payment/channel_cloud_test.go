@@ -19,7 +19,7 @@ import (
 // with one terminal: a payment is acknowledged with a server id and its
 // outcome polled; what the terminal then does is the test's script.
 type fakeCloud struct {
-	t  *testing.T
+	t  testing.TB
 	mu sync.Mutex
 	// ack answers a payment: "ok" (default), "lost" (accepted, then the
 	// connection drops before the answer), "400", "401", "offline"
