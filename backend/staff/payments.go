@@ -23,23 +23,26 @@ type Filter struct {
 
 // AttemptView is a journal attempt as staff see it.
 type AttemptView struct {
-	UUID          string              `json:"idempotentUuid"`
-	OrderID       string              `json:"orderId"`
-	OrderNumber   string              `json:"orderNumber,omitempty"`
-	OrderStatus   journal.OrderStatus `json:"orderStatus,omitempty"`
-	Currency      string              `json:"currency,omitempty"`
-	Kind          journal.Kind        `json:"kind"`
-	Policy        journal.Policy      `json:"policy"`
-	State         journal.State       `json:"state"`
-	Amount        int64               `json:"amount"`
-	GiftAmount    int64               `json:"giftAmount"` // the terminal's, when it answered
-	TransactionID string              `json:"transactionId,omitempty"`
-	Scheme        string              `json:"scheme,omitempty"`
-	Error         string              `json:"error,omitempty"`
-	SendCount     int                 `json:"sendCount"`
-	CreatedAt     time.Time           `json:"createdAt"`
-	FirstSentAt   time.Time           `json:"firstSentAt,omitzero"`
-	FinalAt       time.Time           `json:"finalAt,omitzero"`
+	UUID        string              `json:"idempotentUuid"`
+	OrderID     string              `json:"orderId"`
+	OrderNumber string              `json:"orderNumber,omitempty"`
+	OrderStatus journal.OrderStatus `json:"orderStatus,omitempty"`
+	Currency    string              `json:"currency,omitempty"`
+	Kind        journal.Kind        `json:"kind"`
+	// Channel is how the attempt reached the terminal: local (the LAN) or
+	// cloud (the provider's Cloud API).
+	Channel       journal.Channel `json:"channel"`
+	Policy        journal.Policy  `json:"policy"`
+	State         journal.State   `json:"state"`
+	Amount        int64           `json:"amount"`
+	GiftAmount    int64           `json:"giftAmount"` // the terminal's, when it answered
+	TransactionID string          `json:"transactionId,omitempty"`
+	Scheme        string          `json:"scheme,omitempty"`
+	Error         string          `json:"error,omitempty"`
+	SendCount     int             `json:"sendCount"`
+	CreatedAt     time.Time       `json:"createdAt"`
+	FirstSentAt   time.Time       `json:"firstSentAt,omitzero"`
+	FinalAt       time.Time       `json:"finalAt,omitzero"`
 	// NeedsAttention: the outcome is unknown, or the order is flagged.
 	NeedsAttention bool `json:"needsAttention"`
 	// ChargedAmount is what the terminal says it charged (or gave back),
@@ -109,7 +112,7 @@ func (s *Staff) order(ctx context.Context, cache orderCache, id string) *journal
 
 func (s *Staff) view(ctx context.Context, a journal.Attempt, cache orderCache) AttemptView {
 	v := AttemptView{
-		UUID: a.UUID, OrderID: a.OrderID, Kind: a.Kind, Policy: a.Policy, State: a.State,
+		UUID: a.UUID, OrderID: a.OrderID, Kind: a.Kind, Channel: a.Channel, Policy: a.Policy, State: a.State,
 		Amount: a.Amount, GiftAmount: a.Gift(), TransactionID: a.TransactionID, Error: a.Error,
 		SendCount: a.SendCount, CreatedAt: a.CreatedAt, FirstSentAt: a.FirstSentAt, FinalAt: a.FinalAt,
 		InitialTransactionID: a.InitialTransactionID,
@@ -229,8 +232,11 @@ func (s *Staff) withActions(ctx context.Context, v *AttemptView) error {
 	}
 	v.RefundableLeft = m.Givable()
 	live := v.Reversal != nil && v.Reversal.State != journal.StateFailed && v.Reversal.State != journal.StateDeclined
-	v.CanReverse = debit.TransactionID != "" && debit.Channel == journal.ChannelLocal && !live &&
-		m.Givable() >= debit.Total() && s.cfg.Payments != nil
+	// A reversal goes to the terminal that took the debit, through the
+	// channel this process runs: the terminal must be the one in use.
+	reversible := debit.Channel == journal.ChannelLocal || debit.Channel == journal.ChannelCloud
+	v.CanReverse = debit.TransactionID != "" && reversible && !live &&
+		m.Givable() >= debit.Total() && s.cfg.Payments != nil && s.cfg.Payments.TerminalID() == debit.Terminal
 	return nil
 }
 

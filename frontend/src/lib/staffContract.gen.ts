@@ -41,6 +41,11 @@ export interface AttemptView {
     orderStatus?: JournalOrderStatus;
     currency?: string;
     kind: JournalKind;
+    /**
+     * Channel is how the attempt reached the terminal: local (the LAN) or
+     * cloud (the provider's Cloud API).
+     */
+    channel: JournalChannel;
     policy: JournalPolicy;
     state: JournalState;
     amount: number;
@@ -427,6 +432,9 @@ export interface HistoryPage {
     limit: number;
     offset: number;
 }
+
+// From journal/state.go
+export type JournalChannel = "cloud" | "link" | "local" | "webservices";
 
 // From journal/state.go
 export type JournalKind = "debit" | "refund" | "reversal";

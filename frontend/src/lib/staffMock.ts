@@ -87,6 +87,7 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
   // ---- The journal's script ----
   const attempt = (a: Partial<AttemptView> & Pick<AttemptView, "idempotentUuid" | "orderId" | "state" | "amount">): AttemptView => ({
     kind: "debit",
+    channel: "local",
     policy: "kiosk",
     giftAmount: 0,
     sendCount: 1,

@@ -564,6 +564,14 @@ describe("money actions", () => {
     expect((await screen.findByTestId("staff-message")).textContent).toBe("Recorded: approved.");
   });
 
+  it("marks a payment taken through the provider's cloud", async () => {
+    const cloud = { ...approvedAttempt, idempotentUuid: "0192-c", channel: "cloud" as const };
+    await unlocked({ answers: { Attempts: () => ({ attempts: [approvedAttempt, cloud], total: 2, limit: 20, offset: 0 }) } });
+    await fireEvent.click(screen.getByTestId("staff-tab-payments"));
+    const rows = await screen.findAllByTestId("attempt-row");
+    expect(rows.map((r) => within(r).queryByTestId("attempt-cloud") !== null)).toEqual([false, true]);
+  });
+
   it("offers only the money actions the backend says are still possible", async () => {
     const given = { ...approvedAttempt, canReverse: false, refundableLeft: 0, reversal: { uuid: "0192-r", state: "unknown" as const } };
     await unlocked({ answers: { Attempts: () => ({ attempts: [given], total: 1, limit: 20, offset: 0 }) } });

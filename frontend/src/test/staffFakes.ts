@@ -32,6 +32,7 @@ export const approvedAttempt: AttemptView = {
   orderStatus: "paid",
   currency: "EUR",
   kind: "debit",
+  channel: "local",
   policy: "kiosk",
   state: "approved",
   amount: 1500,

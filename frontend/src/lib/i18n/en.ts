@@ -282,6 +282,7 @@ export const en = {
   "staff.col.count": "Count",
   "staff.col.message": "What",
   "staff.attempts.empty": "No payment matches.",
+  "staff.attempts.cloud": "cloud",
   "staff.attempts.attention": "Needs attention",
   "staff.page": "{from}–{to} of {total}",
   "staff.page.next": "Next page",

@@ -280,6 +280,7 @@ export const es: Messages = {
   "staff.col.count": "Número",
   "staff.col.message": "Qué",
   "staff.attempts.empty": "Ningún pago coincide.",
+  "staff.attempts.cloud": "nube",
   "staff.attempts.attention": "Requiere atención",
   "staff.page": "{from}–{to} de {total}",
   "staff.page.next": "Página siguiente",

@@ -280,6 +280,7 @@ export const fr: Messages = {
   "staff.col.count": "Nombre",
   "staff.col.message": "Quoi",
   "staff.attempts.empty": "Aucun paiement ne correspond.",
+  "staff.attempts.cloud": "cloud",
   "staff.attempts.attention": "À vérifier",
   "staff.page": "{from}–{to} sur {total}",
   "staff.page.next": "Page suivante",
