@@ -1,0 +1,188 @@
+package cloudsim
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
+)
+
+// TerminalState is a virtual terminal as the control API shows it.
+type TerminalState struct {
+	Serial   string            `json:"serial"`
+	Online   bool              `json:"online"`
+	Terminal terminalsim.State `json:"terminal"`
+}
+
+// State is a snapshot of the cloud.
+type State struct {
+	URL          string          `json:"url,omitempty"`
+	Terminals    []TerminalState `json:"terminals"`
+	Transactions int             `json:"transactions"`
+	Webhook      struct {
+		URL         string `json:"url,omitempty"`
+		Deactivated bool   `json:"deactivated"`
+		Deliveries  int    `json:"deliveries"`
+	} `json:"webhook"`
+	Faults struct {
+		Next        []Fault `json:"next"`
+		Poll        string  `json:"poll"`
+		ExpiredPoll string  `json:"expiredPoll"`
+		HistoryIDs  bool    `json:"historyIds"`
+	} `json:"faults"`
+}
+
+// State returns a snapshot of the cloud.
+func (c *Cloud) State() State {
+	var s State
+	s.URL = c.URL()
+	c.mu.Lock()
+	terms := make([]*vterm, 0, len(c.terminals))
+	for _, vt := range c.terminals {
+		terms = append(terms, vt)
+	}
+	online := map[string]bool{}
+	for _, vt := range terms {
+		online[vt.serial] = vt.online
+	}
+	s.Transactions = len(c.order)
+	s.Webhook.URL, s.Webhook.Deactivated, s.Webhook.Deliveries = c.webhook.url, c.webhook.deactivated, len(c.webhook.deliveries)
+	s.Faults.Next = append([]Fault{}, c.faults.next...)
+	s.Faults.Poll, s.Faults.ExpiredPoll, s.Faults.HistoryIDs = c.faults.poll, c.faults.expiredPoll, !c.faults.historyWithoutIDs
+	c.mu.Unlock()
+	s.Terminals = []TerminalState{}
+	for _, serial := range c.Serials() {
+		for _, vt := range terms {
+			if vt.serial == serial {
+				s.Terminals = append(s.Terminals, TerminalState{Serial: serial, Online: online[serial], Terminal: vt.sim.State()})
+			}
+		}
+	}
+	return s
+}
+
+// controlRoutes serves the control API under /sim/: JSON, errors as
+// {"error": "..."} with HTTP 400 or 404.
+func (c *Cloud) controlRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /sim/{$}", c.handleHelp)
+	mux.HandleFunc("GET /sim/state", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, c.State()) })
+	mux.HandleFunc("GET /sim/transactions", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, c.Transactions()) })
+	mux.HandleFunc("GET /sim/webhook", func(w http.ResponseWriter, r *http.Request) {
+		url, off, ds := c.Webhook()
+		if ds == nil {
+			ds = []Delivery{}
+		}
+		writeJSON(w, map[string]any{"url": url, "deactivated": off, "deliveries": ds})
+	})
+	mux.HandleFunc("POST /sim/webhook", func(w http.ResponseWriter, r *http.Request) {
+		var b struct {
+			URL string `json:"url"`
+		}
+		if readControl(w, r, &b) {
+			c.SetWebhook(b.URL)
+			writeJSON(w, c.State())
+		}
+	})
+	mux.HandleFunc("POST /sim/terminals", c.handleTerminal)
+	mux.HandleFunc("POST /sim/faults", c.handleFaults)
+	mux.HandleFunc("/sim/terminals/{serial}/sim/", c.handleTerminalControl)
+}
+
+func controlError(w http.ResponseWriter, code int, msg string) {
+	writeJSONCode(w, code, map[string]string{"error": msg})
+}
+
+// readControl decodes a control request strictly: a typo in a field name
+// is an error here, unlike in the Cloud API.
+func readControl(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		controlError(w, http.StatusBadRequest, err.Error())
+		return false
+	}
+	return true
+}
+
+func (c *Cloud) handleHelp(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, map[string]any{
+		"cloudApi": c.URL(),
+		"key":      "Authorization: Bearer <key> on /v5, Service-Secret: <key> on /v4; the key is the simulator's --key",
+		"routes": []string{
+			"GET /sim/state", "GET /sim/transactions", "GET /sim/webhook",
+			`POST /sim/webhook {"url": "http://127.0.0.1:9999/hook"}`,
+			`POST /sim/terminals {"serial": "SN1", "online": false}: add a terminal, or take it offline (actions expire after 5 s)`,
+			`POST /sim/faults {"next": [{"path": "/v5/pos/payment", "status": 0, "after": true}], "poll": "pending|404|500|", "expiredPoll": "expired|pending|404", "historyIds": false}`,
+			"GET|POST /sim/terminals/{serial}/sim/...: that terminal's own control API (customer, script, clock, ledger)",
+		},
+		"faults": map[string]string{
+			"status 0":    "the connection is dropped without an answer",
+			"after true":  "the request is processed, then its answer replaced: a lost acknowledgement",
+			"poll":        "how every poll answers; empty tells the truth",
+			"expiredPoll": "how the poll of an action that expired (terminal offline beyond 5 s) answers: not shown in the specification",
+			"historyIds":  "whether the history lists checkoutExternalId and idempotentUuid (not in the specification's list)",
+		},
+	})
+}
+
+func (c *Cloud) handleTerminal(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		Serial string `json:"serial"`
+		Online *bool  `json:"online"`
+	}
+	if !readControl(w, r, &b) {
+		return
+	}
+	if _, err := c.AddTerminal(b.Serial); err != nil {
+		controlError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if b.Online != nil {
+		_ = c.SetOnline(strings.TrimSpace(b.Serial), *b.Online)
+	}
+	writeJSON(w, c.State())
+}
+
+func (c *Cloud) handleFaults(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		Next        []Fault `json:"next"`
+		Poll        *string `json:"poll"`
+		ExpiredPoll *string `json:"expiredPoll"`
+		HistoryIDs  *bool   `json:"historyIds"`
+	}
+	if !readControl(w, r, &b) {
+		return
+	}
+	if err := c.Inject(b.Next...); err != nil {
+		controlError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if b.Poll != nil {
+		if err := c.SetPoll(*b.Poll); err != nil {
+			controlError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	if b.ExpiredPoll != nil {
+		if err := c.SetExpiredPoll(*b.ExpiredPoll); err != nil {
+			controlError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	if b.HistoryIDs != nil {
+		c.SetHistoryIDs(*b.HistoryIDs)
+	}
+	writeJSON(w, c.State())
+}
+
+// handleTerminalControl hands /sim/terminals/{serial}/sim/... to that
+// terminal's own control API.
+func (c *Cloud) handleTerminalControl(w http.ResponseWriter, r *http.Request) {
+	sim, ok := c.Terminal(r.PathValue("serial"))
+	if !ok {
+		controlError(w, http.StatusNotFound, "no terminal "+r.PathValue("serial"))
+		return
+	}
+	http.StripPrefix("/sim/terminals/"+r.PathValue("serial"), sim.Handler()).ServeHTTP(w, r)
+}

@@ -1,0 +1,98 @@
+package cloudsim
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// historyRequest is the v4 transactions form's filter.
+type historyRequest struct {
+	SerialNumbers []string `json:"serialNumbers"`
+	Timezone      string   `json:"timezone"`
+	StartDate     string   `json:"startDate"`
+	EndDate       string   `json:"endDate"`
+	StartTime     string   `json:"startTime"`
+	EndTime       string   `json:"endTime"`
+	Limit         *int     `json:"limit"`
+	Offset        int      `json:"offset"`
+}
+
+// HistoryWindow is what the history returns without dates.
+const HistoryWindow = 30 * 24 * time.Hour
+
+// window is the request's [from, to) in absolute time. The v4 form's
+// endDate is exclusive.
+func (h historyRequest) window(now time.Time) (from, to time.Time, err error) {
+	loc := time.UTC
+	if h.Timezone != "" {
+		if loc, err = time.LoadLocation(h.Timezone); err != nil {
+			return from, to, fmt.Errorf("Parameter 'timezone' is invalid")
+		}
+	}
+	at := func(date, clock, field string) (time.Time, error) {
+		if clock == "" {
+			clock = "00:00:00"
+		}
+		t, err := time.ParseInLocation("2006-01-02 15:04:05", date+" "+clock, loc)
+		if err != nil {
+			return t, fmt.Errorf("Parameter '%s' is invalid (yyyy-MM-dd and HH:mm:ss, no timezone)", field)
+		}
+		return t, nil
+	}
+	from, to = now.Add(-HistoryWindow), now.Add(time.Second)
+	if h.StartDate != "" {
+		if from, err = at(h.StartDate, h.StartTime, "startDate"); err != nil {
+			return
+		}
+	}
+	if h.EndDate != "" {
+		if to, err = at(h.EndDate, h.EndTime, "endDate"); err != nil {
+			return
+		}
+	}
+	return from, to, nil
+}
+
+// handleTransactions is the v4 history: the company's transactions that
+// reached a terminal (an expired action did not), most recent first, one
+// page.
+func (c *Cloud) handleTransactions(w http.ResponseWriter, r *http.Request) {
+	var h historyRequest
+	if !decode(w, r, &h) {
+		return
+	}
+	limit := 20
+	if h.Limit != nil {
+		limit = *h.Limit
+	}
+	if limit < 1 || limit > 200 || h.Offset < 0 {
+		ko(w, http.StatusBadRequest, "Parameter 'limit' must be 1 to 200 and 'offset' positive")
+		return
+	}
+	from, to, err := h.window(c.cfg.Now())
+	if err != nil {
+		ko(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	c.mu.Lock()
+	withIDs := !c.faults.historyWithoutIDs
+	var all []historyEntry
+	for i := len(c.order) - 1; i >= 0; i-- {
+		t := c.order[i]
+		switch {
+		case t.Status == StatusExpired,
+			len(h.SerialNumbers) > 0 && !slices.Contains(h.SerialNumbers, t.SerialNumber),
+			t.CreatedAt.Before(from), !t.CreatedAt.Before(to):
+			continue
+		}
+		all = append(all, t.entry(withIDs))
+	}
+	c.mu.Unlock()
+	page := []historyEntry{}
+	if h.Offset < len(all) {
+		page = all[h.Offset:min(len(all), h.Offset+limit)]
+	}
+	writeJSON(w, map[string]any{"total": len(all), "limit": limit, "offset": h.Offset, "count": len(page), "transactions": page})
+}
