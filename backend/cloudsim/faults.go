@@ -10,10 +10,10 @@ import (
 // answers the specification leaves open, for tests.
 const (
 	PollNormal   = ""
-	PollPending  = "pending"  // pending, whatever happened
-	PollNotFound = "404"      // HTTP 404
-	PollError    = "500"      // HTTP 500
-	PollExpired  = "expired"  // (expired actions only) status "expired"
+	PollPending  = "pending" // pending, whatever happened
+	PollNotFound = "404"     // HTTP 404
+	PollError    = "500"     // HTTP 500
+	PollExpired  = "expired" // (expired actions only) status "expired"
 )
 
 // Fault replaces the cloud's answer to the next request on a path.

@@ -50,8 +50,8 @@ type Transaction struct {
 // txn is a transaction the cloud holds.
 type txn struct {
 	Transaction
-	request localapi.PaymentRequest // as forwarded to the terminal
-	enrol   bool
+	request    localapi.PaymentRequest // as forwarded to the terminal
+	enrol      bool
 	reversedBy string
 }
 
