@@ -316,11 +316,24 @@ func (c *Cloud) handleReversal(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]string{"status": StatusKO, "message": errNotReached.Error(), "initialTransactionId": b.InitialTransactionID})
 		return
 	}
-	code, raw := forward(vt, r, "/reversal", localapi.ReversalRequest{Amount: b.Amount, InitialTransactionID: local})
+	// The reversal runs to its end even if the caller goes: the cloud
+	// records what the terminal did.
+	bg, _ := http.NewRequestWithContext(c.ctx, http.MethodPost, "/", nil)
+	code, raw := forward(vt, bg, "/reversal", localapi.ReversalRequest{Amount: b.Amount, InitialTransactionID: local})
 	var lr localapi.ReversalResponse
 	if code != http.StatusOK || json.Unmarshal(raw, &lr) != nil || lr.Status == "" {
-		ko(w, http.StatusInternalServerError, fmt.Sprintf("the terminal answered HTTP %d", code))
-		return
+		// The terminal's answer was lost: its ledger says whether it
+		// reversed.
+		lr = localapi.ReversalResponse{Status: StatusKO, Message: fmt.Sprintf("the terminal answered HTTP %d", code)}
+		for _, e := range vt.sim.Ledger() {
+			if e.Kind == "reversal" && e.InitialTransactionID == local {
+				lr = localapi.ReversalResponse{Status: StatusOK, ReversalTransactionID: e.TransactionID}
+			}
+		}
+		if lr.Status != StatusOK {
+			ko(w, http.StatusInternalServerError, lr.Message)
+			return
+		}
 	}
 	if lr.Status != StatusOK {
 		writeJSONCode(w, http.StatusBadRequest, map[string]string{"status": StatusKO, "message": lr.Message, "initialTransactionId": b.InitialTransactionID})

@@ -325,6 +325,11 @@ func TestReversalThroughTheCloud(t *testing.T) {
 		t.Fatalf("outcome = %+v, %v", done, err)
 	}
 	rb, _ := json.Marshal(cloudapi.ReversalRequest{Amount: 2000, InitialTransactionID: ack.TransactionID})
+	// The terminal's answer to the cloud is lost: the cloud reads the
+	// terminal's ledger, as the real one learns it from the terminal.
+	if err := term.FailNextReversalAnswers(terminalsim.AnswerLost); err != nil {
+		t.Fatal(err)
+	}
 	r, err := cl.Reversal(ctx, rb)
 	if err != nil || r.ReversalTransactionID == "" || r.InitialTransactionID != ack.TransactionID {
 		t.Fatalf("reversal = %+v, %v", r, err)
