@@ -28,6 +28,9 @@ const usage = `Usage:
   comptoir serve [--addr A]      the same UI served to a browser (browser mode)
   comptoir simulator [--addr A] [--timescale F] [--mdns] [--currency C] [--tip-screen]
                                  the simulated terminal alone
+  comptoir cloudsim [--addr A] [--key K] [--serial SN,...] [--timescale F] [--webhook URL]
+                                 the simulated provider cloud alone, with its
+                                 virtual terminals (the Cloud API)
   comptoir ping [--terminal URL] [--show-message]
                                  is the terminal reachable
   comptoir pay --amount CENTS [--order ID] [--mode kiosk|counter] [--gift CENTS]
@@ -69,6 +72,8 @@ Shared flags:
                    pin it too); without it, HTTPS uses the system's roots
   --discover-wait D  how long to look for it (default 10s)
   --demo           use the built-in simulated terminal: no real payments
+  --demo-cloud     use the built-in simulated provider cloud and its virtual
+                   terminal (the cloud channel): no real payments
   --cloud URL --serial SN
                    the terminal through the provider's Cloud API (env
                    COMPTOIR_CLOUD_URL and COMPTOIR_CLOUD_SERIAL; the API key
@@ -119,6 +124,8 @@ func Run(args []string, stdout, stderr io.Writer, p Program) int {
 	switch cmd {
 	case "simulator":
 		return cmdSimulator(ctx, rest, stdout, stderr)
+	case "cloudsim":
+		return cmdCloudSim(ctx, rest, stdout, stderr)
 	case "ping":
 		return cmdPing(ctx, rest, stdout, stderr)
 	case "pay":
@@ -162,6 +169,7 @@ type commonFlags struct {
 	cloudURL     string // the provider's Cloud API: the terminal by serial number
 	serial       string
 	demo         bool
+	demoCloud    bool // the built-in simulated cloud: the cloud channel's demo
 	discoverWait time.Duration
 	windowed     bool // desktop: stay a window even in kiosk mode
 }
@@ -176,9 +184,13 @@ func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {
 	fs.StringVar(&c.cloudURL, "cloud", os.Getenv("COMPTOIR_CLOUD_URL"), "the provider's Cloud API base URL (the terminal by serial number)")
 	fs.StringVar(&c.serial, "serial", os.Getenv("COMPTOIR_CLOUD_SERIAL"), "the cloud terminal's serial number")
 	fs.BoolVar(&c.demo, "demo", false, "use the built-in simulated terminal")
+	fs.BoolVar(&c.demoCloud, "demo-cloud", false, "use the built-in simulated provider cloud and its virtual terminal")
 	fs.DurationVar(&c.discoverWait, "discover-wait", 10*time.Second, "without --terminal, how long to look for the terminal by mDNS")
 	return fs
 }
+
+// isDemo: no real payment, the built-in simulated terminal or cloud.
+func (c commonFlags) isDemo() bool { return c.demo || c.demoCloud }
 
 // resolveDataDir returns the data directory without creating it.
 func (c commonFlags) resolveDataDir() (string, error) {

@@ -8,11 +8,15 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/staff"
@@ -179,4 +183,99 @@ func TestStaffChooseTheCloudForTheNextStart(t *testing.T) {
 	if info := c.Info(ctx); info.Channel != "local" || info.Cloud.Serial != "SN-1" {
 		t.Fatalf("back to the LAN: %+v", info)
 	}
+}
+
+// The kiosk on the simulated cloud, with its real log file: an approved
+// payment, then a refused key on the poll and a lost acknowledgement. The
+// key appears nowhere in the log or on stderr.
+func TestTheKioskOnTheSimulatedCloudNeverLogsTheKey(t *testing.T) {
+	const key = "sk_live_never_in_a_log_0042"
+	cloud, err := cloudsim.New(cloudsim.Config{Key: key, Serials: []string{"SN-1"}, TimeScale: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cloud.Start(""); err != nil {
+		t.Fatal(err)
+	}
+	defer cloud.Close()
+	t.Setenv(envCloudKey, key)
+	dir := t.TempDir()
+	var stderr syncBuffer
+	logger, closer := kioskLogger(dir, &stderr)
+	defer closer.Close()
+	ctx := context.Background()
+	lim := payment.DefaultLimits
+	lim.KioskTimeout = 2 * time.Second
+	stack, err := startKiosk(ctx, commonFlags{cloudURL: cloud.URL(), serial: "SN-1", dataDir: dir}, lim, kiosk.NewRelay(nil), logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stack.Close()
+	r, err := stack.Staff.Call(ctx, "SetPIN", []json.RawMessage{json.RawMessage(`"4829"`)})
+	if err != nil || !r.OK {
+		t.Fatalf("SetPIN: %v %+v", err, r.Error)
+	}
+	pay := func(want kiosk.Phase) {
+		t.Helper()
+		waitUntil(t, "the kiosk open", func() bool { return stack.Svc.Checkout().Phase == kiosk.PhaseWelcome })
+		stack.Svc.Start("en")
+		stack.Svc.ChooseDining(kiosk.DiningEatIn)
+		stack.Svc.AddItem("croissant", 1)
+		if v, _ := stack.Svc.Pay(kiosk.MethodCard); v.Phase != kiosk.PhasePaying {
+			t.Fatalf("pay: %+v", v)
+		}
+		waitUntil(t, string(want), func() bool { return stack.Svc.Checkout().Phase == want })
+		stack.Svc.Finish()
+	}
+	pay(kiosk.PhaseApproved)
+	if err := cloud.Inject(
+		cloudsim.Fault{Path: cloudsim.PathPayment, After: true},      // the acknowledgement is lost
+		cloudsim.Fault{Path: cloudsim.PathTransactions, Status: 401}, // then the history refuses the key once
+	); err != nil {
+		t.Fatal(err)
+	}
+	pay(kiosk.PhaseApproved)
+	if n := len(cloud.Transactions()); n != 2 {
+		t.Fatalf("%d cloud transactions, want 2", n)
+	}
+	logs, err := os.ReadFile(filepath.Join(dir, "logs", "comptoir.log"))
+	if err != nil || len(logs) == 0 {
+		t.Fatalf("no log: %v", err)
+	}
+	// The log speaks of the failures it must not leak the key in.
+	if !bytes.Contains(logs, []byte("HTTP 401")) || !bytes.Contains(logs, []byte("/v5/pos/payment")) {
+		t.Fatalf("the log does not tell the lost acknowledgement and the refused key:\n%s", logs)
+	}
+	if bytes.Contains(logs, []byte(key)) || strings.Contains(stderr.String(), key) {
+		t.Fatal("the API key is in the log")
+	}
+}
+
+func TestPayOnTheBuiltInSimulatedCloud(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"pay", "--demo-cloud", "--data-dir", t.TempDir(), "--amount", "990", "--order", "D1"}, &out, &errOut); code != 0 {
+		t.Fatalf("pay --demo-cloud: exit %d %s %s", code, out.String(), errOut.String())
+	}
+	var res payResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Status != "approved" || !strings.HasPrefix(res.TransactionID, "trs_") {
+		t.Fatalf("pay printed %s (%v)", out.String(), err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

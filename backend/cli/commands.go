@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
@@ -134,6 +135,58 @@ func cmdSimulator(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	fmt.Fprintf(stdout, "Simulated terminal at %s (control API: %s)\nTest amounts: see `curl %s`. Ctrl-C stops it.\n",
 		sim.URL(), strings.TrimSuffix(sim.URL(), localapi.BasePath)+"/sim/", strings.TrimSuffix(sim.URL(), localapi.BasePath)+"/sim/")
+	<-ctx.Done()
+	return 0
+}
+
+// cmdCloudSim runs the simulated provider cloud alone, with its virtual
+// terminals, until Ctrl-C.
+func cmdCloudSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("cloudsim", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	addr := fs.String("addr", "127.0.0.1:16126", "listen address")
+	key := fs.String("key", "sim-key", "the company's API key the simulated cloud accepts")
+	serials := fs.String("serial", "SIM-CLOUD-1", "the virtual terminals' serial numbers, comma-separated")
+	scale := fs.Float64("timescale", 1, "multiply every wait (terminals, the 5 s expiry, webhook retries) by this factor")
+	webhook := fs.String("webhook", "", "the company's webhook URL (each finished transaction is posted there)")
+	verbose := fs.Bool("v", false, "log every step")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *scale <= 0 {
+		fmt.Fprintln(stderr, "comptoir cloudsim: --timescale must be greater than 0")
+		return 2
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	var sns []string
+	for _, s := range strings.Split(*serials, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			sns = append(sns, s)
+		}
+	}
+	if len(sns) == 0 {
+		fmt.Fprintln(stderr, "comptoir cloudsim: --serial names no terminal")
+		return 2
+	}
+	cloud, err := cloudsim.New(cloudsim.Config{
+		Key: *key, Serials: sns, TimeScale: *scale, WebhookURL: *webhook,
+		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+	})
+	if err == nil {
+		err = cloud.Start(*addr)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir cloudsim:", err)
+		return 1
+	}
+	defer cloud.Close()
+	fmt.Fprintf(stdout, "Simulated cloud at %s (control API: %s/sim/), terminals %s.\n"+
+		"Pay through it: COMPTOIR_CLOUD_KEY=%s comptoir pay --cloud %s --serial %s --amount 1250\nCtrl-C stops it.\n",
+		cloud.URL(), cloud.URL(), strings.Join(sns, ", "), *key, cloud.URL(), sns[0])
 	<-ctx.Done()
 	return 0
 }

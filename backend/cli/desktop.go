@@ -19,7 +19,7 @@ type Desktop struct {
 }
 
 // Demo: the built-in simulated terminal, no real payments.
-func (d *Desktop) Demo() bool { return d.flags.demo }
+func (d *Desktop) Demo() bool { return d.flags.isDemo() }
 
 // Terminal is the terminal's address given on the command line, "" when
 // it is found by discovery.

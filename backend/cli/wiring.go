@@ -175,8 +175,11 @@ func openPayments(ctx context.Context, c commonFlags, lim payment.Limits, em pay
 		db.Close()
 		return nil, err
 	}
+	if c.demoCloud {
+		return openDemoCloudPayments(ctx, c, db, dir, lim, em, logger, kioskDemo)
+	}
 	if c.cloudURL != "" || c.serial != "" {
-		return openCloudPayments(ctx, c, db, dir, lim, em, logger)
+		return openCloudPayments(ctx, c, db, dir, lim, em, logger, "")
 	}
 	link, err := openTerminal(ctx, c, db, kioskDemo)
 	if err != nil {
@@ -213,7 +216,7 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 	}
 	svc, err := kiosk.New(kiosk.Config{
 		Journal: p.db, Payments: p.o, Printer: p.link.printer, Terminal: p.link.source, Emitter: em, Relay: relay,
-		DataDir: p.dir, Demo: c.demo, Version: version, Logger: logger,
+		DataDir: p.dir, Demo: c.isDemo(), Version: version, Logger: logger,
 	})
 	if err != nil {
 		p.close()

@@ -2,8 +2,11 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"slices"
@@ -11,12 +14,14 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 	"github.com/comptoir-pos/comptoir/backend/staffapi"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
 // The cloud channel's settings. The key is a secret: it comes from the
@@ -51,15 +56,18 @@ func cloudKey(ctx context.Context, db *journal.DB) (string, error) {
 }
 
 // openCloudPayments is an orchestrator on the terminal with this serial
-// number, through the provider's Cloud API.
-func openCloudPayments(ctx context.Context, c commonFlags, db *journal.DB, dir string, lim payment.Limits, em payment.Emitter, logger *slog.Logger) (*payments, error) {
+// number, through the provider's Cloud API. The key is the environment's
+// or the journal's unless one is given.
+func openCloudPayments(ctx context.Context, c commonFlags, db *journal.DB, dir string, lim payment.Limits, em payment.Emitter, logger *slog.Logger, key string) (*payments, error) {
 	fail := func(err error) (*payments, error) { db.Close(); return nil, err }
 	if c.cloudURL == "" || strings.TrimSpace(c.serial) == "" {
 		return fail(errors.New("the cloud channel needs both --cloud URL and --serial SN"))
 	}
-	key, err := cloudKey(ctx, db)
-	if err != nil {
-		return fail(err)
+	if key == "" {
+		var err error
+		if key, err = cloudKey(ctx, db); err != nil {
+			return fail(err)
+		}
 	}
 	client, err := cloudapi.New(c.cloudURL, key, cloudapi.WithUserAgent(userAgent()))
 	if err != nil {
@@ -86,6 +94,41 @@ func openCloudPayments(ctx context.Context, c commonFlags, db *journal.DB, dir s
 	link := &terminalLink{id: "cloud:" + c.serial, url: client.BaseURL(), how: "cloud", printer: term, client: term,
 		source: kiosk.FixedTerminal("Terminal "+c.serial+" (cloud)", client.BaseURL()), stop: func() {}}
 	return &payments{dir: dir, db: db, link: link, o: o, close: func() { o.Close(); db.Close() }}, nil
+}
+
+// demoCloudSerial is the virtual terminal of --demo-cloud.
+const demoCloudSerial = "SIM-CLOUD-1"
+
+// openDemoCloudPayments runs the simulated provider cloud in this process,
+// with one virtual terminal whose customer presents an accepted card, and
+// pays through it on the cloud channel: the cloud's acknowledgement, poll
+// and history, with no real payment. Like --demo, a kiosk's demo ignores
+// the test amounts.
+func openDemoCloudPayments(ctx context.Context, c commonFlags, db *journal.DB, dir string, lim payment.Limits, em payment.Emitter, logger *slog.Logger, kioskDemo bool) (*payments, error) {
+	key := make([]byte, 16)
+	_, _ = rand.Read(key)
+	sim, err := cloudsim.New(cloudsim.Config{
+		Key: "demo-" + hex.EncodeToString(key), Serials: []string{demoCloudSerial},
+		Terminal: terminalsim.Config{NoTestAmounts: kioskDemo},
+		Logger:   logger.With("component", "cloudsim"),
+	})
+	if err == nil {
+		err = sim.Start("127.0.0.1:0")
+	}
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("the simulated cloud: %w", err)
+	}
+	c.cloudURL, c.serial = sim.URL(), demoCloudSerial
+	p, err := openCloudPayments(ctx, c, db, dir, lim, em, logger, sim.Key())
+	if err != nil {
+		sim.Close()
+		return nil, err
+	}
+	closePayments := p.close
+	p.close = func() { closePayments(); sim.Close() }
+	p.link.how = "demo"
+	return p, nil
 }
 
 // jsonNumber reads a JSON number.
@@ -175,7 +218,7 @@ func (t cloudTerminal) Ping(ctx context.Context, _ bool) (*localapi.PingResponse
 // flags name none and the saved channel is the cloud. The flags win:
 // --terminal or --demo keep the LAN, --cloud and --serial the cloud.
 func cloudFromSettings(ctx context.Context, c *commonFlags, db *journal.DB) error {
-	if c.demo || c.terminal != "" || c.cloudURL != "" || c.serial != "" {
+	if c.isDemo() || c.terminal != "" || c.cloudURL != "" || c.serial != "" {
 		return nil
 	}
 	store := settingsStore{db}

@@ -22,7 +22,7 @@ import (
 func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Service, logger *slog.Logger) (*staffapi.API, error) {
 	st, err := staff.New(staff.Config{
 		Journal: p.db, Payments: p.o, Terminal: p.link.client, Limits: lim,
-		Logger: logger, Demo: c.demo,
+		Logger: logger, Demo: c.isDemo(),
 		OnSettingsChanged: func(key string) {
 			if err := svc.Reload(); err != nil {
 				logger.Warn("settings reloaded after a change, with an error", "key", key, "err", err)
@@ -35,14 +35,14 @@ func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Servi
 	// Without a staff PIN, the first person to find the staff corner would
 	// choose it and could then refund onto their own card: a kiosk takes
 	// no order until one is set (the demo has its documented default).
-	if !c.demo {
+	if !c.isDemo() {
 		if has, err := st.HasPIN(context.Background()); err == nil && !has {
 			svc.Hold(staffapi.NoPINHold)
 		}
 	}
 	return staffapi.New(staffapi.Config{
 		Staff: st, Kiosk: svc, Terminal: &terminalControl{link: p.link, db: p.db},
-		About: staffapi.About{Version: version, Commit: commit, BuildTime: buildTime, DataDir: p.dir, Demo: c.demo},
+		About: staffapi.About{Version: version, Commit: commit, BuildTime: buildTime, DataDir: p.dir, Demo: c.isDemo()},
 		Busy: func() string {
 			if p.o.Driving() > 0 {
 				return "A payment or a refund is out on the terminal: wait until it has ended (its outcome must be known first)."
@@ -64,14 +64,14 @@ func startStaffOnly(ctx context.Context, c commonFlags, logger *slog.Logger) (*S
 		return nil, err
 	}
 	noTerminal := kiosk.PrinterAt(func() string { return "" })
-	st, err := staff.New(staff.Config{Journal: db, Terminal: noTerminal, Logger: logger, Demo: c.demo})
+	st, err := staff.New(staff.Config{Journal: db, Terminal: noTerminal, Logger: logger, Demo: c.isDemo()})
 	if err != nil {
 		db.Close()
 		return nil, err
 	}
 	api := staffapi.New(staffapi.Config{
 		Staff: st, Terminal: &terminalControl{link: &terminalLink{how: "none"}, db: db},
-		About: staffapi.About{Version: version, Commit: commit, BuildTime: buildTime, DataDir: dir, Demo: c.demo},
+		About: staffapi.About{Version: version, Commit: commit, BuildTime: buildTime, DataDir: dir, Demo: c.isDemo()},
 	})
 	return &Stack{Staff: api, Close: func() { db.Close() }}, nil
 }
