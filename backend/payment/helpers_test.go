@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
@@ -35,7 +37,11 @@ type env struct {
 	t      *testing.T
 	ctx    context.Context
 	sim    *terminalsim.Terminal
-	client *localapi.Client
+	client *localapi.Client // the LAN channel's (nil on the cloud)
+	// cloud and channel are the cloud channel's: the simulated provider
+	// cloud in front of sim, and the channel every open uses.
+	cloud   *cloudsim.Cloud
+	channel Channel
 	dir    string
 	db     *journal.DB
 	o      *Orchestrator
@@ -63,6 +69,57 @@ func newEnv(t *testing.T, limits Limits) *env {
 	return e
 }
 
+// The channels every channel-agnostic rule is tested on.
+var testChannels = []string{"local", "cloud"}
+
+const cloudSerial = "SN-1"
+
+// eachChannel runs test on a fresh env of each channel: the terminal on
+// the LAN, and the same simulated terminal behind the simulated provider
+// cloud. The terminal (e.sim) is the truth on both.
+func eachChannel(t *testing.T, limits Limits, test func(t *testing.T, e *env)) {
+	for _, ch := range testChannels {
+		t.Run(ch, func(t *testing.T) { test(t, newEnvOn(t, ch, limits)) })
+	}
+}
+
+func newEnvOn(t *testing.T, channel string, limits Limits) *env {
+	t.Helper()
+	if channel == "local" {
+		return newEnv(t, limits)
+	}
+	cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_test_env", Serials: []string{cloudSerial}, TimeScale: 0.001,
+		Terminal: terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cloud.Start(""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cloud.Close() })
+	client, err := cloudapi.New(cloud.URL(), cloud.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sim, _ := cloud.Terminal(cloudSerial)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	e := &env{t: t, ctx: ctx, sim: sim, cloud: cloud, dir: t.TempDir(),
+		channel: Cloud(client, cloudSerial, &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: "test"}, 5*time.Millisecond)}
+	e.open(nil, limits)
+	return e
+}
+
+// abortBeforeHandover is the cancel's answer before the handover: the
+// terminal's ok on the LAN; on the cloud only that it reached the
+// terminal (the payment's own ko then says it stopped).
+func (e *env) abortBeforeHandover() AbortAnswer {
+	if e.cloud != nil {
+		return AbortDelivered
+	}
+	return AbortOK
+}
+
 // open (re)opens the journal and a new orchestrator on it, as a restart does.
 func (e *env) open(term Terminal, limits Limits) {
 	e.t.Helper()
@@ -72,8 +129,12 @@ func (e *env) open(term Terminal, limits Limits) {
 	}
 	e.db = db
 	e.events = &recorder{}
-	o, err := New(Config{Journal: db, Terminal: term, TerminalID: "sim", Limits: limits, Emitter: e.events,
-		Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: "test"}})
+	cfg := Config{Journal: db, Terminal: term, TerminalID: "sim", Limits: limits, Emitter: e.events,
+		Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: "test"}}
+	if e.channel != nil {
+		cfg.Terminal, cfg.Channel, cfg.TerminalID = nil, e.channel, "cloud:"+cloudSerial
+	}
+	o, err := New(cfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -42,8 +42,9 @@ func (e *env) given(order string) (taken, back int64) {
 // A tip chosen on the terminal is what the journal records as charged,
 // beside the gift the kiosk asked for, and everything that counts money
 // counts it.
-func TestTipChosenOnTheTerminalIsJournaled(t *testing.T) {
-	e := newEnv(t, testLimits)
+func TestTipChosenOnTheTerminalIsJournaled(t *testing.T) { eachChannel(t, testLimits, testTipChosenOnTheTerminalIsJournaled) }
+
+func testTipChosenOnTheTerminalIsJournaled(t *testing.T, e *env) {
 	e.sim.SetTipsEnabled(true)
 	e.recover()
 	v := e.paid("T1", 2000, terminalsim.Approve().WithTip(150), journal.PolicyCounter)
@@ -104,8 +105,9 @@ func TestChargedAmountDifferentFromTheAskedOneIsFlagged(t *testing.T) {
 // A reversal is journaled before it leaves and gives back the whole
 // debit, tip included; after it, nothing more can be given back, and a
 // refund blocks a reversal of the same order.
-func TestReversalThenRefundAndRefundThenReversal(t *testing.T) {
-	e := newEnv(t, testLimits)
+func TestReversalThenRefundAndRefundThenReversal(t *testing.T) { eachChannel(t, testLimits, testReversalThenRefundAndRefundThenReversal) }
+
+func testReversalThenRefundAndRefundThenReversal(t *testing.T, e *env) {
 	e.sim.SetTipsEnabled(true)
 	e.recover()
 	d := e.paid("V1", 2000, terminalsim.Approve().WithTip(200), journal.PolicyCounter)
@@ -180,8 +182,9 @@ func TestReversalAnswerLost(t *testing.T) {
 
 // The terminal refuses a reversal after 16 hours: nothing was given back,
 // and a refund remains possible.
-func TestReversalRefused(t *testing.T) {
-	e := newEnv(t, testLimits)
+func TestReversalRefused(t *testing.T) { eachChannel(t, testLimits, testReversalRefused) }
+
+func testReversalRefused(t *testing.T, e *env) {
 	e.recover()
 	d := e.paid("F1", 1500, terminalsim.Approve(), journal.PolicyKiosk)
 	e.sim.Advance(17 * time.Hour)

@@ -14,8 +14,9 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
-func TestKioskPaymentApproved(t *testing.T) {
-	e := newEnv(t, testLimits)
+func TestKioskPaymentApproved(t *testing.T) { eachChannel(t, testLimits, testKioskPaymentApproved) }
+
+func testKioskPaymentApproved(t *testing.T, e *env) {
 	e.recover()
 	e.order("A001", 1250)
 	h := e.start(Request{OrderID: "A001", Amount: 1250, Policy: journal.PolicyKiosk})
@@ -47,8 +48,9 @@ func TestKioskPaymentApproved(t *testing.T) {
 	}
 }
 
-func TestCounterLeavesTheTipScreenToTheTerminal(t *testing.T) {
-	e := newEnv(t, testLimits)
+func TestCounterLeavesTheTipScreenToTheTerminal(t *testing.T) { eachChannel(t, testLimits, testCounterLeavesTheTipScreenToTheTerminal) }
+
+func testCounterLeavesTheTipScreenToTheTerminal(t *testing.T, e *env) {
 	e.recover()
 	e.sim.SetTipsEnabled(true)
 	e.sim.Script(terminalsim.Approve().WithTip(200))
@@ -267,8 +269,9 @@ func TestRecoveryWithTheTerminalUnreachable(t *testing.T) {
 }
 
 // Invariant 5: a ko is final for its uuid; a retry is a new attempt.
-func TestDeclineThenRetryWithANewUUID(t *testing.T) {
-	e := newEnv(t, testLimits)
+func TestDeclineThenRetryWithANewUUID(t *testing.T) { eachChannel(t, testLimits, testDeclineThenRetryWithANewUUID) }
+
+func testDeclineThenRetryWithANewUUID(t *testing.T, e *env) {
 	e.recover()
 	e.sim.Script(terminalsim.Decline())
 	e.order("D1", 700)
@@ -289,8 +292,9 @@ func TestDeclineThenRetryWithANewUUID(t *testing.T) {
 }
 
 // Invariant 2: one unresolved attempt per order and per terminal.
-func TestOneUnresolvedAttemptPerOrderAndTerminal(t *testing.T) {
-	e := newEnv(t, testLimits)
+func TestOneUnresolvedAttemptPerOrderAndTerminal(t *testing.T) { eachChannel(t, testLimits, testOneUnresolvedAttemptPerOrderAndTerminal) }
+
+func testOneUnresolvedAttemptPerOrderAndTerminal(t *testing.T, e *env) {
 	e.recover()
 	e.sim.Script(terminalsim.Hold())
 	e.order("O1", 500)
@@ -319,8 +323,9 @@ func TestOneUnresolvedAttemptPerOrderAndTerminal(t *testing.T) {
 }
 
 // Invariant 6: cancel before the handover aborts; nothing is charged.
-func TestCancelBeforeHandover(t *testing.T) {
-	e := newEnv(t, testLimits)
+func TestCancelBeforeHandover(t *testing.T) { eachChannel(t, testLimits, testCancelBeforeHandover) }
+
+func testCancelBeforeHandover(t *testing.T, e *env) {
 	e.recover()
 	e.sim.Script(terminalsim.HoldBeforeHandover())
 	e.order("K1", 650)
@@ -333,7 +338,7 @@ func TestCancelBeforeHandover(t *testing.T) {
 	}
 	h.Cancel()
 	v := e.wait(h)
-	if v.State != journal.StateCancelled || v.Abort != AbortOK || v.ChargedDespiteCancel {
+	if v.State != journal.StateCancelled || v.Abort != e.abortBeforeHandover() || v.ChargedDespiteCancel {
 		t.Fatalf("view = %+v", v)
 	}
 	for deadline := time.Now().Add(5 * time.Second); e.o.Driving() != 0; time.Sleep(5 * time.Millisecond) {
@@ -363,8 +368,9 @@ func TestCancelBeforeHandover(t *testing.T) {
 // Invariant 6: after the handover the abort is refused once the payment
 // completes; the /payment answer decides: the customer was charged, the order
 // is paid, and the view says so.
-func TestCancelAfterHandoverWhenTheCustomerPays(t *testing.T) {
-	e := newEnv(t, testLimits)
+func TestCancelAfterHandoverWhenTheCustomerPays(t *testing.T) { eachChannel(t, testLimits, testCancelAfterHandoverWhenTheCustomerPays) }
+
+func testCancelAfterHandoverWhenTheCustomerPays(t *testing.T, e *env) {
 	e.recover()
 	e.sim.Script(terminalsim.Hold())
 	e.order("K2", 900)
@@ -392,8 +398,9 @@ func TestCancelAfterHandoverWhenTheCustomerPays(t *testing.T) {
 	}
 }
 
-func TestCancelAfterHandoverWhenTheCardIsRefused(t *testing.T) {
-	e := newEnv(t, testLimits)
+func TestCancelAfterHandoverWhenTheCardIsRefused(t *testing.T) { eachChannel(t, testLimits, testCancelAfterHandoverWhenTheCardIsRefused) }
+
+func testCancelAfterHandoverWhenTheCardIsRefused(t *testing.T, e *env) {
 	e.recover()
 	e.sim.Script(terminalsim.Hold())
 	e.order("K3", 900)
@@ -486,8 +493,9 @@ func TestUnknownAfterTheRequestOpenLimit(t *testing.T) {
 
 // Split tender: the terminal never splits, so a meal-voucher card pays the
 // eligible part and a bank card the rest, each its own attempt.
-func TestSplitTender(t *testing.T) {
-	e := newEnv(t, testLimits)
+func TestSplitTender(t *testing.T) { eachChannel(t, testLimits, testSplitTender) }
+
+func testSplitTender(t *testing.T, e *env) {
 	e.recover()
 	e.order("S1", 3000)
 	voucher := e.wait(e.start(Request{OrderID: "S1", Amount: 1900, Policy: journal.PolicyKiosk,
@@ -516,8 +524,9 @@ func TestSplitTender(t *testing.T) {
 	}
 }
 
-func TestRefund(t *testing.T) {
-	e := newEnv(t, testLimits)
+func TestRefund(t *testing.T) { eachChannel(t, testLimits, testRefund) }
+
+func testRefund(t *testing.T, e *env) {
 	e.recover()
 	e.order("F1", 1200)
 	if v := e.wait(e.start(Request{OrderID: "F1", Amount: 1200, Policy: journal.PolicyKiosk})); v.State != journal.StateApproved {
@@ -534,8 +543,9 @@ func TestRefund(t *testing.T) {
 	}
 }
 
-func TestPayCancelledByContextRunsAbortThenWait(t *testing.T) {
-	e := newEnv(t, testLimits)
+func TestPayCancelledByContextRunsAbortThenWait(t *testing.T) { eachChannel(t, testLimits, testPayCancelledByContextRunsAbortThenWait) }
+
+func testPayCancelledByContextRunsAbortThenWait(t *testing.T, e *env) {
 	e.recover()
 	e.sim.Script(terminalsim.HoldBeforeHandover())
 	e.order("Z1", 100)
@@ -545,7 +555,7 @@ func TestPayCancelledByContextRunsAbortThenWait(t *testing.T) {
 		cancel() // Ctrl-C at the command line
 	}()
 	v, err := e.o.Pay(ctx, Request{OrderID: "Z1", Amount: 100, Policy: journal.PolicyKiosk})
-	if err != nil || v.State != journal.StateCancelled || v.Abort != AbortOK {
+	if err != nil || v.State != journal.StateCancelled || v.Abort != e.abortBeforeHandover() {
 		t.Fatalf("view %+v, err %v", v, err)
 	}
 }

@@ -22,7 +22,12 @@
 // refund and reversal on the terminal is known to the journal as approved,
 // and nothing is left open.
 //
-// CRASHTEST_KILLS sets how many SIGKILLs the run must reach (default 12, the
+// The whole run is made on each channel (table-driven): the terminal on
+// the LAN, and the same simulated terminal behind the simulated provider
+// cloud (backend/cloudsim), where acknowledgements are also lost at random
+// and reversal answers are lost or failed by the cloud.
+//
+// CRASHTEST_KILLS sets how many SIGKILLs each run must reach (default 12, the
 // short version run by scripts/test; `make crashtest` asks for 200).
 package crash
 
@@ -39,14 +44,115 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
+
+// crashChannel is how the binary reaches the terminal: the Local API, or
+// the provider's Cloud API in front of the same simulated terminal. The
+// rest of the test is the same for both.
+type crashChannel struct {
+	name string
+	// start runs the terminal (and the cloud) in this process: it returns
+	// the terminal whose ledger is the truth, the flags and environment
+	// that reach it, and how to fail the next reversal's answer.
+	start func(t *testing.T) crashTerminal
+}
+
+type crashTerminal struct {
+	sim   *terminalsim.Terminal
+	flags []string
+	env   []string
+	// failNextReversal makes the next reversal's answer lost (0), HTTP 500
+	// once made (1) or HTTP 500 before it is made (2).
+	failNextReversal func(how int)
+	// failNextPayment, when set, loses the next payment's answer on the
+	// way back (the channel's own fault, on top of the test amounts').
+	failNextPayment func()
+	// ledger is the terminal's ledger with the ids the journal knows.
+	ledger func() []terminalsim.LedgerEntry
+}
+
+// A reversal answered after 200 ms (20 s at this scale) leaves room for
+// kills while it is out.
+var crashTerminalConfig = terminalsim.Config{TimeScale: 0.01, Timings: terminalsim.Timings{Reversal: 20 * time.Second}}
+
+var crashChannels = []crashChannel{
+	{name: "local", start: func(t *testing.T) crashTerminal {
+		sim, err := terminalsim.New(crashTerminalConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sim.Start("127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sim.Close() })
+		answers := []terminalsim.Answer{terminalsim.AnswerLost, terminalsim.AnswerHTTP500, terminalsim.AnswerHTTP500NotStarted}
+		return crashTerminal{
+			sim: sim, flags: []string{"--terminal", sim.URL()},
+			failNextReversal: func(how int) { sim.FailNextReversalAnswers(answers[how]) },
+			ledger:           sim.Ledger,
+		}
+	}},
+	{name: "cloud", start: func(t *testing.T) crashTerminal {
+		const key, serial = "sk_crash_test", "SN-CRASH"
+		cloud, err := cloudsim.New(cloudsim.Config{Key: key, Serials: []string{serial}, TimeScale: 0.01, Terminal: crashTerminalConfig})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cloud.Start(""); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cloud.Close() })
+		sim, _ := cloud.Terminal(serial)
+		faults := []cloudsim.Fault{
+			{Path: cloudsim.PathReversal, After: true},
+			{Path: cloudsim.PathReversal, After: true, Status: 500},
+			{Path: cloudsim.PathReversal, Status: 500},
+		}
+		return crashTerminal{
+			sim: sim, flags: []string{"--cloud", cloud.URL(), "--serial", serial},
+			env:              []string{"COMPTOIR_CLOUD_KEY=" + key},
+			failNextReversal: func(how int) { _ = cloud.Inject(faults[how]) },
+			failNextPayment:  cloud.LoseNextAck,
+			ledger: func() []terminalsim.LedgerEntry {
+				// The journal knows the cloud's ids; the terminal's are
+				// their localId.
+				ids := map[string]string{}
+				for _, tx := range cloud.Transactions() {
+					if tx.LocalID != "" {
+						ids[tx.LocalID] = tx.TransactionID
+					}
+				}
+				ledger := sim.Ledger()
+				for i := range ledger {
+					ledger[i].TransactionID = ids[ledger[i].TransactionID]
+					if ledger[i].InitialTransactionID != "" {
+						ledger[i].InitialTransactionID = ids[ledger[i].InitialTransactionID]
+					}
+				}
+				return ledger
+			},
+		}
+	}},
+}
 
 func TestKillNineDuringPayments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the real binary")
 	}
+	bin := filepath.Join(t.TempDir(), "comptoir")
+	build := exec.Command("go", "build", "-o", bin, "../..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	for _, ch := range crashChannels {
+		t.Run(ch.name, func(t *testing.T) { killNine(t, bin, ch.start(t)) })
+	}
+}
+
+func killNine(t *testing.T, bin string, term crashTerminal) {
 	kills := 12
 	if s := os.Getenv("CRASHTEST_KILLS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -63,25 +169,10 @@ func TestKillNineDuringPayments(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "comptoir")
-	build := exec.Command("go", "build", "-o", bin, "../..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-
-	// A reversal answered after 200 ms (20 s at this scale) leaves room for
-	// kills while it is out.
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.01, Timings: terminalsim.Timings{Reversal: 20 * time.Second}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	defer sim.Close()
+	sim := term.sim
 	data := filepath.Join(tmp, "data")
-	common := []string{"--terminal", sim.URL(), "--data-dir", data,
-		"--client-timeout", "300ms", "--request-open", "20s", "--resend-pause", "10ms"}
+	common := append(term.flags, "--data-dir", data,
+		"--client-timeout", "300ms", "--request-open", "20s", "--resend-pause", "10ms")
 
 	// Cents that pick the simulated customer (terminalsim's test amounts),
 	// and 00 for a plain approval. 58 (HTTP 500 on every send, nothing
@@ -121,13 +212,8 @@ func TestKillNineDuringPayments(t *testing.T) {
 			args = []string{"refund", "--order", paid[rng.IntN(len(paid))], "--amount", strconv.FormatInt(back, 10)}
 		case len(paid) > 0 && r < 4: // a reversal of a paid order's debit
 			reversals++
-			switch rng.IntN(4) {
-			case 0:
-				sim.FailNextReversalAnswers(terminalsim.AnswerLost)
-			case 1:
-				sim.FailNextReversalAnswers(terminalsim.AnswerHTTP500)
-			case 2:
-				sim.FailNextReversalAnswers(terminalsim.AnswerHTTP500NotStarted)
+			if how := rng.IntN(4); how < 3 {
+				term.failNextReversal(how)
 			}
 			args = []string{"reverse", "--order", paid[rng.IntN(len(paid))]}
 		default:
@@ -139,7 +225,11 @@ func TestKillNineDuringPayments(t *testing.T) {
 				args[2], args[4] = order, strconv.FormatInt(amount, 10)
 			}
 		}
+		if args[0] == "pay" && term.failNextPayment != nil && rng.IntN(5) == 0 {
+			term.failNextPayment()
+		}
 		cmd := exec.Command(bin, append(args, common...)...)
+		cmd.Env = append(os.Environ(), term.env...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
@@ -193,7 +283,9 @@ func TestKillNineDuringPayments(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; ; i++ {
-		out, err := exec.Command(bin, append([]string{"recover"}, common...)...).CombinedOutput()
+		rec := exec.Command(bin, append([]string{"recover"}, common...)...)
+		rec.Env = append(os.Environ(), term.env...)
+		out, err := rec.CombinedOutput()
 		if err == nil {
 			break
 		}
@@ -206,7 +298,7 @@ func TestKillNineDuringPayments(t *testing.T) {
 	if midAttempt == 0 {
 		t.Error("no kill landed while an attempt was open: recovery was never exercised")
 	}
-	compare(t, data, sim.Ledger())
+	compare(t, data, term.ledger())
 }
 
 // openAttempts is 1 when the journal has an unresolved attempt, else 0;

@@ -1,0 +1,141 @@
+package payment
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
+)
+
+// The cloud rules against the simulated provider cloud, whose terminal is
+// the terminal simulator: what the terminal charged is the truth.
+
+// A lost acknowledgement is settled from the history, by the attempt's own
+// ids, or (when the history does not list them, as the specification's
+// list of fields does not) by its order and amount; never resent.
+func TestCloudsimLostAcknowledgement(t *testing.T) {
+	for _, ids := range []bool{true, false} {
+		t.Run(map[bool]string{true: "history with ids", false: "history without ids"}[ids], func(t *testing.T) {
+			e := newEnvOn(t, "cloud", testLimits)
+			e.recover()
+			e.cloud.SetHistoryIDs(ids)
+			e.cloud.LoseNextAck()
+			e.order("L1", 800)
+			h := e.start(Request{OrderID: "L1", Amount: 800, Policy: journal.PolicyKiosk})
+			v := e.wait(h)
+			if v.State != journal.StateApproved || !v.OrderPaid || !strings.HasPrefix(v.TransactionID, "trs_") {
+				t.Fatalf("view %+v", v)
+			}
+			if n := len(e.cloud.Transactions()); n != 1 || e.charges(h.UUID()) != 1 {
+				t.Fatalf("%d cloud transactions, %d charges: the lost acknowledgement was resent", n, e.charges(h.UUID()))
+			}
+		})
+	}
+}
+
+// The poll says pending for ever (or 404): past the deadline the history
+// decides, both ways.
+func TestCloudsimPollUselessPastTheDeadline(t *testing.T) {
+	lim := testLimits
+	lim.KioskTimeout, lim.SettleAfter = 150*time.Millisecond, 50*time.Millisecond
+	for _, mode := range []string{cloudsim.PollPending, cloudsim.PollNotFound, cloudsim.PollError} {
+		t.Run(mode, func(t *testing.T) {
+			e := newEnvOn(t, "cloud", lim)
+			e.recover()
+			if err := e.cloud.SetPoll(mode); err != nil {
+				t.Fatal(err)
+			}
+			e.order("P1", 400)
+			h := e.start(Request{OrderID: "P1", Amount: 400, Policy: journal.PolicyKiosk})
+			if v := e.wait(h); v.State != journal.StateApproved || e.charges(h.UUID()) != 1 {
+				t.Fatalf("approved on the terminal: view %+v", v)
+			}
+			e.sim.Script(terminalsim.Behaviour{Outcome: terminalsim.OutcomeDecline})
+			e.order("P2", 400)
+			h = e.start(Request{OrderID: "P2", Amount: 400, Policy: journal.PolicyKiosk})
+			if v := e.wait(h); v.State != journal.StateDeclined || e.charges(h.UUID()) != 0 {
+				t.Fatalf("declined on the terminal: view %+v", v)
+			}
+		})
+	}
+}
+
+// An offline terminal: the action expires after 5 s (scaled), nothing is
+// charged, and the kiosk is told quickly when the poll says so; when the
+// poll does not (pending for ever, 404), the history decides past the
+// deadline. Never unknown, never approved.
+func TestCloudsimOfflineTerminal(t *testing.T) {
+	lim := testLimits
+	lim.KioskTimeout, lim.SettleAfter = 150*time.Millisecond, 50*time.Millisecond
+	for _, mode := range []string{cloudsim.PollExpired, cloudsim.PollPending, cloudsim.PollNotFound} {
+		t.Run(mode, func(t *testing.T) {
+			e := newEnvOn(t, "cloud", lim)
+			e.recover()
+			if err := e.cloud.SetExpiredPoll(mode); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.cloud.SetOnline(cloudSerial, false); err != nil {
+				t.Fatal(err)
+			}
+			e.order("O1", 500)
+			h := e.start(Request{OrderID: "O1", Amount: 500, Policy: journal.PolicyKiosk})
+			v := e.wait(h)
+			if v.State == journal.StateApproved || v.State == journal.StateUnknown || v.OrderPaid {
+				t.Fatalf("view %+v", v)
+			}
+			if mode == cloudsim.PollExpired && !strings.Contains(v.Message, "offline") {
+				t.Fatalf("the expiry is not told: %q", v.Message)
+			}
+			// Back online: the expired action is never delivered, and a
+			// new attempt pays.
+			_ = e.cloud.SetOnline(cloudSerial, true)
+			if len(e.sim.Ledger()) != 0 {
+				t.Fatalf("terminal ledger %+v", e.sim.Ledger())
+			}
+			if v := e.wait(e.start(Request{OrderID: "O1", Amount: 500, Policy: journal.PolicyKiosk})); v.State != journal.StateApproved {
+				t.Fatalf("after the terminal came back: %+v", v)
+			}
+		})
+	}
+}
+
+// 400 and 401 are refusals: nothing started, the message says why, the
+// key is not in it.
+func TestCloudsimRefusals(t *testing.T) {
+	e := newEnvOn(t, "cloud", testLimits)
+	e.recover()
+	e.order("R1", 300)
+	// 401: a key the cloud does not know.
+	wrong, err := cloudapi.New(e.cloud.URL(), "sk_wrong_key_123")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.close()
+	e.channel = Cloud(wrong, cloudSerial, nil, 5*time.Millisecond)
+	e.open(nil, testLimits)
+	e.recover()
+	v := e.wait(e.start(Request{OrderID: "R1", Amount: 300, Policy: journal.PolicyKiosk}))
+	if v.State != journal.StateFailed || !strings.Contains(v.Message, "401") || strings.Contains(v.Message, "sk_wrong_key_123") {
+		t.Fatalf("401: view %+v", v)
+	}
+	// 400: the cloud refuses the request itself.
+	right, _ := cloudapi.New(e.cloud.URL(), e.cloud.Key())
+	e.close()
+	e.channel = Cloud(right, cloudSerial, nil, 5*time.Millisecond)
+	e.open(nil, testLimits)
+	e.recover()
+	if err := e.cloud.Inject(cloudsim.Fault{Path: cloudsim.PathPayment, Status: 400}); err != nil {
+		t.Fatal(err)
+	}
+	v = e.wait(e.start(Request{OrderID: "R1", Amount: 300, Policy: journal.PolicyKiosk}))
+	if v.State != journal.StateFailed || !strings.Contains(v.Message, "400") {
+		t.Fatalf("400: view %+v", v)
+	}
+	if len(e.cloud.Transactions()) != 0 || len(e.sim.Ledger()) != 0 {
+		t.Fatalf("a refused request made a transaction: %+v", e.cloud.Transactions())
+	}
+}
