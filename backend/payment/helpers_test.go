@@ -42,10 +42,10 @@ type env struct {
 	// cloud in front of sim, and the channel every open uses.
 	cloud   *cloudsim.Cloud
 	channel Channel
-	dir    string
-	db     *journal.DB
-	o      *Orchestrator
-	events *recorder
+	dir     string
+	db      *journal.DB
+	o       *Orchestrator
+	events  *recorder
 }
 
 func newEnv(t *testing.T, limits Limits) *env {

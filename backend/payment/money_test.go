@@ -42,7 +42,9 @@ func (e *env) given(order string) (taken, back int64) {
 // A tip chosen on the terminal is what the journal records as charged,
 // beside the gift the kiosk asked for, and everything that counts money
 // counts it.
-func TestTipChosenOnTheTerminalIsJournaled(t *testing.T) { eachChannel(t, testLimits, testTipChosenOnTheTerminalIsJournaled) }
+func TestTipChosenOnTheTerminalIsJournaled(t *testing.T) {
+	eachChannel(t, testLimits, testTipChosenOnTheTerminalIsJournaled)
+}
 
 func testTipChosenOnTheTerminalIsJournaled(t *testing.T, e *env) {
 	e.sim.SetTipsEnabled(true)
@@ -105,7 +107,9 @@ func TestChargedAmountDifferentFromTheAskedOneIsFlagged(t *testing.T) {
 // A reversal is journaled before it leaves and gives back the whole
 // debit, tip included; after it, nothing more can be given back, and a
 // refund blocks a reversal of the same order.
-func TestReversalThenRefundAndRefundThenReversal(t *testing.T) { eachChannel(t, testLimits, testReversalThenRefundAndRefundThenReversal) }
+func TestReversalThenRefundAndRefundThenReversal(t *testing.T) {
+	eachChannel(t, testLimits, testReversalThenRefundAndRefundThenReversal)
+}
 
 func testReversalThenRefundAndRefundThenReversal(t *testing.T, e *env) {
 	e.sim.SetTipsEnabled(true)

@@ -48,7 +48,9 @@ func testKioskPaymentApproved(t *testing.T, e *env) {
 	}
 }
 
-func TestCounterLeavesTheTipScreenToTheTerminal(t *testing.T) { eachChannel(t, testLimits, testCounterLeavesTheTipScreenToTheTerminal) }
+func TestCounterLeavesTheTipScreenToTheTerminal(t *testing.T) {
+	eachChannel(t, testLimits, testCounterLeavesTheTipScreenToTheTerminal)
+}
 
 func testCounterLeavesTheTipScreenToTheTerminal(t *testing.T, e *env) {
 	e.recover()
@@ -269,7 +271,9 @@ func TestRecoveryWithTheTerminalUnreachable(t *testing.T) {
 }
 
 // Invariant 5: a ko is final for its uuid; a retry is a new attempt.
-func TestDeclineThenRetryWithANewUUID(t *testing.T) { eachChannel(t, testLimits, testDeclineThenRetryWithANewUUID) }
+func TestDeclineThenRetryWithANewUUID(t *testing.T) {
+	eachChannel(t, testLimits, testDeclineThenRetryWithANewUUID)
+}
 
 func testDeclineThenRetryWithANewUUID(t *testing.T, e *env) {
 	e.recover()
@@ -292,7 +296,9 @@ func testDeclineThenRetryWithANewUUID(t *testing.T, e *env) {
 }
 
 // Invariant 2: one unresolved attempt per order and per terminal.
-func TestOneUnresolvedAttemptPerOrderAndTerminal(t *testing.T) { eachChannel(t, testLimits, testOneUnresolvedAttemptPerOrderAndTerminal) }
+func TestOneUnresolvedAttemptPerOrderAndTerminal(t *testing.T) {
+	eachChannel(t, testLimits, testOneUnresolvedAttemptPerOrderAndTerminal)
+}
 
 func testOneUnresolvedAttemptPerOrderAndTerminal(t *testing.T, e *env) {
 	e.recover()
@@ -368,7 +374,9 @@ func testCancelBeforeHandover(t *testing.T, e *env) {
 // Invariant 6: after the handover the abort is refused once the payment
 // completes; the /payment answer decides: the customer was charged, the order
 // is paid, and the view says so.
-func TestCancelAfterHandoverWhenTheCustomerPays(t *testing.T) { eachChannel(t, testLimits, testCancelAfterHandoverWhenTheCustomerPays) }
+func TestCancelAfterHandoverWhenTheCustomerPays(t *testing.T) {
+	eachChannel(t, testLimits, testCancelAfterHandoverWhenTheCustomerPays)
+}
 
 func testCancelAfterHandoverWhenTheCustomerPays(t *testing.T, e *env) {
 	e.recover()
@@ -398,7 +406,9 @@ func testCancelAfterHandoverWhenTheCustomerPays(t *testing.T, e *env) {
 	}
 }
 
-func TestCancelAfterHandoverWhenTheCardIsRefused(t *testing.T) { eachChannel(t, testLimits, testCancelAfterHandoverWhenTheCardIsRefused) }
+func TestCancelAfterHandoverWhenTheCardIsRefused(t *testing.T) {
+	eachChannel(t, testLimits, testCancelAfterHandoverWhenTheCardIsRefused)
+}
 
 func testCancelAfterHandoverWhenTheCardIsRefused(t *testing.T, e *env) {
 	e.recover()
@@ -543,7 +553,9 @@ func testRefund(t *testing.T, e *env) {
 	}
 }
 
-func TestPayCancelledByContextRunsAbortThenWait(t *testing.T) { eachChannel(t, testLimits, testPayCancelledByContextRunsAbortThenWait) }
+func TestPayCancelledByContextRunsAbortThenWait(t *testing.T) {
+	eachChannel(t, testLimits, testPayCancelledByContextRunsAbortThenWait)
+}
 
 func testPayCancelledByContextRunsAbortThenWait(t *testing.T, e *env) {
 	e.recover()
