@@ -117,18 +117,8 @@ func TestTheKioskPaysThroughTheCloud(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stack.Close()
-	r, err := stack.Staff.Call(ctx, "SetPIN", []json.RawMessage{json.RawMessage(`"4829"`)})
-	if err != nil || !r.OK {
-		t.Fatalf("SetPIN: %v %+v", err, r.Error)
-	}
-	waitUntil(t, "the kiosk open", func() bool { return stack.Svc.Checkout().Phase == kiosk.PhaseWelcome })
-	stack.Svc.Start("en")
-	stack.Svc.ChooseDining(kiosk.DiningEatIn)
-	stack.Svc.AddItem("croissant", 2)
-	if v, _ := stack.Svc.Pay(kiosk.MethodCard); v.Phase != kiosk.PhasePaying {
-		t.Fatalf("pay: %+v", v)
-	}
-	waitUntil(t, "approved", func() bool { return stack.Svc.Checkout().Phase == kiosk.PhaseApproved })
+	openKiosk(t, stack)
+	kioskPays(t, stack, kiosk.PhaseApproved)
 	if tv := stack.Svc.Terminal(); !strings.Contains(tv.Name, "SN-1") {
 		t.Fatalf("terminal view %+v", tv)
 	}
@@ -211,30 +201,16 @@ func TestTheKioskOnTheSimulatedCloudNeverLogsTheKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stack.Close()
-	r, err := stack.Staff.Call(ctx, "SetPIN", []json.RawMessage{json.RawMessage(`"4829"`)})
-	if err != nil || !r.OK {
-		t.Fatalf("SetPIN: %v %+v", err, r.Error)
-	}
-	pay := func(want kiosk.Phase) {
-		t.Helper()
-		waitUntil(t, "the kiosk open", func() bool { return stack.Svc.Checkout().Phase == kiosk.PhaseWelcome })
-		stack.Svc.Start("en")
-		stack.Svc.ChooseDining(kiosk.DiningEatIn)
-		stack.Svc.AddItem("croissant", 1)
-		if v, _ := stack.Svc.Pay(kiosk.MethodCard); v.Phase != kiosk.PhasePaying {
-			t.Fatalf("pay: %+v", v)
-		}
-		waitUntil(t, string(want), func() bool { return stack.Svc.Checkout().Phase == want })
-		stack.Svc.Finish()
-	}
-	pay(kiosk.PhaseApproved)
+	openKiosk(t, stack)
+	kioskPays(t, stack, kiosk.PhaseApproved)
+	stack.Svc.Finish()
 	if err := cloud.Inject(
 		cloudsim.Fault{Path: cloudsim.PathPayment, After: true},      // the acknowledgement is lost
 		cloudsim.Fault{Path: cloudsim.PathTransactions, Status: 401}, // then the history refuses the key once
 	); err != nil {
 		t.Fatal(err)
 	}
-	pay(kiosk.PhaseApproved)
+	kioskPays(t, stack, kiosk.PhaseApproved)
 	if n := len(cloud.Transactions()); n != 2 {
 		t.Fatalf("%d cloud transactions, want 2", n)
 	}
@@ -278,4 +254,27 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// openKiosk sets the staff PIN, which opens the kiosk to customers.
+func openKiosk(t *testing.T, stack *Stack) {
+	t.Helper()
+	r, err := stack.Staff.Call(context.Background(), "SetPIN", []json.RawMessage{json.RawMessage(`"4829"`)})
+	if err != nil || !r.OK {
+		t.Fatalf("SetPIN: %v %+v", err, r.Error)
+	}
+}
+
+// kioskPays orders a croissant at the kiosk, pays by card and waits for
+// the phase the payment should end in.
+func kioskPays(t *testing.T, stack *Stack, want kiosk.Phase) {
+	t.Helper()
+	waitUntil(t, "the kiosk open", func() bool { return stack.Svc.Checkout().Phase == kiosk.PhaseWelcome })
+	stack.Svc.Start("en")
+	stack.Svc.ChooseDining(kiosk.DiningEatIn)
+	stack.Svc.AddItem("croissant", 2)
+	if v, _ := stack.Svc.Pay(kiosk.MethodCard); v.Phase != kiosk.PhasePaying {
+		t.Fatalf("pay: %+v", v)
+	}
+	waitUntil(t, string(want), func() bool { return stack.Svc.Checkout().Phase == want })
 }

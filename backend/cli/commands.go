@@ -108,13 +108,8 @@ func cmdSimulator(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintln(stderr, "comptoir simulator: --timescale must be greater than 0")
 		return 2
 	}
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
-	}
 	sim, err := terminalsim.New(terminalsim.Config{
-		CurrencyCode: *currency, TimeScale: *scale, TipsEnabled: *tips,
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		CurrencyCode: *currency, TimeScale: *scale, TipsEnabled: *tips, Logger: simLogger(stderr, *verbose),
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir simulator:", err)
@@ -139,6 +134,15 @@ func cmdSimulator(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	return 0
 }
 
+// simLogger is a simulator's text log on stderr, every step with -v.
+func simLogger(stderr io.Writer, verbose bool) *slog.Logger {
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+}
+
 // cmdCloudSim runs the simulated provider cloud alone, with its virtual
 // terminals, until Ctrl-C.
 func cmdCloudSim(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -158,10 +162,6 @@ func cmdCloudSim(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "comptoir cloudsim: --timescale must be greater than 0")
 		return 2
 	}
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
-	}
 	var sns []string
 	for _, s := range strings.Split(*serials, ",") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -173,8 +173,7 @@ func cmdCloudSim(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return 2
 	}
 	cloud, err := cloudsim.New(cloudsim.Config{
-		Key: *key, Serials: sns, TimeScale: *scale, WebhookURL: *webhook,
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		Key: *key, Serials: sns, TimeScale: *scale, WebhookURL: *webhook, Logger: simLogger(stderr, *verbose),
 	})
 	if err == nil {
 		err = cloud.Start(*addr)
