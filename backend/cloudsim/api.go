@@ -157,15 +157,26 @@ func terminalStatus(code int, raw []byte) (status, message string) {
 // errNotReached is the answer of a v4 form whose terminal stayed offline.
 var errNotReached = errors.New("The terminal did not receive the request (offline)")
 
-// statusForm serves a v4 form that the terminal answers with a status: ok
-// means the request reached the terminal.
-func (c *Cloud) statusForm(w http.ResponseWriter, r *http.Request, serial, path string, body any) {
+// reachable is the company's terminal with this serial number once it is
+// online (at most the notification's validity), or false with the answer
+// written: 400, 401, or 200 ko when the terminal stayed offline.
+func (c *Cloud) reachable(w http.ResponseWriter, serial string) (*vterm, bool) {
 	vt, ok := c.terminalFor(w, serial)
 	if !ok {
-		return
+		return nil, false
 	}
 	if _, ok := c.reach(vt.serial); !ok {
 		writeJSON(w, map[string]string{"status": StatusKO, "message": errNotReached.Error()})
+		return nil, false
+	}
+	return vt, true
+}
+
+// statusForm serves a v4 form that the terminal answers with a status: ok
+// means the request reached the terminal.
+func (c *Cloud) statusForm(w http.ResponseWriter, r *http.Request, serial, path string, body any) {
+	vt, ok := c.reachable(w, serial)
+	if !ok {
 		return
 	}
 	status, message := terminalStatus(forward(vt, r, path, body))
@@ -252,12 +263,8 @@ func (c *Cloud) handleCancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Cloud) abort(w http.ResponseWriter, serial string, req localapi.AbortRequest) {
-	vt, ok := c.terminalFor(w, serial)
+	vt, ok := c.reachable(w, serial)
 	if !ok {
-		return
-	}
-	if _, ok := c.reach(vt.serial); !ok {
-		writeJSON(w, map[string]string{"status": StatusKO, "message": errNotReached.Error()})
 		return
 	}
 	if !c.goLater(func() {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
 // How the poll answers. PollNormal tells the truth; the others are the
@@ -128,20 +130,9 @@ func (c *Cloud) faulty(path string, h http.HandlerFunc) http.Handler {
 			h(httptest.NewRecorder(), r)
 		}
 		if f.Status == 0 {
-			dropConnection(w)
+			terminalsim.DropConnection(w)
 			return
 		}
 		ko(w, f.Status, http.StatusText(f.Status))
 	})
-}
-
-// dropConnection closes the client's connection without an answer.
-func dropConnection(w http.ResponseWriter) {
-	if hj, ok := w.(http.Hijacker); ok {
-		if conn, _, err := hj.Hijack(); err == nil {
-			_ = conn.Close()
-			return
-		}
-	}
-	panic(http.ErrAbortHandler)
 }

@@ -91,14 +91,18 @@ func writeStatus(w http.ResponseWriter, status, message string) {
 	writeJSON(w, localapi.StatusResponse{Status: status, Message: message})
 }
 
-// dropConnection closes the client's connection without an answer.
 // http500 answers HTTP 500 with no body.
 func http500(w http.ResponseWriter) {
 	w.Header().Set("Content-Length", "0")
 	w.WriteHeader(http.StatusInternalServerError)
 }
 
-func dropConnection(w http.ResponseWriter) {
+// dropConnection closes the client's connection without an answer.
+func dropConnection(w http.ResponseWriter) { DropConnection(w) }
+
+// DropConnection closes the client's connection without an answer (a
+// lost answer, for simulators built on this one).
+func DropConnection(w http.ResponseWriter) {
 	if hj, ok := w.(http.Hijacker); ok {
 		if conn, _, err := hj.Hijack(); err == nil {
 			_ = conn.Close()
