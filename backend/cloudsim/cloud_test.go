@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -411,5 +412,32 @@ func TestControlAPIReachesEachTerminal(t *testing.T) {
 	}
 	if st := c.State(); len(st.Faults.Next) != 1 || st.Faults.HistoryIDs {
 		t.Fatalf("faults = %+v", st.Faults)
+	}
+}
+
+// debit_and_enrol: with an amount it charges like a debit; with 0 it only
+// enrols the card. Both deliver a card token.
+func TestDebitAndEnrol(t *testing.T) {
+	approve := terminalsim.Approve()
+	approve.Delay = 0
+	c, cl, term := start(t, cloudsim.Config{Terminal: terminalsim.Config{Default: &approve}})
+	ctx := ctxT(t)
+	for _, amount := range []int64{0, 1500} {
+		b := debit("enrol-"+strconv.FormatInt(amount, 10), amount)
+		b["transactionType"] = "debit_and_enrol"
+		if _, err := cl.Payment(ctx, body(t, b)); err != nil {
+			t.Fatalf("amount %d: %v", amount, err)
+		}
+		done, err := c.Wait(ctx, b["idempotentUuid"].(string))
+		if err != nil || done.Status != "ok" || done.CardToken == "" || done.TransactionType != "debit_and_enrol" {
+			t.Fatalf("amount %d: %+v, %v", amount, done, err)
+		}
+	}
+	if l := term.Ledger(); len(l) != 1 || l[0].Total != 1500 {
+		t.Fatalf("ledger %+v: the enrolment alone charged, or the debit did not", l)
+	}
+	var ae *cloudapi.APIError
+	if _, err := cl.Payment(ctx, body(t, map[string]any{"serialNumber": serial, "amount": -1, "transactionType": "debit_and_enrol"})); !errors.As(err, &ae) {
+		t.Fatalf("a negative enrolment: %v", err)
 	}
 }
