@@ -37,6 +37,16 @@ describe("staff dev mock", () => {
     expect(hist.ok && hist.value.entries.filter((e) => !e.inJournal).map((e) => e.transactionId)).toEqual(["TX-9001"]);
   });
 
+  it("keeps its day's difference just after midnight", async () => {
+    const early = new Date();
+    early.setHours(0, 15, 0, 0);
+    const api = createStaffApi(mockStaffTransport({ now: () => early.getTime() }));
+    const r = await api.call("Unlock", "1234");
+    const sid = (r as { value: Session }).value.id;
+    const cmp = await api.call("Compare", sid, "");
+    expect(cmp.ok && cmp.value.differences.map((d) => d.kind)).toEqual(["terminal_only"]);
+  });
+
   it("asks for a first PIN in setup mode", async () => {
     const api = createStaffApi(mockStaffTransport({ setup: true }));
     expect(await api.call("Gate")).toEqual({ ok: true, value: { hasPin: false, demo: false } });

@@ -77,7 +77,12 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
   let seq = 0;
 
   const iso = (t: number) => new Date(t).toISOString();
-  const minutesAgo = (m: number) => iso(now() - m * 60_000);
+  // The script spans the last 100 minutes; in the first 100 minutes of a
+  // day it is squeezed into the day, so that "today" always holds it.
+  const midnight = new Date(now());
+  midnight.setHours(0, 0, 0, 0);
+  const squeeze = Math.max(0, Math.min(1, (now() - midnight.getTime() - 60_000) / (100 * 60_000)));
+  const minutesAgo = (m: number) => iso(now() - m * 60_000 * squeeze);
   const day = (t: number) => localDay(new Date(t));
 
   function note(who: string, action: string, subject = "", detail = "") {
