@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -154,8 +153,8 @@ func terminalStatus(code int, raw []byte) (status, message string) {
 	return s.Status, s.Message
 }
 
-// errNotReached is the answer of a v4 form whose terminal stayed offline.
-var errNotReached = errors.New("The terminal did not receive the request (offline)")
+// msgNotReached is the answer of a v4 form whose terminal stayed offline.
+const msgNotReached = "The terminal did not receive the request (offline)"
 
 // reachable is the company's terminal with this serial number once it is
 // online (at most the notification's validity), or false with the answer
@@ -166,7 +165,7 @@ func (c *Cloud) reachable(w http.ResponseWriter, serial string) (*vterm, bool) {
 		return nil, false
 	}
 	if _, ok := c.reach(vt.serial); !ok {
-		writeJSON(w, map[string]string{"status": StatusKO, "message": errNotReached.Error()})
+		writeJSON(w, map[string]string{"status": StatusKO, "message": msgNotReached})
 		return nil, false
 	}
 	return vt, true
@@ -320,7 +319,7 @@ func (c *Cloud) handleReversal(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, ok := c.reach(serial); !ok {
-		writeJSON(w, map[string]string{"status": StatusKO, "message": errNotReached.Error(), "initialTransactionId": b.InitialTransactionID})
+		writeJSON(w, map[string]string{"status": StatusKO, "message": msgNotReached, "initialTransactionId": b.InitialTransactionID})
 		return
 	}
 	// The reversal runs to its end even if the caller goes: the cloud
@@ -352,7 +351,6 @@ func (c *Cloud) handleReversal(w http.ResponseWriter, r *http.Request) {
 		CurrencyCode: orig.CurrencyCode, TransactionType: "reversal", CreatedAt: c.cfg.Now().UTC(),
 		SerialNumber: serial, Initial: b.InitialTransactionID, CartID: orig.CartID,
 	}}
-	orig.reversedBy = rev.TransactionID
 	c.addLocked(rev)
 	c.mu.Unlock()
 	c.notify(rev.Transaction)

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
 // historyRequest is the v4 transactions form's filter.
@@ -18,9 +20,6 @@ type historyRequest struct {
 	Limit         *int     `json:"limit"`
 	Offset        int      `json:"offset"`
 }
-
-// HistoryWindow is what the history returns without dates.
-const HistoryWindow = 30 * 24 * time.Hour
 
 // window is the request's [from, to) in absolute time. The v4 form's
 // endDate is exclusive.
@@ -41,7 +40,7 @@ func (h historyRequest) window(now time.Time) (from, to time.Time, err error) {
 		}
 		return t, nil
 	}
-	from, to = now.Add(-HistoryWindow), now.Add(time.Second)
+	from, to = now.Add(-terminalsim.HistoryWindow), now.Add(time.Second)
 	if h.StartDate != "" {
 		if from, err = at(h.StartDate, h.StartTime, "startDate"); err != nil {
 			return

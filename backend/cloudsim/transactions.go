@@ -71,19 +71,6 @@ func (c *Cloud) Transactions() []Transaction {
 	return c.transactionsLocked()
 }
 
-// TransactionByUUID is the cloud transaction started with this
-// idempotentUuid.
-func (c *Cloud) TransactionByUUID(uuid string) (Transaction, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, t := range c.order {
-		if t.IdempotentUUID == uuid && uuid != "" {
-			return t.Transaction, true
-		}
-	}
-	return Transaction{}, false
-}
-
 // addLocked records a new transaction.
 func (c *Cloud) addLocked(t *txn) {
 	c.txs[t.TransactionID] = t
