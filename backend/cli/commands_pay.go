@@ -18,12 +18,14 @@ type limitFlags struct {
 	clientTimeout time.Duration
 	requestOpen   time.Duration
 	resendPause   time.Duration
+	settleAfter   time.Duration
 }
 
 func (l *limitFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&l.clientTimeout, "client-timeout", 0, "one /payment request's timeout (default: kiosk 62s, counter 125s)")
 	fs.DurationVar(&l.requestOpen, "request-open", payment.DefaultLimits.RequestOpen, "resend after a timeout until this long after the first send; then the outcome is unknown")
 	fs.DurationVar(&l.resendPause, "resend-pause", payment.DefaultLimits.ResendPause, "pause before asking again after an error")
+	fs.DurationVar(&l.settleAfter, "settle-after", payment.DefaultLimits.SettleAfter, "after an attempt's last send, when the provider's history is complete: an attempt missing from it then charged nothing (keep it below -request-open, or such attempts end unknown)")
 }
 
 func (l limitFlags) limits() payment.Limits {
@@ -31,7 +33,7 @@ func (l limitFlags) limits() payment.Limits {
 	if l.clientTimeout > 0 {
 		lim.KioskTimeout, lim.CounterTimeout, lim.RefundTimeout = l.clientTimeout, l.clientTimeout, l.clientTimeout
 	}
-	lim.RequestOpen, lim.ResendPause = l.requestOpen, l.resendPause
+	lim.RequestOpen, lim.ResendPause, lim.SettleAfter = l.requestOpen, l.resendPause, l.settleAfter
 	return lim
 }
 

@@ -37,6 +37,35 @@ func TestCloudsimLostAcknowledgement(t *testing.T) {
 	}
 }
 
+// A payment lost on its way to the cloud (or journaled as sent by a
+// process killed before it left) is in no history: it is waited for until
+// the history is complete, never resent, then settled as not charged.
+func TestCloudsimPaymentThatNeverArrived(t *testing.T) {
+	lim := testLimits
+	lim.SettleAfter = 300 * time.Millisecond
+	e := newEnvOn(t, "cloud", lim)
+	e.recover()
+	if err := e.cloud.Inject(cloudsim.Fault{Path: cloudsim.PathPayment}); err != nil {
+		t.Fatal(err)
+	}
+	e.order("N1", 800)
+	h := e.start(Request{OrderID: "N1", Amount: 800, Policy: journal.PolicyKiosk})
+	v := e.wait(h)
+	if v.State != journal.StateFailed || v.OrderPaid {
+		t.Fatalf("view %+v", v)
+	}
+	att, err := e.db.Attempt(e.ctx, h.UUID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if att.SendCount != 1 || len(e.cloud.Transactions()) != 0 {
+		t.Fatalf("%d sends, %d cloud transactions: the payment was resent", att.SendCount, len(e.cloud.Transactions()))
+	}
+	if settled := att.FinalAt.Sub(att.LastSentAt); settled < lim.SettleAfter {
+		t.Fatalf("settled %s after the send, before the history was complete (%s)", settled, lim.SettleAfter)
+	}
+}
+
 // The poll says pending for ever (or 404): past the deadline the history
 // decides, both ways.
 func TestCloudsimPollUselessPastTheDeadline(t *testing.T) {

@@ -44,7 +44,7 @@ func TestCloseEndsHeldRequests(t *testing.T) {
 	mustPhase(t, ctx, sim, id, PhaseBanking)
 	attached := payAsync(ctx, c, &localapi.PaymentRequest{Amount: 100, IdempotentUUID: id})
 	aborted := abortAsync(ctx, c, id)
-	if err := sim.WaitFor(ctx, func(s State) bool { return s.Current != nil && s.Current.AbortsHeld == 1 }); err != nil {
+	if err := sim.WaitFor(ctx, func(s State) bool { return s.Current != nil && s.Current.AbortsHeld == 1 && s.Current.Waiters == 2 }); err != nil {
 		t.Fatal(err)
 	}
 

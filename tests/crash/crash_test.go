@@ -172,7 +172,12 @@ func killNine(t *testing.T, bin string, term crashTerminal) {
 	sim := term.sim
 	data := filepath.Join(tmp, "data")
 	common := append(term.flags, "--data-dir", data,
-		"--client-timeout", "300ms", "--request-open", "20s", "--resend-pause", "10ms")
+		"--client-timeout", "300ms", "--request-open", "20s", "--resend-pause", "10ms",
+		// A kill between journaling a cloud send and the request leaving
+		// leaves an attempt that no history ever shows: it is settled as
+		// not charged once the history is complete, which must come
+		// before the request-open limit would make it unknown.
+		"--settle-after", "3s")
 
 	// Cents that pick the simulated customer (terminalsim's test amounts),
 	// and 00 for a plain approval. 58 (HTTP 500 on every send, nothing
