@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -38,7 +40,8 @@ import (
 // journal and the terminal's ledger must agree exactly. It samples this
 // process's RSS and Go heap over time for the plot: make bench runs the
 // terminal in a process of its own (SOAK_SIM_URL) so that they are the
-// kiosk's alone.
+// kiosk's alone. SOAK_CHANNEL=cloud pays the same customers through the
+// Cloud API channel instead (soakChannel).
 //
 // Built only with -tags bench; runs only when BENCH_OUT names a directory.
 func TestSoak(t *testing.T) {
@@ -51,11 +54,8 @@ func TestSoak(t *testing.T) {
 		n = v
 	}
 	ctx := context.Background()
-	sim := soakTerminal(t)
-	client, err := localapi.NewClient(sim.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
+	rig := soakChannel(t)
+	sim := rig.term
 	dir := t.TempDir()
 	db, err := journal.Open(ctx, dir)
 	if err != nil {
@@ -65,15 +65,17 @@ func TestSoak(t *testing.T) {
 	relay := NewRelay(nil)
 	limits := testLimits
 	limits.ResendPause = time.Millisecond
-	o, err := payment.New(payment.Config{Journal: db, Terminal: client, TerminalID: "sim", Limits: limits, Emitter: relay})
+	pc := payment.Config{Journal: db, Limits: limits, Emitter: relay}
+	rig.attach(&pc)
+	o, err := payment.New(pc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer o.Close()
 	em := &phaseSignal{wake: make(chan struct{}, 1)}
 	s, err := New(Config{
-		Journal: db, Payments: o, Printer: client, Emitter: em, Relay: relay, DataDir: dir,
-		Version: "soak", Logger: testLogger(t), Terminal: FixedTerminal("sim", sim.URL()),
+		Journal: db, Payments: o, Printer: rig.printer, Emitter: em, Relay: relay, DataDir: dir,
+		Version: "soak", Logger: testLogger(t), Terminal: FixedTerminal(rig.name, rig.url),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -212,7 +214,7 @@ func TestSoak(t *testing.T) {
 	sample()
 	// What stays live after 10,000 payments: a heap profile, summarised
 	// by make bench (go tool pprof -top).
-	if f, err := os.Create(filepath.Join(out, "soak-heap.pprof")); err == nil {
+	if f, err := os.Create(filepath.Join(out, strings.TrimSuffix(rig.result, ".json")+"-heap.pprof")); err == nil {
 		_ = pprof.WriteHeapProfile(f)
 		f.Close()
 	}
@@ -236,7 +238,7 @@ func TestSoak(t *testing.T) {
 	}
 	debits := 0
 	charged := map[string]bool{}
-	for _, l := range sim.Ledger(t) {
+	for _, l := range rig.ledger(t) {
 		if l.Kind != localapi.TypeDebit {
 			problems = append(problems, "unexpected ledger entry: "+l.Kind+" "+l.TransactionID)
 			continue
@@ -290,14 +292,78 @@ func TestSoak(t *testing.T) {
 		"scripted": scripted, "phases": phases, "journalStates": states, "attempts": len(attempts),
 		"ledgerDebits": debits, "approvedAttempts": len(approved), "paidOrders": paidOrders,
 		"agree": agree, "problems": problems, "memory": mem, "paymentMs": latency,
-		"journalBytes": dbBytes, "distinctAttemptUUIDs": len(uuids), "terminalProcess": sim.remote,
+		"journalBytes": dbBytes, "distinctAttemptUUIDs": len(uuids), "terminalProcess": sim.remote, "channel": rig.name,
 	}
 	b, _ := json.MarshalIndent(res, "", " ")
-	if err := os.WriteFile(filepath.Join(out, "soak.json"), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, rig.result), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("%d payments in %s (%.0f/s); ledger %d debits, journal %d approved; agree=%v",
 		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), debits, len(approved), agree)
+}
+
+// soakRig is the channel the soak pays through: the LAN (SOAK_CHANNEL
+// unset or "local") or the provider's cloud ("cloud": the simulated cloud
+// in this process, whose virtual terminal is the scripted one, polled
+// every millisecond).
+type soakRig struct {
+	name, url string
+	result    string // the results file
+	term      *soakTerm
+	printer   Printer
+	attach    func(*payment.Config)
+	// ledger is the terminal's ledger, its transaction ids those the
+	// journal knows (the cloud's, on the cloud).
+	ledger func(t *testing.T) []terminalsim.LedgerEntry
+}
+
+func soakChannel(t *testing.T) *soakRig {
+	switch ch := os.Getenv("SOAK_CHANNEL"); ch {
+	case "", "local":
+		term := soakTerminal(t)
+		client, err := localapi.NewClient(term.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &soakRig{name: "sim", url: term.URL(), result: "soak.json", term: term, printer: client,
+			attach: func(c *payment.Config) { c.Terminal, c.TerminalID = client, "sim" },
+			ledger: term.Ledger}
+	case "cloud":
+		const serial = "SN-SOAK"
+		cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_soak", Serials: []string{serial}, TimeScale: 1e-9, Terminal: soakTerminalConfig})
+		if err == nil {
+			err = cloud.Start("127.0.0.1:0")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cloud.Close() })
+		client, err := cloudapi.New(cloud.URL(), cloud.Key())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sim, _ := cloud.Terminal(serial)
+		term := &soakTerm{url: cloud.URL(), sim: sim}
+		channel := payment.Cloud(client, serial, &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: "soak"}, time.Millisecond)
+		return &soakRig{name: "cloud:" + serial, url: cloud.URL(), result: "soak-cloud.json", term: term,
+			attach: func(c *payment.Config) { c.Channel, c.TerminalID = channel, "cloud:"+serial },
+			ledger: func(t *testing.T) []terminalsim.LedgerEntry {
+				ids := map[string]string{}
+				for _, tx := range cloud.Transactions() {
+					if tx.LocalID != "" {
+						ids[tx.LocalID] = tx.TransactionID
+					}
+				}
+				ledger := term.Ledger(t)
+				for i := range ledger {
+					ledger[i].TransactionID = ids[ledger[i].TransactionID]
+				}
+				return ledger
+			}}
+	default:
+		t.Fatalf("SOAK_CHANNEL=%q: local or cloud", ch)
+		return nil
+	}
 }
 
 // soakTerm is the simulated terminal of the soak: in this process, or in
@@ -309,13 +375,19 @@ type soakTerm struct {
 	sim    *terminalsim.Terminal
 }
 
+// soakTerminalConfig answers at once: every wait scaled to nanoseconds,
+// the customers scripted (no test amounts), nothing held for long.
+var soakTerminalConfig = func() terminalsim.Config {
+	long := 10000 * time.Hour
+	return terminalsim.Config{TimeScale: 1e-9, NoTestAmounts: true,
+		Timings: terminalsim.Timings{Screens: long, CardRead: long, RequestHold: long}}
+}()
+
 func soakTerminal(t *testing.T) *soakTerm {
 	if u := os.Getenv("SOAK_SIM_URL"); u != "" {
 		return &soakTerm{remote: true, url: u}
 	}
-	long := 10000 * time.Hour
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 1e-9, NoTestAmounts: true,
-		Timings: terminalsim.Timings{Screens: long, CardRead: long, RequestHold: long}})
+	sim, err := terminalsim.New(soakTerminalConfig)
 	if err != nil {
 		t.Fatal(err)
 	}

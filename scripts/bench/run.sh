@@ -129,6 +129,9 @@ soak() {
 }
 
 step soak soak
+# The same soak through the Cloud API channel (the simulated cloud in the
+# soak's process, polled every millisecond).
+step soak-cloud env SOAK_CHANNEL=cloud go test -tags bench -count=1 -timeout 10m -run '^TestSoak$' -v ./backend/kiosk/
 step wire go run ./scripts/bench/wire -bin "$results/comptoir-purego" -n "${WIRE_N:-2000}" -out "$results/wire.json"
 # The same serve from the desktop binary (cgo, GTK and WebKit linked): memory.
 step wire-desktop-binary go run ./scripts/bench/wire -bin build/bin/comptoir -n 500 -out "$results/wire_desktop_binary.json"

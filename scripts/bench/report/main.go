@@ -701,6 +701,28 @@ func (r *report) cloud() {
 	r.p("| | |\n|---|---|\n| Cloud payment, mean | %s |\n| LAN payment, mean | %s |\n| **Cloud channel overhead** | **%s** per payment, plus on average half a poll interval (1 s at the default `cloud.poll_seconds` of 2) |\n", fms(cloud/1e6), fms(local/1e6), fms(over/1e6))
 	r.p("| Polls while a payment is out | 60 / `cloud.poll_seconds` a minute: 30 at the default, each one GET of about 1 KB answered by the provider |\n| Polls of an idle kiosk | **none**: polls run only while an attempt is out, and the cloud terminal is not pinged in the background (staff's \"check the terminal\" reads one history entry when pressed); an unresolved attempt past its deadline adds one history read every 10 s until it is settled |\n\n")
 	r.row("Cloud channel overhead per payment", fms(over/1e6)+" beyond the poll interval; idle kiosk: 0 requests/min", "measured", "—")
+	r.cloudSoak()
+}
+
+// cloudSoak is §7's soak paid through the cloud channel.
+func (r *report) cloudSoak() {
+	r.p("### The soak on the cloud channel\n\n")
+	var s soakResult
+	if !load("soak-cloud.json", &s) {
+		r.p("Not run, or it failed (see soak-cloud.log in the results directory).\n\n")
+		r.row("Cloud soak: journal and ledger agree", "not run", "exact", "—")
+		return
+	}
+	r.p("`SOAK_CHANNEL=cloud go test -tags bench -run TestSoak ./backend/kiosk/`: the same %d scripted customers as §7, through the Cloud API channel: the simulated provider cloud (backend/cloudsim) in the soak's process, its virtual terminal the scripted simulated terminal, polled every millisecond. The ledger's terminal ids are mapped to the cloud's transaction ids before the comparison.\n\n", s.Payments)
+	r.p("| | |\n|---|---|\n| Payments | %d in %.1f s: **%.0f payments/s** |\n", s.Payments, s.Seconds, s.PerSecond)
+	r.p("| One payment, Pay → final phase | p50 %s, p99 %s, max %s |\n", fms(pct(s.PaymentMs, 50)), fms(pct(s.PaymentMs, 99)), fms(pct(s.PaymentMs, 100)))
+	r.p("| Journal attempts by state | %s (%d attempts); ledger %d debits, %d approved attempts |\n", kv(s.JournalStates), s.Attempts, s.LedgerDebits, s.Approved)
+	verdict := "agree exactly"
+	if !s.Agree {
+		verdict = fmt.Sprintf("DISAGREE: %d problems, first: %s", len(s.Problems), strings.Join(first(s.Problems, 5), "; "))
+	}
+	r.p("| Journal vs ledger | **%s** |\n\n", verdict)
+	r.row("Cloud soak: journal and ledger agree", verdict, "exact", "—")
 }
 
 // --- go test -bench means ---
