@@ -229,14 +229,17 @@ func (c *Client) Transaction(ctx context.Context, id string) (*Transaction, erro
 	if err != nil {
 		return nil, err
 	}
-	tx, err := decodeTransaction(raw)
+	tx, err := ParseTransaction(raw)
 	if err != nil {
 		return nil, &DecodeError{Op: "transaction", Body: raw, Err: err}
 	}
 	return tx, nil
 }
 
-func decodeTransaction(raw []byte) (*Transaction, error) {
+// ParseTransaction reads a transaction as the cloud gives it: the poll's
+// answer (the transaction itself, or wrapped in transaction,
+// transactionDetails or data), or the webhook's body.
+func ParseTransaction(raw []byte) (*Transaction, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
 		return nil, err

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 )
 
@@ -53,14 +53,22 @@ func OrderReceipt(ctx context.Context, db *journal.DB, st Settings, orderID stri
 		if a.State != journal.StateApproved || a.Kind != journal.KindDebit {
 			continue
 		}
-		var tx localapi.Transaction
-		if json.Unmarshal(a.Response, &tx) != nil || tx.Status == "" {
-			tx = localapi.Transaction{TransactionID: a.TransactionID}
+		c, ok := payment.ChargeOf(a)
+		if !ok {
+			c = payment.Charge{TransactionID: a.TransactionID}
 		}
 		// What the journal says was charged: the answer's, or what staff or
 		// the history settled.
-		tx.Amount, tx.GiftAmount = a.Paid(), a.Gift()
-		r.Payments = append(r.Payments, receipt.CardPart(&tx))
+		c.Amount, c.GiftAmount = a.Paid(), a.Gift()
+		r.Payments = append(r.Payments, cardPart(c))
 	}
 	return r, receipt.Options{Columns: st.ReceiptColumns, Locale: lang}, nil
+}
+
+// cardPart is a receipt's part for an approved card charge: only what a
+// receipt may show of the provider's transaction (its customer ticket, not
+// the merchant's; no issuer, no card token).
+func cardPart(c payment.Charge) receipt.Part {
+	return receipt.Part{Kind: receipt.KindCard, Amount: c.Amount, Tip: c.GiftAmount, Scheme: c.Scheme,
+		TransactionID: c.TransactionID, ClientCardTicket: c.ClientTicket}
 }

@@ -372,9 +372,7 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 	case journal.StateApproved:
 		part := receipt.Part{Kind: receipt.KindCard, Amount: v.Amount, TransactionID: v.TransactionID}
 		if c := v.Charge; c != nil {
-			// Only what a receipt may show of the provider's transaction.
-			part = receipt.Part{Kind: receipt.KindCard, Amount: c.Amount, Tip: c.GiftAmount, Scheme: c.Scheme,
-				TransactionID: c.TransactionID, ClientCardTicket: c.ClientTicket}
+			part = cardPart(*c)
 		}
 		ord.parts = append(ord.parts, part)
 		if ord.shareTxID == "" || att.step == StepCard {

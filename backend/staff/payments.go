@@ -9,6 +9,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/payment"
 )
 
 // Filter selects journal attempts for Attempts. Zero fields do not filter.
@@ -120,7 +121,7 @@ func (s *Staff) view(ctx context.Context, a journal.Attempt, cache orderCache) A
 	if a.Charged {
 		v.ChargedAmount = a.ChargedAmount
 	}
-	if tx, ok := transactionOf(a); ok {
+	if tx, ok := payment.ChargeOf(a); ok {
 		v.Scheme = tx.Scheme
 		if !a.Charged {
 			v.GiftAmount = tx.GiftAmount
@@ -684,7 +685,7 @@ func amountDiffers(e localapi.HistoryEntry, a journal.Attempt) bool {
 	if a.Charged {
 		return e.GiftAmount != a.ChargedGift
 	}
-	if tx, ok := transactionOf(a); ok {
+	if tx, ok := payment.ChargeOf(a); ok {
 		return e.GiftAmount != tx.GiftAmount
 	}
 	return false

@@ -14,6 +14,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 )
 
@@ -123,12 +124,12 @@ func (s *Staff) Report(ctx context.Context, sessionID, day string) (Report, erro
 	jt, tt := totaler{}, totaler{}
 	schemeOf := map[string]string{} // transactionId → scheme, for reversals
 	for _, a := range d.atts {
-		if tx, ok := transactionOf(a); ok {
+		if tx, ok := payment.ChargeOf(a); ok {
 			schemeOf[tx.TransactionID] = tx.Scheme
 		}
 	}
 	for _, a := range d.atts {
-		tx, ok := transactionOf(a)
+		tx, ok := payment.ChargeOf(a)
 		if a.State != journal.StateApproved || !inDay(a.CreatedAt, d.start, d.end) {
 			continue
 		}
