@@ -55,6 +55,23 @@ type Report struct {
 	Journal     Totals       `json:"journal"`
 	Terminal    Totals       `json:"terminal"`
 	Differences []Difference `json:"differences"`
+	// Sales is the VAT of the orders paid this day, by dining mode and
+	// rate: what the accountant files. Refunds and reversals are in the
+	// totals above, not taken off here.
+	Sales []Sale `json:"sales"`
+}
+
+// Sale is one dining mode and VAT rate of the day's paid orders, VAT
+// included in Gross. Dining is eat_in, take_away, or "" for orders taken
+// without asking; Rate is in basis points (1000 is 10 %), -1 for amounts
+// keyed at the counter, whose VAT is not known.
+type Sale struct {
+	Dining string `json:"dining"`
+	Rate   int    `json:"rate"`
+	Orders int    `json:"orders"`
+	Gross  int64  `json:"gross"`
+	Tax    int64  `json:"tax"`
+	Net    int64  `json:"net"`
 }
 
 type totaler map[[2]string]*Total
@@ -168,8 +185,90 @@ func (s *Staff) Report(ctx context.Context, sessionID, day string) (Report, erro
 	}
 	r.Journal, r.Terminal = jt.totals(), tt.totals()
 	r.Differences = s.compare(ctx, d).Differences
+	if r.Sales, err = s.sales(ctx, st, d); err != nil {
+		return Report{}, err
+	}
 	s.audit(ctx, sess.Who, "report", r.Day, fmt.Sprintf("end-of-day report: journal net %d, terminal net %d, %d difference(s)", r.Journal.Net, r.Terminal.Net, len(r.Differences)), nil)
 	return r, nil
+}
+
+// sales sums the VAT of the orders an approved debit of the day paid,
+// from the lines the kiosk recorded (each with the rate of its dining
+// mode), each order once.
+func (s *Staff) sales(ctx context.Context, st kiosk.Settings, d dayData) ([]Sale, error) {
+	type key struct {
+		dining string
+		rate   int
+	}
+	sums := map[key]*Sale{}
+	seen := map[string]bool{}
+	for _, a := range d.atts {
+		if a.Kind != journal.KindDebit || a.State != journal.StateApproved || !inDay(a.CreatedAt, d.start, d.end) || seen[a.OrderID] {
+			continue
+		}
+		seen[a.OrderID] = true
+		ord, err := s.cfg.Journal.Order(ctx, a.OrderID)
+		if err != nil || ord.Status != journal.OrderPaid {
+			continue // not paid in full (yet): not a sale
+		}
+		rec, _, err := kiosk.OrderReceipt(ctx, s.cfg.Journal, st, a.OrderID)
+		if err != nil {
+			return nil, journalErr(err, "Reading the day's orders")
+		}
+		add := func(rate int, gross, tax int64) {
+			k := key{rec.Order.Dining, rate}
+			if sums[k] == nil {
+				sums[k] = &Sale{Dining: k.dining, Rate: rate}
+			}
+			sums[k].Orders++
+			sums[k].Gross += gross
+			sums[k].Tax += tax
+			sums[k].Net += gross - tax
+		}
+		var unknown int64
+		for _, l := range rec.Order.Lines {
+			if l.VATRate == receipt.VATUnknown {
+				unknown += l.Total()
+			}
+		}
+		for _, t := range receipt.VATSummary(rec.Order) {
+			add(t.Rate, t.Gross, t.Tax)
+		}
+		if unknown != 0 {
+			add(receipt.VATUnknown, unknown, 0)
+		}
+	}
+	out := make([]Sale, 0, len(sums))
+	for _, v := range sums {
+		out = append(out, *v)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Dining != out[j].Dining {
+			return out[i].Dining < out[j].Dining
+		}
+		return out[i].Rate > out[j].Rate
+	})
+	return out, nil
+}
+
+// rateText is a VAT rate in basis points as a percentage: "10 %", "5.5 %".
+func rateText(bp int) string {
+	if bp < 0 {
+		return "VAT ?"
+	}
+	s := strconv.FormatFloat(float64(bp)/100, 'f', -1, 64)
+	return s + " %"
+}
+
+// diningText is a dining mode on the printed report.
+func diningText(d string) string {
+	switch d {
+	case receipt.DiningEatIn:
+		return "eat in"
+	case receipt.DiningTakeAway:
+		return "take away"
+	}
+	return "not asked"
 }
 
 // decimal is cents as 12.34, for CSV: no grouping, a point, a sign.
@@ -207,6 +306,15 @@ func (r Report) CSV() []byte {
 			w.Write([]string{"by_kind", side.name, t.Kind, "", strconv.Itoa(t.Count), decimal(t.Amount), decimal(t.Gift), decimal(t.Sum()), r.Currency, r.Day})
 		}
 		w.Write([]string{"net", side.name, "", "", "", "", "", decimal(side.t.Net), r.Currency, r.Day})
+	}
+	w.Write(nil)
+	w.Write([]string{"sales", "dining", "vat_rate_percent", "orders", "gross", "vat", "net", "currency", "day"})
+	for _, v := range r.Sales {
+		rate := ""
+		if v.Rate >= 0 {
+			rate = strconv.FormatFloat(float64(v.Rate)/100, 'f', -1, 64)
+		}
+		w.Write([]string{"sales", v.Dining, rate, strconv.Itoa(v.Orders), decimal(v.Gross), decimal(v.Tax), decimal(v.Net), r.Currency, r.Day})
 	}
 	w.Write(nil)
 	w.Write([]string{"difference", "kind", "at", "transaction_id", "attempt_uuid", "order_id", "journal_amount", "terminal_amount", "message"})
@@ -252,6 +360,16 @@ func (r Report) Text(columns int) string {
 			}
 		}
 		line(" NET", f.Format(side.t.Net))
+		b.WriteString(rule)
+	}
+	if len(r.Sales) > 0 {
+		b.WriteString("SALES (VAT included)\n")
+		for _, v := range r.Sales {
+			line(fmt.Sprintf(" %s %s x%d", diningText(v.Dining), rateText(v.Rate), v.Orders), f.Format(v.Gross))
+			if v.Rate >= 0 {
+				line("  of which VAT", f.Format(v.Tax))
+			}
+		}
 		b.WriteString(rule)
 	}
 	if len(r.Differences) == 0 {

@@ -4,6 +4,8 @@ import (
 	"database/sql"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -434,5 +436,54 @@ func TestSettingsListWithADamagedRow(t *testing.T) {
 		if st.Key == kiosk.SettingIdleSeconds && (!st.Ignored || string(st.Stored) != `"{9"`) {
 			t.Fatalf("damaged row shown as %+v", st)
 		}
+	}
+}
+
+// The day's sales follow the dining mode each order was taken with: the
+// same kind of product is taxed at its eat-in rate for one order and its
+// take-away rate for the other; an unpaid order is no sale; an amount
+// keyed at the counter is a sale whose VAT is not known.
+func TestReportSalesByDiningAndRate(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	order := func(dining string, total int64, lines ...map[string]any) string {
+		e.orders++
+		id := fmt.Sprintf("%s-%03d", time.Now().Format("20060102"), e.orders)
+		data, _ := json.Marshal(map[string]any{"number": fmt.Sprint(e.orders), "language": "fr", "method": "card", "dining": dining, "lines": lines})
+		if err := e.db.CreateOrder(e.ctx, journal.Order{ID: id, Currency: "EUR", Total: total, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	line := func(total int64, rate int) map[string]any {
+		return map[string]any{"id": fmt.Sprint("l", total), "productId": "p", "name": map[string]string{"fr": "Plat"}, "qty": 1, "unitPrice": total, "total": total, "vatRate": rate}
+	}
+	e.pay(order("eat_in", 1100, line(1100, 1000)), 1100, journal.PolicyKiosk, journal.StateApproved)
+	e.pay(order("take_away", 1555, line(1055, 550), line(500, 2000)), 1555, journal.PolicyKiosk, journal.StateApproved)
+	e.sim.Script(terminalsim.Decline())
+	e.pay(order("eat_in", 800, line(800, 1000)), 800, journal.PolicyKiosk, journal.StateDeclined)
+	e.pay(order("", 700), 700, journal.PolicyCounter, journal.StateApproved)
+
+	r, err := e.st.Report(e.ctx, s.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Sale{
+		{Dining: "", Rate: -1, Orders: 1, Gross: 700, Tax: 0, Net: 700},
+		{Dining: "eat_in", Rate: 1000, Orders: 1, Gross: 1100, Tax: 100, Net: 1000},
+		{Dining: "take_away", Rate: 2000, Orders: 1, Gross: 500, Tax: 83, Net: 417},
+		{Dining: "take_away", Rate: 550, Orders: 1, Gross: 1055, Tax: 55, Net: 1000},
+	}
+	if !reflect.DeepEqual(r.Sales, want) {
+		t.Fatalf("sales\n got %+v\nwant %+v", r.Sales, want)
+	}
+	text := r.Text(48)
+	for _, w := range []string{"SALES (VAT included)", "eat in 10 % x1", "take away 5.5 % x1", "not asked VAT ? x1"} {
+		if !strings.Contains(text, w) {
+			t.Errorf("printed report lacks %q:\n%s", w, text)
+		}
+	}
+	if csvText := string(r.CSV()); !strings.Contains(csvText, "sales,take_away,5.5,1,10.55,0.55,10.00,EUR") {
+		t.Errorf("CSV lacks the take-away 5.5 %% row:\n%s", csvText)
 	}
 }

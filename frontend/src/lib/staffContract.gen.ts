@@ -531,6 +531,12 @@ export interface Report {
     journal: Totals;
     terminal: Totals;
     differences: Difference[];
+    /**
+     * Sales is the VAT of the orders paid this day, by dining mode and
+     * rate: what the accountant files. Refunds and reversals are in the
+     * totals above, not taken off here.
+     */
+    sales: Sale[];
 }
 
 // From staffapi/staffapi.go
@@ -565,6 +571,22 @@ export interface ReversalView {
     state: JournalState;
     transactionId?: string;
     message?: string;
+}
+
+// From staff/report.go
+/**
+ * Sale is one dining mode and VAT rate of the day's paid orders, VAT
+ * included in Gross. Dining is eat_in, take_away, or "" for orders taken
+ * without asking; Rate is in basis points (1000 is 10 %), -1 for amounts
+ * keyed at the counter, whose VAT is not known.
+ */
+export interface Sale {
+    dining: string;
+    rate: number;
+    orders: number;
+    gross: number;
+    tax: number;
+    net: number;
 }
 
 // From staff/pin.go

@@ -272,6 +272,14 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
         terminalStatus: e.status,
       }));
   }
+  /** The mock's orders carry no lines: every paid debit reads as eaten in at 10 %. */
+  function sales(paid: { kind: string; amount: number }[]) {
+    const debits = paid.filter((p) => p.kind === "debit");
+    if (debits.length === 0) return [];
+    const gross = debits.reduce((n, p) => n + p.amount, 0);
+    const tax = Math.round((gross * 1000) / 11000);
+    return [{ dining: "eat_in", rate: 1000, orders: debits.length, gross, tax, net: gross - tax }];
+  }
   function report(d: string): Report {
     const inDay = (t?: string) => !!t && day(Date.parse(t)) === d;
     const journal = attempts
@@ -280,7 +288,7 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
     const terminal = marked()
       .filter((e) => e.status === "ok" && inDay(e.createdAt))
       .map((e) => ({ kind: e.type ?? "debit", scheme: e.scheme, amount: e.amount ?? 0, gift: e.giftAmount ?? 0 }));
-    return { day: d, currency: "EUR", locale: "fr", generatedAt: iso(now()), journal: totals(journal), terminal: totals(terminal), differences: differences(d) };
+    return { day: d, currency: "EUR", locale: "fr", generatedAt: iso(now()), journal: totals(journal), terminal: totals(terminal), differences: differences(d), sales: sales(journal) };
   }
   function reportCSV(r: Report): string {
     const dec = (c: number) => (c / 100).toFixed(2);

@@ -755,6 +755,11 @@ describe("report and audit", () => {
           journal: { byScheme: [{ kind: "debit", scheme: "VISA", count: 2, amount: 3000, gift: 0 }], byKind: [{ kind: "debit", count: 2, amount: 3000, gift: 0 }], net: 3000 },
           terminal: { byScheme: [{ kind: "debit", scheme: "VISA", count: 3, amount: 3990, gift: 0 }], byKind: [{ kind: "debit", count: 3, amount: 3990, gift: 0 }], net: 3990 },
           differences: [{ kind: "terminal_only", message: "A charge.", at: "2025-01-10T11:00:00Z" }],
+          sales: [
+            { dining: "eat_in", rate: 1000, orders: 1, gross: 1100, tax: 100, net: 1000 },
+            { dining: "take_away", rate: 550, orders: 1, gross: 1055, tax: 55, net: 1000 },
+            { dining: "", rate: -1, orders: 1, gross: 845, tax: 0, net: 845 },
+          ],
         }),
       },
     });
@@ -768,6 +773,13 @@ describe("report and audit", () => {
     expect(row.textContent).toContain("€39.90");
     expect(screen.getByTestId("report-net").dataset.match).toBe("false");
     expect(screen.getAllByTestId("report-diff-row")).toHaveLength(1);
+    const sales = screen.getAllByTestId("report-sales-row");
+    const cells = (r: HTMLElement) => [...r.querySelectorAll("td")].map((c) => c.textContent?.trim()).join(" | ");
+    expect(sales.map(cells)).toEqual([
+      "Eat in | 10 % | 1 | €11.00 | €1.00 | €10.00",
+      "Take away | 5.5 % | 1 | €10.55 | €0.55 | €10.00",
+      "Not asked | unknown (amount keyed) | 1 | €8.45 | — | —",
+    ]);
     await fireEvent.click(screen.getByTestId("report-print"));
     expect(staff.last("PrintReport")?.args).toEqual(["sid-1", "2025-01-10"]);
   });

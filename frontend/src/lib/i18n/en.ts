@@ -414,6 +414,18 @@ export const en = {
   "staff.report.by_scheme": "By card scheme",
   "staff.report.net": "Net",
   "staff.report.differences": "Differences",
+  "staff.report.sales": "Sales (VAT included)",
+  "staff.report.no_sales": "No order was paid this day.",
+  "staff.report.vat_unknown": "unknown (amount keyed)",
+  "staff.col.dining": "Eaten",
+  "staff.col.vat_rate": "VAT rate",
+  "staff.col.orders": "Orders",
+  "staff.col.gross": "Incl. VAT",
+  "staff.col.vat": "VAT",
+  "staff.col.net": "Excl. VAT",
+  "staff.report.dining.eat_in": "Eat in",
+  "staff.report.dining.take_away": "Take away",
+  "staff.report.dining.none": "Not asked",
 
   "staff.audit.empty": "Nothing recorded yet.",
 };

@@ -412,6 +412,18 @@ export const es: Messages = {
   "staff.report.by_scheme": "Por red de tarjeta",
   "staff.report.net": "Neto",
   "staff.report.differences": "Diferencias",
+  "staff.report.sales": "Ventas (IVA incluido)",
+  "staff.report.no_sales": "Ningún pedido pagado este día.",
+  "staff.report.vat_unknown": "desconocido (importe tecleado)",
+  "staff.col.dining": "Consumo",
+  "staff.col.vat_rate": "Tipo de IVA",
+  "staff.col.orders": "Pedidos",
+  "staff.col.gross": "Con IVA",
+  "staff.col.vat": "IVA",
+  "staff.col.net": "Sin IVA",
+  "staff.report.dining.eat_in": "Para tomar aquí",
+  "staff.report.dining.take_away": "Para llevar",
+  "staff.report.dining.none": "No preguntado",
 
   "staff.audit.empty": "Nada registrado todavía.",
 };

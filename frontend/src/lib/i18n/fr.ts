@@ -412,6 +412,18 @@ export const fr: Messages = {
   "staff.report.by_scheme": "Par réseau de carte",
   "staff.report.net": "Net",
   "staff.report.differences": "Différences",
+  "staff.report.sales": "Ventes (TTC)",
+  "staff.report.no_sales": "Aucune commande payée ce jour.",
+  "staff.report.vat_unknown": "inconnu (montant saisi)",
+  "staff.col.dining": "Consommation",
+  "staff.col.vat_rate": "Taux de TVA",
+  "staff.col.orders": "Commandes",
+  "staff.col.gross": "TTC",
+  "staff.col.vat": "TVA",
+  "staff.col.net": "HT",
+  "staff.report.dining.eat_in": "Sur place",
+  "staff.report.dining.take_away": "À emporter",
+  "staff.report.dining.none": "Non demandé",
 
   "staff.audit.empty": "Rien d'enregistré pour l'instant.",
 };
