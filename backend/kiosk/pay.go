@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 )
@@ -53,7 +52,7 @@ func (s *Service) Pay(method PaymentMethod) (CheckoutView, error) {
 			if eligible <= 0 {
 				return ErrAmount
 			}
-			att = &attempt{step: StepVoucher, amount: min(eligible, total), medium: localapi.MediumTypeLunchVouchersOnly}
+			att = &attempt{step: StepVoucher, amount: min(eligible, total), medium: payment.MediumMealVouchers}
 		default:
 			return ErrWrongPhase
 		}
@@ -153,10 +152,10 @@ func (s *Service) again(byCard bool) (CheckoutView, error) {
 		}
 		switch {
 		case step == StepVoucher:
-			att = &attempt{step: StepVoucher, amount: voucherLeft, medium: localapi.MediumTypeLunchVouchersOnly}
+			att = &attempt{step: StepVoucher, amount: voucherLeft, medium: payment.MediumMealVouchers}
 		case byCard || co.order.method == MethodVoucherThenCard:
 			// The rest of a split tender is not meal-voucher eligible.
-			att = &attempt{step: StepCard, amount: due, medium: localapi.MediumTypeBankCardsOnly}
+			att = &attempt{step: StepCard, amount: due, medium: payment.MediumBankCards}
 		default:
 			att = &attempt{step: StepCard, amount: due}
 		}
@@ -396,7 +395,7 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 			p.Step = StepCard
 			p.Message = fmt.Sprintf("the meal-voucher part (%d) was charged although Cancel was pressed; %d is still due", v.Amount, p.Due)
 		default:
-			next = &attempt{step: StepCard, amount: p.Due, medium: localapi.MediumTypeBankCardsOnly, wake: make(chan struct{}, 1)}
+			next = &attempt{step: StepCard, amount: p.Due, medium: payment.MediumBankCards, wake: make(chan struct{}, 1)}
 			s.co.att = next
 			s.co.phase = PhasePaying
 			p.Step, p.Amount, p.AttemptUUID, p.Message = StepCard, p.Due, "", ""

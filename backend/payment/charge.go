@@ -9,6 +9,13 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
+// What a debit may be paid with (Request.AcceptedMedium); both the Local
+// API and the Cloud API name them so.
+const (
+	MediumMealVouchers = localapi.MediumTypeLunchVouchersOnly
+	MediumBankCards    = localapi.MediumTypeBankCardsOnly
+)
+
 // ChargeOf reads the provider's answer that the journal kept for an
 // attempt (its Response) in the words of the channel that gave it, for
 // receipts and staff screens: scheme, tickets, tip. ok is false when there

@@ -128,8 +128,8 @@ type Request struct {
 	Amount     int64
 	GiftAmount int64
 	Policy     journal.Policy // kiosk, counter or refund
-	// AcceptedMedium restricts a debit: localapi.MediumTypeLunchVouchersOnly
-	// for the meal-voucher part of a split tender, for example.
+	// AcceptedMedium restricts a debit: MediumMealVouchers for the
+	// meal-voucher part of a split tender, MediumBankCards for the rest.
 	AcceptedMedium string
 	Customer       *localapi.Customer
 	Reference      string
