@@ -605,10 +605,8 @@ type soakResult struct {
 
 func (r *report) soak() {
 	r.p("## 7. Soak\n\n")
-	var s soakResult
-	if !load("soak.json", &s) {
-		r.p("Not run, or it failed (see soak.log in the results directory).\n\n")
-		r.row("Soak: journal and ledger agree", "not run", "exact", "—")
+	s, ok := r.loadSoak("soak", "Soak: journal and ledger agree")
+	if !ok {
 		return
 	}
 	where, whose := "in a process of its own, scripts/bench/simserver, scripted through its control API", "the kiosk's alone: the Service, the orchestrator, the journal and the HTTP client, plus the Go test runtime"
@@ -616,9 +614,7 @@ func (r *report) soak() {
 		where, whose = "in the same process", "the kiosk and the simulated terminal together"
 	}
 	r.p("`go test -tags bench -run TestSoak ./backend/kiosk/` (backend/kiosk/soak_test.go): %d consecutive payments through the kiosk Service (Start, AddItem, Pay, then Finish or CancelOrder, as the UI calls them), on a real journal (a file: WAL, `synchronous=FULL`) and the real orchestrator, against the simulated terminal over real HTTP on loopback answering at once (its waits scaled by 1e-9; %s), with each customer scripted before the payment from a fixed pseudo-random sequence: approve 70 %%, decline 10 %%, cancel on the terminal 10 %%, approved with the HTTP answer lost 10 %% (the kiosk must resend the same uuid and learn that the customer was charged). All customers are scripted in the terminal's queue before the first payment.\n\n", s.Payments, where)
-	r.p("| | |\n|---|---|\n")
-	r.p("| Payments | %d in %.1f s: **%.0f payments/s** |\n", s.Payments, s.Seconds, s.PerSecond)
-	r.p("| One payment, Pay → final phase | p50 %s, p99 %s, max %s |\n", fms(pct(s.PaymentMs, 50)), fms(pct(s.PaymentMs, 99)), fms(pct(s.PaymentMs, 100)))
+	r.soakHead(s)
 	r.p("| Scripted customers | %s |\n| Kiosk outcomes | %s |\n| Journal attempts by state | %s (%d attempts) |\n", kv(s.Scripted), kv(s.Phases), kv(s.JournalStates), s.Attempts)
 	r.p("| Terminal ledger | %d debits |\n| Journal | %d approved attempts, %d orders paid; %.1f MB on disk |\n", s.LedgerDebits, s.Approved, s.PaidOrders, float64(s.JournalBytes)/1e6)
 	if s.Agree {
@@ -704,18 +700,32 @@ func (r *report) cloud() {
 	r.cloudSoak()
 }
 
+// loadSoak reads a soak's results (name.json), or says it did not run.
+func (r *report) loadSoak(name, row string) (soakResult, bool) {
+	var s soakResult
+	if !load(name+".json", &s) {
+		r.p("Not run, or it failed (see %s.log in the results directory).\n\n", name)
+		r.row(row, "not run", "exact", "—")
+		return s, false
+	}
+	return s, true
+}
+
+// soakHead opens a soak's table with its pace.
+func (r *report) soakHead(s soakResult) {
+	r.p("| | |\n|---|---|\n| Payments | %d in %.1f s: **%.0f payments/s** |\n", s.Payments, s.Seconds, s.PerSecond)
+	r.p("| One payment, Pay → final phase | p50 %s, p99 %s, max %s |\n", fms(pct(s.PaymentMs, 50)), fms(pct(s.PaymentMs, 99)), fms(pct(s.PaymentMs, 100)))
+}
+
 // cloudSoak is §7's soak paid through the cloud channel.
 func (r *report) cloudSoak() {
 	r.p("### The soak on the cloud channel\n\n")
-	var s soakResult
-	if !load("soak-cloud.json", &s) {
-		r.p("Not run, or it failed (see soak-cloud.log in the results directory).\n\n")
-		r.row("Cloud soak: journal and ledger agree", "not run", "exact", "—")
+	s, ok := r.loadSoak("soak-cloud", "Cloud soak: journal and ledger agree")
+	if !ok {
 		return
 	}
 	r.p("`SOAK_CHANNEL=cloud go test -tags bench -run TestSoak ./backend/kiosk/`: the same %d scripted customers as §7, through the Cloud API channel: the simulated provider cloud (backend/cloudsim) in the soak's process, its virtual terminal the scripted simulated terminal, polled every millisecond. The ledger's terminal ids are mapped to the cloud's transaction ids before the comparison.\n\n", s.Payments)
-	r.p("| | |\n|---|---|\n| Payments | %d in %.1f s: **%.0f payments/s** |\n", s.Payments, s.Seconds, s.PerSecond)
-	r.p("| One payment, Pay → final phase | p50 %s, p99 %s, max %s |\n", fms(pct(s.PaymentMs, 50)), fms(pct(s.PaymentMs, 99)), fms(pct(s.PaymentMs, 100)))
+	r.soakHead(s)
 	r.p("| Journal attempts by state | %s (%d attempts); ledger %d debits, %d approved attempts |\n", kv(s.JournalStates), s.Attempts, s.LedgerDebits, s.Approved)
 	verdict := "agree exactly"
 	if !s.Agree {
