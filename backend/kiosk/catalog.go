@@ -76,6 +76,7 @@ type catalogJSON struct {
 type categoryJSON struct {
 	ID       string        `json:"id"`
 	Name     Text          `json:"name"`
+	Image    string        `json:"image"`
 	Products []productJSON `json:"products"`
 }
 
@@ -120,7 +121,7 @@ type choiceJSON struct {
 // be silently ignored and the product sold at 0.
 var (
 	rootKeys     = []string{"currency", "categories"}
-	categoryKeys = []string{"id", "name", "products"}
+	categoryKeys = []string{"id", "name", "image", "products"}
 	productKeys  = []string{"id", "name", "description", "price", "vatRate", "vatRateEatIn", "vatRateTakeAway", "mealVoucher", "image", "allergens", "suggest", "options"}
 	groupKeys    = []string{"id", "name", "min", "max", "choices"}
 	choiceKeys   = []string{"id", "name", "price", "vatRate", "mealVoucher"}
@@ -286,7 +287,10 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 		if reason := checkText(cat.Name, true); reason != "" {
 			return nil, fail(cp, "name", reason)
 		}
-		cv := CategoryView{ID: cat.ID, Name: cat.Name, Products: []ProductView{}}
+		if reason := checkImage(cat.Image); reason != "" {
+			return nil, fail(cp, "image", reason)
+		}
+		cv := CategoryView{ID: cat.ID, Name: cat.Name, Image: imageURL(cat.Image), Products: []ProductView{}}
 		for j, p := range cat.Products {
 			pp := fmt.Sprintf("%s.products[%d]", cp, j)
 			switch {

@@ -93,8 +93,11 @@ type CatalogView struct {
 
 // CategoryView is one category of products.
 type CategoryView struct {
-	ID       string        `json:"id"`
-	Name     Text          `json:"name"`
+	ID   string `json:"id"`
+	Name Text   `json:"name"`
+	// Image is the URL of the category's picture (under /media/), "" when
+	// it has none.
+	Image    string        `json:"image,omitempty"`
 	Products []ProductView `json:"products"`
 }
 

@@ -22,6 +22,9 @@ func TestTheDemoMenuHasAPictureForEveryProduct(t *testing.T) {
 	e := newEnv(t)
 	h := e.s.Media()
 	for _, cat := range e.s.Catalog().Categories {
+		if w := get(t, h, cat.Image); !strings.HasPrefix(cat.Image, MediaPrefix) || w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "<svg") {
+			t.Errorf("category %s: image %q: %d", cat.ID, cat.Image, w.Code)
+		}
 		for _, p := range cat.Products {
 			if !strings.HasPrefix(p.Image, MediaPrefix) {
 				t.Errorf("%s: image %q", p.ID, p.Image)
@@ -79,6 +82,11 @@ func TestACatalogPictureIsAFileBesideIt(t *testing.T) {
 		  {"id": "p", "name": {"fr": "P"}, "price": 100, "vatRate": 550, "image": "`+strings.ReplaceAll(bad, `\`, `\\`)+`"}]}]}`))
 		if err == nil || !strings.Contains(err.Error(), "image") {
 			t.Errorf("%q: %v", bad, err)
+		}
+		_, err = ParseCatalog("catalog.json", []byte(`{"categories": [{"id": "c", "name": {"fr": "C"}, "image": "`+strings.ReplaceAll(bad, `\`, `\\`)+`", "products": [
+		  {"id": "p", "name": {"fr": "P"}, "price": 100, "vatRate": 550}]}]}`))
+		if err == nil || !strings.Contains(err.Error(), "categories[0]") || !strings.Contains(err.Error(), "image") {
+			t.Errorf("category image %q: %v", bad, err)
 		}
 	}
 }

@@ -18,6 +18,11 @@ export interface CatalogView {
 export interface CategoryView {
     id: string;
     name: Text;
+    /**
+     * Image is the URL of the category's picture (under /media/), "" when
+     * it has none.
+     */
+    image?: string;
     products: ProductView[];
 }
 

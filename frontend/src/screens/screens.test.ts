@@ -339,6 +339,23 @@ describe("Menu and cart", () => {
     await vi.waitFor(() => expect(screen.queryByRole("dialog")).toBeNull());
   });
 
+  it("shows a category's picture beside its name, and drops one that does not load", async () => {
+    const { context, k } = kioskWith({ lines: [], total: 0 });
+    k.catalog = {
+      ...k.catalog,
+      categories: k.catalog.categories.map((c, i) => ({ ...c, image: i === 0 ? "/media/images/mains.svg" : undefined })),
+    };
+    render(Menu, { context, props: { onCart: () => {} } });
+    const first = k.catalog.categories[0];
+    const img = screen.getByTestId(`category-image-${first.id}`) as HTMLImageElement;
+    expect(img.getAttribute("src")).toBe("/media/images/mains.svg");
+    expect(img.getAttribute("alt")).toBe("");
+    expect(screen.getByRole("tab", { name: "Mains" })).toBeTruthy();
+    expect(screen.queryByTestId(`category-image-${k.catalog.categories[1].id}`)).toBeNull();
+    await fireEvent.error(img);
+    expect(img.hidden).toBe(true);
+  });
+
   it("edits cart lines and shows taxes and total", async () => {
     const { context, fake } = kioskWith();
     render(Cart, { context, props: { onBack: () => {}, onPay: () => {} } });
