@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"io"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 )
 
@@ -51,7 +51,7 @@ func cmdPin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer db.Close()
-	st, err := staff.New(staff.Config{Journal: db, Terminal: kiosk.PrinterAt(func() string { return "" })})
+	st, err := staff.New(staff.Config{Journal: db, Terminal: device.LocalAt(func() string { return "" })})
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir pin:", err)
 		return 1

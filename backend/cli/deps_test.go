@@ -16,6 +16,34 @@ import (
 // log.Fatalf outside a window): only app.go does.
 func TestNothingUnderBackendImportsTheCommandLineOrWails(t *testing.T) {
 	const self = "github.com/comptoir-pos/comptoir/backend/cli"
+	eachImport(t, func(path, p string, _ bool) {
+		inCLI := filepath.Base(filepath.Dir(path)) == "cli"
+		switch {
+		case p == self && !inCLI:
+			t.Errorf("%s imports the command line package", path)
+		case strings.HasPrefix(p, "github.com/wailsapp/"):
+			t.Errorf("%s imports %s: only app.go may", path, p)
+		}
+	})
+}
+
+// The kiosk, staff mode, their UI contracts and the receipts speak of the
+// terminal in backend/device's and backend/payment's words only: whichever
+// channel carries a request (the Local API, the Cloud API) is chosen by
+// the composition root. Their tests may drive a simulator with either API.
+func TestOnlyThePaymentChannelsAndTheDeviceAdaptersSpeakAnAPI(t *testing.T) {
+	neutral := map[string]bool{"kiosk": true, "staff": true, "staffapi": true, "httpui": true, "receipt": true}
+	eachImport(t, func(path, p string, test bool) {
+		if !test && neutral[filepath.Base(filepath.Dir(path))] &&
+			(strings.HasSuffix(p, "/backend/localapi") || strings.HasSuffix(p, "/backend/cloudapi")) {
+			t.Errorf("%s imports %s: use backend/device or backend/payment", path, p)
+		}
+	})
+}
+
+// eachImport calls f for every import of every Go file under backend/.
+func eachImport(t *testing.T, f func(path, imported string, test bool)) {
+	t.Helper()
 	checked := 0
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -24,20 +52,14 @@ func TestNothingUnderBackendImportsTheCommandLineOrWails(t *testing.T) {
 		if d.IsDir() || !strings.HasSuffix(path, ".go") {
 			return nil
 		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		file, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
 		if err != nil {
 			return err
 		}
 		checked++
-		inCLI := filepath.Base(filepath.Dir(path)) == "cli"
-		for _, imp := range f.Imports {
+		for _, imp := range file.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
-			switch {
-			case p == self && !inCLI:
-				t.Errorf("%s imports the command line package", path)
-			case strings.HasPrefix(p, "github.com/wailsapp/"):
-				t.Errorf("%s imports %s: only app.go may", path, p)
-			}
+			f(path, p, strings.HasSuffix(path, "_test.go"))
 		}
 		return nil
 	})

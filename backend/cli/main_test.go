@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"io"
 	"os"
 	"regexp"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
@@ -297,7 +297,7 @@ func TestPinSetsTheStaffPIN(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	st, err := staff.New(staff.Config{Journal: db, Terminal: kiosk.PrinterAt(func() string { return "" })})
+	st, err := staff.New(staff.Config{Journal: db, Terminal: device.LocalAt(func() string { return "" })})
 	if err != nil {
 		t.Fatal(err)
 	}

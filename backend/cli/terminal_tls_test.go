@@ -54,7 +54,7 @@ func TestAnHTTPSTerminalIsTrustedOnlyWhenPinnedOrVouchedFor(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(link.stop)
-			_, err = link.client.Ping(ctx, false)
+			_, err = link.device.Ping(ctx, false)
 			if (err == nil) != tc.ok {
 				t.Fatalf("ping: %v, want success %v", err, tc.ok)
 			}
@@ -131,7 +131,7 @@ func TestStaffPinsTheCertificateTheTerminalPresents(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(link.stop)
-	if _, err := link.client.Ping(ctx, false); err != nil {
+	if _, err := link.device.Ping(ctx, false); err != nil {
 		t.Fatalf("ping with the pinned certificate: %v", err)
 	}
 	// Removing the pin keeps HTTPS required.

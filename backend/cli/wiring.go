@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"io"
 	"log/slog"
 	"time"
@@ -11,19 +12,19 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
-	"github.com/comptoir-pos/comptoir/backend/staff"
 	"github.com/comptoir-pos/comptoir/backend/staffapi"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
 // terminalLink is the terminal a process talks to, however it was found.
 type terminalLink struct {
-	term    payment.Terminal
-	id      string // the journal's name for it: "demo", its URL, or "mdns:<instance>"
-	url     string
-	source  kiosk.TerminalSource
-	printer kiosk.Printer
-	client  staff.Terminal // the Local API for staff calls
+	term   payment.Terminal
+	id     string // the journal's name for it: "demo", its URL, or "mdns:<instance>"
+	url    string
+	source kiosk.TerminalSource
+	// device prints, shares receipts and reads the history for the kiosk
+	// and staff mode, on the same terminal as term.
+	device device.Terminal
 	// how is how it was found: demo, flag (--terminal), discovery, or
 	// address (the manual address saved by staff).
 	how      string
@@ -62,7 +63,7 @@ func openTerminal(ctx context.Context, c commonFlags, db *journal.DB, kioskDemo 
 			sim.Close()
 			return nil, err
 		}
-		return &terminalLink{term: client, id: "demo", url: client.BaseURL(), printer: client, client: client, how: "demo",
+		return &terminalLink{term: client, id: "demo", url: client.BaseURL(), device: device.LocalClient(client), how: "demo",
 			source: kiosk.FixedTerminal("Simulated terminal", client.BaseURL()), stop: func() { sim.Close() }}, nil
 	}
 	trust, err := loadTrust(ctx, c, db)
@@ -83,8 +84,7 @@ func openTerminal(ctx context.Context, c commonFlags, db *journal.DB, kioskDemo 
 	}
 	// The instance name, not the address: DHCP may move the terminal, and
 	// recovery must still know it is the same one.
-	at := kiosk.PrinterAt(tr.BaseURL)
-	return &terminalLink{term: tr, id: "mdns:" + instance, url: tr.BaseURL(), printer: at, client: at,
+	return &terminalLink{term: tr, id: "mdns:" + instance, url: tr.BaseURL(), device: device.LocalAt(tr.BaseURL),
 		how: "discovery", instance: instance, tracker: tr, trust: trust, source: kiosk.TrackerStatus(tr), stop: func() { tr.Close() }}, nil
 }
 
@@ -107,7 +107,7 @@ func fixedTerminal(address, how string, trust terminalTrust) (*terminalLink, err
 		_, err := client.Ping(ctx, false)
 		return err
 	}, terminalPingEvery)
-	return &terminalLink{term: client, id: client.BaseURL(), url: client.BaseURL(), printer: client, client: client, how: how, trust: trust,
+	return &terminalLink{term: client, id: client.BaseURL(), url: client.BaseURL(), device: device.LocalClient(client), how: how, trust: trust,
 		source: watch, stop: watch.Close}, nil
 }
 
@@ -145,8 +145,7 @@ func demoByDiscovery(ctx context.Context, sim *terminalsim.Terminal) *terminalLi
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	at := kiosk.PrinterAt(tr.BaseURL)
-	return &terminalLink{term: tr, id: "demo", url: tr.BaseURL(), printer: at, client: at, how: "demo",
+	return &terminalLink{term: tr, id: "demo", url: tr.BaseURL(), device: device.LocalAt(tr.BaseURL), how: "demo",
 		instance: sim.Config().InstanceName, tracker: tr,
 		source: kiosk.TrackerStatus(tr), stop: func() { tr.Close(); stop(); stopAdv(); sim.Close() }}
 }
@@ -215,7 +214,7 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 		return nil, err
 	}
 	svc, err := kiosk.New(kiosk.Config{
-		Journal: p.db, Payments: p.o, Printer: p.link.printer, Terminal: p.link.source, Emitter: em, Relay: relay,
+		Journal: p.db, Payments: p.o, Printer: p.link.device, Terminal: p.link.source, Emitter: em, Relay: relay,
 		DataDir: p.dir, Demo: c.isDemo(), Version: version, Logger: logger,
 	})
 	if err != nil {

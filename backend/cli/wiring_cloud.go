@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"log/slog"
 	"os"
 	"slices"
@@ -90,8 +91,7 @@ func openCloudPayments(ctx context.Context, c commonFlags, db *journal.DB, dir s
 	if err != nil {
 		return fail(err)
 	}
-	term := cloudTerminal{c: client, serial: c.serial}
-	link := &terminalLink{id: "cloud:" + c.serial, url: client.BaseURL(), how: "cloud", printer: term, client: term,
+	link := &terminalLink{id: "cloud:" + c.serial, url: client.BaseURL(), how: "cloud", device: device.Cloud(client, c.serial),
 		source: kiosk.FixedTerminal("Terminal "+c.serial+" (cloud)", client.BaseURL()), stop: func() {}}
 	return &payments{dir: dir, db: db, link: link, o: o, close: func() { o.Close(); db.Close() }}, nil
 }
@@ -146,72 +146,6 @@ func redactSetting(key string, raw []byte) []byte {
 		return raw
 	}
 	return []byte(`"(set, hidden)"`)
-}
-
-// cloudTerminal is the terminal through the Cloud API, as the kiosk's
-// printer and staff mode's terminal use it: the same requests as on the
-// LAN, carried by the provider's cloud to the terminal with this serial.
-type cloudTerminal struct {
-	c      *cloudapi.Client
-	serial string
-}
-
-func cloudStatus(s *cloudapi.Status, err error) (*localapi.StatusResponse, error) {
-	if err != nil {
-		return nil, err
-	}
-	return &localapi.StatusResponse{Status: s.Status, Message: s.Message, Raw: s.Raw}, nil
-}
-
-func (t cloudTerminal) Print(ctx context.Context, req *localapi.PrintRequest) (*localapi.StatusResponse, error) {
-	return cloudStatus(t.c.Print(ctx, t.serial, req.Data, req.Format))
-}
-
-func (t cloudTerminal) ShareReceipt(ctx context.Context, req *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error) {
-	return cloudStatus(t.c.ShareReceipt(ctx, t.serial, req.ReceiptTicket, req.TransactionID, req.Medium))
-}
-
-func (t cloudTerminal) Reversal(ctx context.Context, req *localapi.ReversalRequest) (*localapi.ReversalResponse, error) {
-	body, err := json.Marshal(cloudapi.ReversalRequest{Amount: req.Amount, InitialTransactionID: req.InitialTransactionID})
-	if err != nil {
-		return nil, err
-	}
-	r, err := t.c.Reversal(ctx, body)
-	if err != nil {
-		return nil, err
-	}
-	return &localapi.ReversalResponse{Status: r.Status, ReversalTransactionID: r.ReversalTransactionID,
-		InitialTransactionID: r.InitialTransactionID, Message: r.Message, Raw: r.Raw}, nil
-}
-
-// Transactions reads the company's history for this terminal, in UTC as
-// the terminal's own history counts.
-func (t cloudTerminal) Transactions(ctx context.Context, req *localapi.TransactionsRequest) (*localapi.TransactionList, error) {
-	p, err := t.c.Transactions(ctx, cloudapi.TransactionsRequest{SerialNumbers: []string{t.serial}, Timezone: "UTC",
-		StartDate: req.StartDate, EndDate: req.EndDate, StartTime: req.StartTime, EndTime: req.EndTime, Limit: req.Limit, Offset: req.Offset})
-	if err != nil {
-		return nil, err
-	}
-	l := &localapi.TransactionList{Status: "ok", Count: p.Count, Limit: p.Limit, Offset: p.Offset, Total: p.Total,
-		Transactions: []localapi.HistoryEntry{}, Raw: p.Raw}
-	for _, e := range p.Transactions {
-		l.Transactions = append(l.Transactions, localapi.HistoryEntry{Status: e.Status, TransactionID: e.TransactionID,
-			Amount: e.Amount, GiftAmount: e.GiftAmount, CurrencyCode: e.CurrencyCode, Issuer: e.Issuer, Scheme: e.Scheme,
-			Type: e.Kind(), CartID: e.CartID, CreatedAt: e.CreatedAt})
-	}
-	return l, nil
-}
-
-// Ping: the Cloud API has no ping. A one-transaction history read checks
-// what the kiosk can check from here: the cloud answers and accepts the
-// key for this terminal. Whether the terminal is online shows at the next
-// payment (an offline terminal's action expires).
-func (t cloudTerminal) Ping(ctx context.Context, _ bool) (*localapi.PingResponse, error) {
-	p, err := t.c.Transactions(ctx, cloudapi.TransactionsRequest{SerialNumbers: []string{t.serial}, Limit: 1})
-	if err != nil {
-		return nil, err
-	}
-	return &localapi.PingResponse{Status: "ok", Message: "the provider's cloud answers for terminal " + t.serial, Raw: p.Raw}, nil
 }
 
 // cloudFromSettings fills the cloud terminal from the journal when the

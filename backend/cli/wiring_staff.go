@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"log/slog"
 	"strings"
 	"time"
@@ -21,7 +22,7 @@ import (
 // A saved setting makes the kiosk read its settings again.
 func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Service, logger *slog.Logger) (*staffapi.API, error) {
 	st, err := staff.New(staff.Config{
-		Journal: p.db, Payments: p.o, Terminal: p.link.client, Limits: lim,
+		Journal: p.db, Payments: p.o, Terminal: p.link.device, Limits: lim,
 		Logger: logger, Demo: c.isDemo(),
 		OnSettingsChanged: func(key string) {
 			if err := svc.Reload(); err != nil {
@@ -63,7 +64,7 @@ func startStaffOnly(ctx context.Context, c commonFlags, logger *slog.Logger) (*S
 	if err != nil {
 		return nil, err
 	}
-	noTerminal := kiosk.PrinterAt(func() string { return "" })
+	noTerminal := device.LocalAt(func() string { return "" })
 	st, err := staff.New(staff.Config{Journal: db, Terminal: noTerminal, Logger: logger, Demo: c.isDemo()})
 	if err != nil {
 		db.Close()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -65,7 +66,7 @@ func newEnv(t *testing.T) *env {
 	}
 	b := NewBroadcaster()
 	s, err := kiosk.New(kiosk.Config{
-		Journal: db, Payments: o, Printer: client, Emitter: b, Relay: relay, Version: "test",
+		Journal: db, Payments: o, Printer: device.LocalClient(client), Emitter: b, Relay: relay, Version: "test",
 		Terminal:     kiosk.FixedTerminal("sim", sim.URL()),
 		PollInterval: 10 * time.Millisecond, TerminalInterval: 10 * time.Millisecond,
 	})
@@ -79,7 +80,7 @@ func newEnv(t *testing.T) *env {
 		"assets/index-abc12.js": {Data: []byte("console.log(1)")},
 		"favicon.svg":           {Data: []byte("<svg/>")},
 	}
-	st, err := staff.New(staff.Config{Journal: db, Payments: o, Terminal: client, Demo: true,
+	st, err := staff.New(staff.Config{Journal: db, Payments: o, Terminal: device.LocalClient(client), Demo: true,
 		Argon2: &staff.Argon2Params{Time: 1, Memory: 64, Threads: 1}})
 	if err != nil {
 		t.Fatal(err)

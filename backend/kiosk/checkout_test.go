@@ -3,6 +3,7 @@ package kiosk
 import (
 	"context"
 	"errors"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"io"
 	"log/slog"
 	"os"
@@ -49,7 +50,7 @@ func TestPayByCard(t *testing.T) {
 	}
 	// The order ticket is printed by itself, with the number.
 	e.waitFor("order ticket", func(CheckoutView) bool { return len(e.printedFrom("print")) == 1 })
-	if tk := e.printedFrom("print")[0]; tk.Format != localapi.FormatESCPOS || !strings.Contains(tk.Text, "Commande") || !strings.Contains(tk.Text, "Croissant") {
+	if tk := e.printedFrom("print")[0]; tk.Format != string(device.FormatESCPOS) || !strings.Contains(tk.Text, "Commande") || !strings.Contains(tk.Text, "Croissant") {
 		t.Fatalf("order ticket %q", tk.Text)
 	}
 	// The payment carried the receipt with its tax breakdown.
@@ -337,7 +338,7 @@ func TestReceiptChoices(t *testing.T) {
 		t.Fatalf("email: %+v", r)
 	}
 	sh := e.sim.Shares()
-	if len(sh) != 1 || sh[0].Medium != localapi.ShareEmail || sh[0].TransactionID == "" || !strings.Contains(sh[0].Text, "Éclair") {
+	if len(sh) != 1 || sh[0].Medium != string(device.ShareEmail) || sh[0].TransactionID == "" || !strings.Contains(sh[0].Text, "Éclair") {
 		t.Fatalf("shares %+v", sh)
 	}
 

@@ -2,6 +2,7 @@ package kiosk
 
 import (
 	"context"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"os"
 	"path/filepath"
 	"sync"
@@ -58,17 +59,18 @@ func (r *recorder) checkouts() []CheckoutView {
 	return out
 }
 
-// fakePrinter delegates to the terminal unless a function is set.
-type fakePrinter struct {
-	Printer
+// fakeLocal is the terminal's Local API client, with answers to
+// /share-receipt of the test's choosing when share is set.
+type fakeLocal struct {
+	*localapi.Client
 	share func(ctx context.Context, req *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error)
 }
 
-func (p *fakePrinter) ShareReceipt(ctx context.Context, req *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error) {
+func (p *fakeLocal) ShareReceipt(ctx context.Context, req *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error) {
 	if p.share != nil {
 		return p.share(ctx, req)
 	}
-	return p.Printer.ShareReceipt(ctx, req)
+	return p.Client.ShareReceipt(ctx, req)
 }
 
 // env is a Service on a real journal and orchestrator, against the
@@ -81,7 +83,7 @@ type env struct {
 	o       *payment.Orchestrator
 	s       *Service
 	events  *recorder
-	printer *fakePrinter
+	printer *fakeLocal
 	dir     string
 	state   atomic.Value // TerminalState of the source
 }
@@ -162,9 +164,9 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	e.o = o
-	e.printer = &fakePrinter{Printer: client}
+	e.printer = &fakeLocal{Client: client}
 	s, err := New(Config{
-		Journal: db, Payments: o, Printer: e.printer, Emitter: e.events, Relay: relay, DataDir: e.dir,
+		Journal: db, Payments: o, Printer: device.LocalClient(e.printer), Emitter: e.events, Relay: relay, DataDir: e.dir,
 		Version: "test", Logger: testLogger(t),
 		Terminal: TerminalFunc(func() TerminalStatus {
 			return TerminalStatus{State: e.state.Load().(TerminalState), Name: "sim", Address: sim.URL()}

@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 
-	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 )
 
@@ -85,18 +85,18 @@ func (s *Service) sendReceipt(choice ReceiptChoice, txID string, r receipt.Recei
 		if err != nil {
 			return err
 		}
-		_, err = s.cfg.Printer.Print(ctx, &localapi.PrintRequest{Data: hex.EncodeToString(b), Format: localapi.FormatESCPOS})
+		_, err = s.cfg.Printer.Print(ctx, device.Print{Data: hex.EncodeToString(b), Format: device.FormatESCPOS})
 		return err
 	default:
 		if txID == "" {
 			return errNoTransaction
 		}
-		medium := localapi.ShareEmail
+		medium := device.ShareEmail
 		if choice == ReceiptSMS {
-			medium = localapi.ShareSMS
+			medium = device.ShareSMS
 		}
-		_, err := s.cfg.Printer.ShareReceipt(ctx, &localapi.ShareReceiptRequest{
-			ReceiptTicket: receipt.ShareReceiptTicket(r, opt), TransactionID: txID, Medium: medium,
+		_, err := s.cfg.Printer.ShareReceipt(ctx, device.Share{
+			Ticket: receipt.ShareReceiptTicket(r, opt), TransactionID: txID, Medium: medium,
 		})
 		return err
 	}
@@ -114,7 +114,7 @@ func (s *Service) printOrderTicket(ord *order) {
 	b, err := receipt.OrderTicket(r.Order, opt)
 	if err == nil {
 		ctx, cancel := context.WithTimeout(s.ctx, receiptTimeout)
-		_, err = s.cfg.Printer.Print(ctx, &localapi.PrintRequest{Data: hex.EncodeToString(b), Format: localapi.FormatESCPOS})
+		_, err = s.cfg.Printer.Print(ctx, device.Print{Data: hex.EncodeToString(b), Format: device.FormatESCPOS})
 		cancel()
 	}
 	if err != nil {
@@ -168,29 +168,31 @@ func receiptMessage(err error) string {
 	case errors.Is(err, errNoTransaction):
 		return "This payment cannot be sent as a receipt: please ask at the counter."
 	}
-	var ve *localapi.ValidationError
-	if errors.As(err, &ve) {
+	var de *device.Error
+	if !errors.As(err, &de) {
+		return "The receipt could not be sent. Please ask at the counter."
+	}
+	switch de.Kind {
+	case device.Invalid:
 		return "The receipt could not be prepared: please ask at the counter."
-	}
-	switch localapi.ErrorCode(err) {
-	case localapi.CodePrintDataMissing:
-		return "The receipt was empty: nothing was printed. Please ask at the counter."
-	case localapi.CodePrintWrongFormat:
-		return "The terminal's printer refused the receipt's format. Please ask at the counter."
-	case localapi.CodeShareTransactionID:
-		return "The terminal does not know this payment, so it cannot send the receipt. Please ask at the counter."
-	case localapi.CodeShareReceiptTicket:
-		return "The terminal refused the receipt's content. Please ask at the counter."
-	case localapi.CodeShareMedium:
-		return "The terminal cannot send receipts this way. Please choose another option."
-	case localapi.CodeShareBadRequest:
-		return "The terminal refused the request. Please ask at the counter."
-	case "":
-	default:
-		return "The terminal refused the receipt. Please ask at the counter."
-	}
-	if localapi.IsTransport(err) {
+	case device.NotSent:
 		return "The terminal could not be reached: no receipt was sent. Please ask at the counter."
+	case device.Unsure:
+		return "The terminal did not answer clearly: the receipt may not have been sent. Please ask at the counter."
 	}
-	return "The receipt could not be sent. Please ask at the counter."
+	switch de.Code {
+	case device.CodePrintDataMissing:
+		return "The receipt was empty: nothing was printed. Please ask at the counter."
+	case device.CodePrintWrongFormat:
+		return "The terminal's printer refused the receipt's format. Please ask at the counter."
+	case device.CodeShareTransactionID:
+		return "The terminal does not know this payment, so it cannot send the receipt. Please ask at the counter."
+	case device.CodeShareReceiptTicket:
+		return "The terminal refused the receipt's content. Please ask at the counter."
+	case device.CodeShareMedium:
+		return "The terminal cannot send receipts this way. Please choose another option."
+	case device.CodeShareBadRequest:
+		return "The terminal refused the request. Please ask at the counter."
+	}
+	return "The terminal refused the receipt. Please ask at the counter."
 }

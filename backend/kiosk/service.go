@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/discovery"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -62,7 +63,7 @@ type Config struct {
 	Payments *payment.Orchestrator
 	// Printer prints order tickets and receipts and shares receipts; nil:
 	// receipts fail with a message, the order ticket is not printed.
-	Printer  Printer
+	Printer  device.Printer
 	Terminal TerminalSource // nil: FixedTerminal("", "")
 	Emitter  Emitter        // nil: no events
 	// Relay, when set, is bound to the Service: pass the same Relay as the

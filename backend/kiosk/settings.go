@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 )
 
@@ -38,7 +38,7 @@ const (
 	DefaultCurrency        = "EUR"
 	DefaultIdleSeconds     = 60
 	DefaultVoucherCap      = 2500 // 25.00 €: the French daily meal-voucher cap
-	DefaultReceiptFormat   = localapi.FormatText
+	DefaultReceiptFormat   = device.FormatText
 	DefaultReceiptColumns  = 48
 	minIdleSeconds         = 10
 	maxIdleSeconds         = 3600
@@ -63,7 +63,7 @@ type Settings struct {
 	IdleSeconds     int
 	VoucherCap      int64
 	Merchant        receipt.Merchant
-	ReceiptFormat   string
+	ReceiptFormat   device.Format
 	ReceiptColumns  int
 	// Dining is DiningAsk (the customer says, before the menu) or the one
 	// way this shop serves.
@@ -183,9 +183,9 @@ func LoadSettings(ctx context.Context, db *journal.DB, log *slog.Logger) (Settin
 		s.Merchant = receipt.Merchant{Name: m.Name, Address: m.Address, VATNumber: m.VATNumber, Footer: m.Footer, QRURL: m.QRURL}
 		return nil
 	})
-	var format string
+	var format device.Format
 	read(SettingReceiptFormat, &format, func() error {
-		if format != localapi.FormatText && format != localapi.FormatESCPOS {
+		if format != device.FormatText && format != device.FormatESCPOS {
 			return fmt.Errorf("must be text or escpos")
 		}
 		s.ReceiptFormat = format

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -310,7 +311,7 @@ type soakRig struct {
 	name, url string
 	result    string // the results file
 	term      *soakTerm
-	printer   Printer
+	printer   device.Printer
 	attach    func(*payment.Config)
 	// ledger is the terminal's ledger, its transaction ids those the
 	// journal knows (the cloud's, on the cloud).
@@ -325,7 +326,7 @@ func soakChannel(t *testing.T) *soakRig {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return &soakRig{name: "sim", url: term.URL(), result: "soak.json", term: term, printer: client,
+		return &soakRig{name: "sim", url: term.URL(), result: "soak.json", term: term, printer: device.LocalClient(client),
 			attach: func(c *payment.Config) { c.Terminal, c.TerminalID = client, "sim" },
 			ledger: term.Ledger}
 	case "cloud":

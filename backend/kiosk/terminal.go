@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/discovery"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
 // TerminalStatus is what the kiosk needs to know about the terminal.
@@ -62,62 +61,6 @@ func FromDiscovery(s discovery.Status) TerminalStatus {
 		st.Name = s.Address
 	}
 	return st
-}
-
-// Printer is the terminal's printer and receipt sharing; *localapi.Client
-// satisfies it.
-type Printer interface {
-	Print(ctx context.Context, req *localapi.PrintRequest) (*localapi.StatusResponse, error)
-	ShareReceipt(ctx context.Context, req *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error)
-}
-
-// ClientAt is the Local API of the terminal at the address baseURL returns
-// at each call: for a discovery.Tracker, whose address may change (pass
-// tracker.BaseURL). An empty address fails without sending anything. It
-// serves receipts (Printer) and the staff calls; payments go through the
-// Tracker itself.
-type ClientAt struct {
-	baseURL func() string
-	opts    []localapi.Option
-}
-
-// PrinterAt returns a ClientAt on baseURL.
-func PrinterAt(baseURL func() string, opts ...localapi.Option) *ClientAt {
-	return &ClientAt{baseURL: baseURL, opts: opts}
-}
-
-// at runs one call on a client for the current address.
-func at[T any](p *ClientAt, endpoint string, call func(*localapi.Client) (T, error)) (T, error) {
-	var zero T
-	u := p.baseURL()
-	if u == "" {
-		return zero, &localapi.TransportError{Endpoint: endpoint, Err: discovery.ErrNoTerminal}
-	}
-	c, err := localapi.NewClient(u, p.opts...)
-	if err != nil {
-		return zero, err
-	}
-	return call(c)
-}
-
-func (p *ClientAt) Print(ctx context.Context, req *localapi.PrintRequest) (*localapi.StatusResponse, error) {
-	return at(p, "/print", func(c *localapi.Client) (*localapi.StatusResponse, error) { return c.Print(ctx, req) })
-}
-
-func (p *ClientAt) ShareReceipt(ctx context.Context, req *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error) {
-	return at(p, "/share-receipt", func(c *localapi.Client) (*localapi.StatusResponse, error) { return c.ShareReceipt(ctx, req) })
-}
-
-func (p *ClientAt) Reversal(ctx context.Context, req *localapi.ReversalRequest) (*localapi.ReversalResponse, error) {
-	return at(p, "/reversal", func(c *localapi.Client) (*localapi.ReversalResponse, error) { return c.Reversal(ctx, req) })
-}
-
-func (p *ClientAt) Transactions(ctx context.Context, req *localapi.TransactionsRequest) (*localapi.TransactionList, error) {
-	return at(p, "/transactions", func(c *localapi.Client) (*localapi.TransactionList, error) { return c.Transactions(ctx, req) })
-}
-
-func (p *ClientAt) Ping(ctx context.Context, showMessage bool) (*localapi.PingResponse, error) {
-	return at(p, "/ping", func(c *localapi.Client) (*localapi.PingResponse, error) { return c.Ping(ctx, showMessage) })
 }
 
 // WatchedTerminal is a terminal at a fixed address, pinged in the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"strings"
 	"time"
 
@@ -59,8 +60,8 @@ func (c *cloudChannel) Body(a NewAttempt) ([]byte, error) {
 	req, policy := a.Request, a.Policy
 	p := localapi.PaymentRequest{
 		Amount: req.Amount, TransactionType: string(policy.Kind), IdempotentUUID: a.UUID, CartID: req.OrderID,
-		Customer: req.Customer, EnableGiftScreen: policy.GiftScreen, GiftAmount: req.GiftAmount,
-		ReceiptTicket: req.ReceiptTicket, Reference: req.Reference, Vendor: c.vendor,
+		Customer: device.LocalCustomer(req.Customer), EnableGiftScreen: policy.GiftScreen, GiftAmount: req.GiftAmount,
+		ReceiptTicket: device.LocalTicket(req.ReceiptTicket), Reference: req.Reference, Vendor: c.vendor,
 		CheckoutExternalID:  req.CheckoutExternalID,
 		ExternalTableNumber: req.ExternalTableNumber, ExternalOrderNumber: req.ExternalOrderNumber, ExternalOrderID: req.ExternalOrderID,
 	}

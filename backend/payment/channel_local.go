@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
@@ -49,8 +50,8 @@ func (c *localChannel) Body(a NewAttempt) ([]byte, error) {
 	req, policy := a.Request, a.Policy
 	p := &localapi.PaymentRequest{
 		Amount: req.Amount, TransactionType: string(policy.Kind), IdempotentUUID: a.UUID, CartID: req.OrderID,
-		Customer: req.Customer, EnableGiftScreen: policy.GiftScreen, GiftAmount: req.GiftAmount,
-		ReceiptTicket: req.ReceiptTicket, Reference: req.Reference, Vendor: c.vendor,
+		Customer: device.LocalCustomer(req.Customer), EnableGiftScreen: policy.GiftScreen, GiftAmount: req.GiftAmount,
+		ReceiptTicket: device.LocalTicket(req.ReceiptTicket), Reference: req.Reference, Vendor: c.vendor,
 	}
 	if req.AcceptedMedium != "" && policy.Kind == journal.KindDebit {
 		p.AcceptedPayment = &localapi.AcceptedPayment{AcceptedMediumType: req.AcceptedMedium}
@@ -224,7 +225,7 @@ func historyKind(k journal.Kind) string {
 // without a type, or with a time that cannot be read, is a candidate too:
 // it may be the attempt.
 func (c *localChannel) Lookup(ctx context.Context, a journal.Attempt, since time.Time, held Holder) (Match, error) {
-	entries, err := localapi.History(ctx, c.t, since, time.Time{}, 0, c.pageTimeout)
+	entries, err := device.ReadHistory(ctx, device.LocalHistory(c.t), since, time.Time{}, 0, c.pageTimeout)
 	var te *localapi.TransportError
 	if errors.As(err, &te) && !te.Sent {
 		return Match{}, &NotSentError{err}
@@ -232,13 +233,13 @@ func (c *localChannel) Lookup(ctx context.Context, a journal.Attempt, since time
 	if err != nil {
 		return Match{}, err
 	}
-	isHeld, err := heldAmong(ctx, held, entries, func(e localapi.HistoryEntry) string { return e.TransactionID })
+	isHeld, err := heldAmong(ctx, held, entries, func(e device.HistoryEntry) string { return e.TransactionID })
 	if err != nil {
 		return Match{}, err
 	}
 	kind := historyKind(a.Kind)
 	var m Match
-	var named []localapi.HistoryEntry
+	var named []device.HistoryEntry
 	for _, e := range entries {
 		if e.TransactionID != "" && isHeld[e.TransactionID] {
 			continue
@@ -275,7 +276,7 @@ func (c *localChannel) Lookup(ctx context.Context, a journal.Attempt, since time
 // sameAmount: the history lists a payment's amount without its tip; a
 // reversal's as the whole amount given back, which some terminals may split
 // into amount and gift.
-func sameAmount(a journal.Attempt, e localapi.HistoryEntry) bool {
+func sameAmount(a journal.Attempt, e device.HistoryEntry) bool {
 	if a.Kind == journal.KindReversal {
 		return e.Amount == a.Amount || e.Amount+e.GiftAmount == a.Amount
 	}

@@ -24,6 +24,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"io"
 	"log/slog"
 	"sync"
@@ -131,9 +132,9 @@ type Request struct {
 	// AcceptedMedium restricts a debit: MediumMealVouchers for the
 	// meal-voucher part of a split tender, MediumBankCards for the rest.
 	AcceptedMedium string
-	Customer       *localapi.Customer
+	Customer       *device.Customer
 	Reference      string
-	ReceiptTicket  *localapi.ReceiptTicket
+	ReceiptTicket  *device.ReceiptTicket
 	// External ids: CheckoutExternalID must be distinct for every attempt
 	// (the terminal refuses one an ok transaction already used); when
 	// UseExternalIDs is set and it is empty, the attempt's uuid is used.

@@ -24,8 +24,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/escpos"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
 // Merchant is the shop, from the settings.
@@ -170,21 +170,21 @@ func ShareText(r Receipt, opt Options) string {
 
 // ShareReceiptTicket is the receiptTicket of /share-receipt: ShareText,
 // format text, with the tax breakdown.
-func ShareReceiptTicket(r Receipt, opt Options) *localapi.ReceiptTicket {
-	return &localapi.ReceiptTicket{Data: ShareText(r, opt), Format: localapi.FormatText, TaxBreakdown: TaxBreakdown(r.Order)}
+func ShareReceiptTicket(r Receipt, opt Options) *device.ReceiptTicket {
+	return &device.ReceiptTicket{Data: ShareText(r, opt), Format: device.FormatText, TaxBreakdown: TaxBreakdown(r.Order)}
 }
 
 // ReceiptTicket is the receiptTicket sent with /payment: the customer
 // receipt (without a cut: the terminal prints it with its card ticket) as
 // text or as ESC/POS hex, and the order's tax breakdown. format is
-// localapi.FormatText (or empty) or localapi.FormatESCPOS.
-func ReceiptTicket(r Receipt, format string, opt Options) (*localapi.ReceiptTicket, error) {
-	t := &localapi.ReceiptTicket{Format: format, TaxBreakdown: TaxBreakdown(r.Order)}
+// device.FormatText (or empty) or device.FormatESCPOS.
+func ReceiptTicket(r Receipt, format device.Format, opt Options) (*device.ReceiptTicket, error) {
+	t := &device.ReceiptTicket{Format: format, TaxBreakdown: TaxBreakdown(r.Order)}
 	switch format {
-	case localapi.FormatText, "":
-		t.Format = localapi.FormatText
+	case device.FormatText, "":
+		t.Format = device.FormatText
 		t.Data = render(customer(r, opt, mode{text: true, cardTicket: true}), opt.cols())
-	case localapi.FormatESCPOS:
+	case device.FormatESCPOS:
 		h, err := customer(r, opt, mode{noCut: true, cardTicket: true}).Hex()
 		if err != nil {
 			return nil, err

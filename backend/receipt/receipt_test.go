@@ -15,8 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/escpos"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -296,22 +296,22 @@ func TestTaxBreakdown(t *testing.T) {
 	tests := []struct {
 		name string
 		o    Order
-		want []localapi.Tax
+		want []device.Tax
 	}{
-		{"20 %", lines([3]int64{1, 1200, 2000}), []localapi.Tax{{TaxAmount: 200, TaxPercentage: pct(20)}}},
-		{"10 %", lines([3]int64{1, 1100, 1000}), []localapi.Tax{{TaxAmount: 100, TaxPercentage: pct(10)}}},
+		{"20 %", lines([3]int64{1, 1200, 2000}), []device.Tax{{Amount: 200, Percent: pct(20)}}},
+		{"10 %", lines([3]int64{1, 1100, 1000}), []device.Tax{{Amount: 100, Percent: pct(10)}}},
 		// 211 × 550 / 10550 = 10.9999 → 11; 5.5 % is not a whole percent:
 		// the integer field is left out rather than rounded to 6.
-		{"5.5 %", lines([3]int64{1, 211, 550}), []localapi.Tax{{TaxAmount: 11}}},
-		{"zero rate kept", lines([3]int64{1, 500, 0}), []localapi.Tax{{TaxAmount: 0, TaxPercentage: pct(0)}}},
+		{"5.5 %", lines([3]int64{1, 211, 550}), []device.Tax{{Amount: 11}}},
+		{"zero rate kept", lines([3]int64{1, 500, 0}), []device.Tax{{Amount: 0, Percent: pct(0)}}},
 		// 63 × 2000 / 12000 = 10.5 exactly: half-up gives 11 (banker's would give 10).
-		{"half up", lines([3]int64{1, 63, 2000}), []localapi.Tax{{TaxAmount: 11, TaxPercentage: pct(20)}}},
-		{"half up negative", lines([3]int64{-1, 63, 2000}), []localapi.Tax{{TaxAmount: -11, TaxPercentage: pct(20)}}},
-		{"2.1 %", lines([3]int64{1, 1000, 210}), []localapi.Tax{{TaxAmount: 21}}},
+		{"half up", lines([3]int64{1, 63, 2000}), []device.Tax{{Amount: 11, Percent: pct(20)}}},
+		{"half up negative", lines([3]int64{-1, 63, 2000}), []device.Tax{{Amount: -11, Percent: pct(20)}}},
+		{"2.1 %", lines([3]int64{1, 1000, 210}), []device.Tax{{Amount: 21}}},
 		{"several rates, ascending", lines(
 			[3]int64{2, 650, 1000}, [3]int64{1, 550, 2000}, [3]int64{3, 199, 550}, [3]int64{1, 300, 0}, [3]int64{1, 1190, 1000}),
-			[]localapi.Tax{{TaxAmount: 0, TaxPercentage: pct(0)}, {TaxAmount: 31}, {TaxAmount: 226, TaxPercentage: pct(10)}, {TaxAmount: 92, TaxPercentage: pct(20)}}},
-		{"no lines", Order{}, []localapi.Tax{}},
+			[]device.Tax{{Amount: 0, Percent: pct(0)}, {Amount: 31}, {Amount: 226, Percent: pct(10)}, {Amount: 92, Percent: pct(20)}}},
+		{"no lines", Order{}, []device.Tax{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -344,7 +344,7 @@ func TestTaxPerRateNotPerLine(t *testing.T) {
 		perLine += TaxIncluded(199, 550)
 	}
 	got := TaxBreakdown(o)
-	if len(got) != 1 || got[0].TaxAmount != 73 || perLine != 70 {
+	if len(got) != 1 || got[0].Amount != 73 || perLine != 70 {
 		t.Errorf("per rate %v, per line %d; want 73 and 70", got, perLine)
 	}
 }
@@ -373,7 +373,7 @@ func TestPrintedTaxesMatchBreakdown(t *testing.T) {
 		var sent int64
 		bd := TaxBreakdown(o)
 		for _, tx := range bd {
-			sent += tx.TaxAmount
+			sent += tx.Amount
 		}
 		if rows != len(bd) || printed != sent {
 			t.Errorf("%d columns: printed %d rows totalling %d, breakdown %d rows totalling %d\n%s", cols, rows, printed, len(bd), sent, text)
@@ -384,7 +384,7 @@ func TestPrintedTaxesMatchBreakdown(t *testing.T) {
 func TestReceiptTicket(t *testing.T) {
 	r := Receipt{Merchant: merchant(), Order: order()}
 	opt := Options{Columns: 32, Locale: "fr"}
-	rt, err := ReceiptTicket(r, localapi.FormatESCPOS, opt)
+	rt, err := ReceiptTicket(r, device.FormatESCPOS, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,13 +397,13 @@ func TestReceiptTicket(t *testing.T) {
 			t.Error("the receiptTicket must not cut: the terminal prints its card ticket with it")
 		}
 	}
-	js, _ := json.Marshal(rt)
+	js, _ := json.Marshal(device.LocalTicket(rt)) // as it goes on the wire
 	if !bytes.Contains(js, []byte(`"tax_breakdown":[{"tax_amount":31},{"tax_amount":226,"tax_percentage":10},{"tax_amount":92,"tax_percentage":20}]`)) ||
 		!bytes.Contains(js, []byte(`"format":"escpos"`)) {
 		t.Errorf("JSON %s", js)
 	}
 	rt, err = ReceiptTicket(r, "", opt)
-	if err != nil || rt.Format != localapi.FormatText || rt.Data != CustomerReceiptText(r, opt) || len(rt.TaxBreakdown) != 3 {
+	if err != nil || rt.Format != device.FormatText || rt.Data != CustomerReceiptText(r, opt) || len(rt.TaxBreakdown) != 3 {
 		t.Errorf("text ticket %+v, %v", rt, err)
 	}
 	if _, err := ReceiptTicket(r, "pdf", opt); err == nil {
@@ -419,7 +419,7 @@ func TestReceiptTicket(t *testing.T) {
 func TestShareText(t *testing.T) {
 	r := Receipt{Merchant: merchant(), Order: order(), Payments: splitPayment()}
 	sh := ShareReceiptTicket(r, Options{Columns: 32, Locale: "fr"})
-	if sh.Format != localapi.FormatText || strings.Contains(sh.Data, "TICKET CLIENT") || !strings.Contains(sh.Data, "https://receipts.example.test/r/A42") {
+	if sh.Format != device.FormatText || strings.Contains(sh.Data, "TICKET CLIENT") || !strings.Contains(sh.Data, "https://receipts.example.test/r/A42") {
 		t.Errorf("share ticket:\n%s", sh.Data)
 	}
 	o := order()

@@ -3,7 +3,7 @@ package receipt
 import (
 	"slices"
 
-	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/device"
 )
 
 // RateTotal is the VAT of one rate of an order. Gross = Net + Tax.
@@ -79,14 +79,14 @@ func divRoundHalfUp(n, d int64) int64 {
 // rate (20 %, 10 %) and left out for any other (5.5 %), rather than a
 // rounded rate that says something false (6 %); tax_amount, always sent,
 // is computed from the exact rate, and the printed receipt shows it.
-func TaxBreakdown(o Order) []localapi.Tax {
+func TaxBreakdown(o Order) []device.Tax {
 	s := VATSummary(o)
-	out := make([]localapi.Tax, 0, len(s))
+	out := make([]device.Tax, 0, len(s))
 	for _, r := range s {
-		t := localapi.Tax{TaxAmount: r.Tax}
+		t := device.Tax{Amount: r.Tax}
 		if r.Rate%100 == 0 {
 			pct := r.Rate / 100
-			t.TaxPercentage = &pct
+			t.Percent = &pct
 		}
 		out = append(out, t)
 	}

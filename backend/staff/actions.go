@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 )
@@ -102,7 +102,7 @@ func (s *Staff) ReverseTransaction(ctx context.Context, sessionID, transactionID
 	if err != nil {
 		return ReversalResult{}, err
 	}
-	var found *localapi.HistoryEntry
+	var found *device.HistoryEntry
 	for i := range entries {
 		if entries[i].TransactionID == transactionID {
 			found = &entries[i]
@@ -112,7 +112,7 @@ func (s *Staff) ReverseTransaction(ctx context.Context, sessionID, transactionID
 	if found == nil {
 		return ReversalResult{}, errorf(ENOTFOUND, "The terminal's history of the last 24 hours has no transaction %s.", transactionID)
 	}
-	if found.Type != localapi.HistoryDebit || found.Status != localapi.StatusOK {
+	if found.Type != device.HistoryDebit || found.Status != device.StatusOK {
 		return ReversalResult{}, errorf(EINVALID, "Only an approved card payment can be reversed; this is a %s (%s).", found.Type, found.Status)
 	}
 	currency := found.CurrencyCode
@@ -156,8 +156,8 @@ func (s *Staff) reverse(ctx context.Context, sess Session, debit journal.Attempt
 		s.log.Info("staff: reversal", "who", sess.Who, "initialTransactionId", debit.TransactionID, "amount", res.Amount)
 		return res, nil
 	case journal.StateFailed, journal.StateDeclined:
-		code, _ := localapi.Classify(v.Message)
-		if code == localapi.CodeUnknown {
+		code := device.RefusalCode(v.Message)
+		if code == device.CodeOther {
 			return res, &Error{Code: ETERMINAL, Message: "The reversal was not made: " + v.Message + ".", TerminalMessage: v.Message}
 		}
 		return res, &Error{Code: ETERMINAL, Message: ReversalMessage(code), TerminalCode: code, TerminalMessage: v.Message}
@@ -232,9 +232,9 @@ func (s *Staff) Reprint(ctx context.Context, sessionID, uuid string) error {
 	}
 	tctx, cancel := s.terminalCtx(ctx)
 	defer cancel()
-	resp, err := s.cfg.Terminal.Print(tctx, &localapi.PrintRequest{Data: hex.EncodeToString(b), Format: localapi.FormatESCPOS})
+	resp, err := s.cfg.Terminal.Print(tctx, device.Print{Data: hex.EncodeToString(b), Format: device.FormatESCPOS})
 	if err != nil {
-		s.note(ctx, att.UUID, sess.Who, "receipt reprint failed: "+err.Error()+"\nterminal answered: "+rawText(rawOf(err)))
+		s.note(ctx, att.UUID, sess.Who, "receipt reprint failed: "+err.Error()+"\nterminal answered: "+rawText(device.RawOf(err)))
 		return terminalErr(err, receiptMessage, "The receipt was not printed")
 	}
 	s.note(ctx, att.UUID, sess.Who, "receipt reprinted\nterminal answered: "+rawText(resp.Raw))
@@ -243,13 +243,13 @@ func (s *Staff) Reprint(ctx context.Context, sessionID, uuid string) error {
 
 // Share sends the customer receipt through the terminal, which asks the
 // customer for the address or number. medium: email, sms, print or service.
-func (s *Staff) Share(ctx context.Context, sessionID, uuid, medium string) error {
+func (s *Staff) Share(ctx context.Context, sessionID, uuid string, medium device.Medium) error {
 	sess, err := s.session(sessionID)
 	if err != nil {
 		return err
 	}
 	switch medium {
-	case localapi.ShareEmail, localapi.ShareSMS, localapi.SharePrint, localapi.ShareService:
+	case device.ShareEmail, device.ShareSMS, device.SharePrint, device.ShareService:
 	default:
 		return errorf(EINVALID, "Choose how to send the receipt: email, SMS, print or the customer's preference.")
 	}
@@ -262,14 +262,14 @@ func (s *Staff) Share(ctx context.Context, sessionID, uuid, medium string) error
 	}
 	tctx, cancel := s.terminalCtx(ctx)
 	defer cancel()
-	resp, err := s.cfg.Terminal.ShareReceipt(tctx, &localapi.ShareReceiptRequest{
-		ReceiptTicket: receipt.ShareReceiptTicket(r, opt), TransactionID: att.TransactionID, Medium: medium,
+	resp, err := s.cfg.Terminal.ShareReceipt(tctx, device.Share{
+		Ticket: receipt.ShareReceiptTicket(r, opt), TransactionID: att.TransactionID, Medium: medium,
 	})
 	if err != nil {
-		s.note(ctx, att.UUID, sess.Who, "receipt share ("+medium+") failed: "+err.Error()+"\nterminal answered: "+rawText(rawOf(err)))
+		s.note(ctx, att.UUID, sess.Who, "receipt share ("+string(medium)+") failed: "+err.Error()+"\nterminal answered: "+rawText(device.RawOf(err)))
 		return terminalErr(err, receiptMessage, "The receipt was not sent")
 	}
-	s.note(ctx, att.UUID, sess.Who, "receipt shared ("+medium+")\nterminal answered: "+rawText(resp.Raw))
+	s.note(ctx, att.UUID, sess.Who, "receipt shared ("+string(medium)+")\nterminal answered: "+rawText(resp.Raw))
 	return nil
 }
 
@@ -294,22 +294,6 @@ func (s *Staff) receiptFor(ctx context.Context, uuid string) (receipt.Receipt, r
 		return receipt.Receipt{}, receipt.Options{}, att, &Error{Code: EINVALID, Message: "This order's lines were not recorded (it was not taken at this kiosk): no receipt can be rebuilt.", Err: err}
 	}
 	return r, opt, att, nil
-}
-
-// rawOf is the terminal's raw answer carried by an error, if any.
-func rawOf(err error) []byte {
-	var ae *localapi.APIError
-	var he *localapi.HTTPError
-	var de *localapi.DecodeError
-	switch {
-	case errors.As(err, &ae):
-		return ae.Raw
-	case errors.As(err, &he):
-		return he.Body
-	case errors.As(err, &de):
-		return de.Body
-	}
-	return nil
 }
 
 // TerminalStatus is the terminal as staff see it.
@@ -347,7 +331,10 @@ func (s *Staff) Terminal(ctx context.Context, sessionID string, greet bool) (Ter
 	resp, err := s.cfg.Terminal.Ping(tctx, greet)
 	if err != nil {
 		out.Message = "The terminal does not answer: check that it is on, logged in and on the same network."
-		out.Raw = string(rawOf(err))
+		if device.CodeOf(err) == device.CodeUnauthorized {
+			out.Message = "The provider's cloud refused the API key for this terminal: check the key and the serial number in the terminal's settings."
+		}
+		out.Raw = string(device.RawOf(err))
 	} else {
 		out.Reachable, out.Greeted, out.Raw = true, greet, string(resp.Raw)
 	}
@@ -401,12 +388,12 @@ func (s *Staff) evidence(ctx context.Context, att journal.Attempt) (Evidence, er
 	if err != nil {
 		return Evidence{}, err
 	}
-	kind := localapi.HistoryDebit
+	kind := device.HistoryDebit
 	switch att.Kind {
 	case journal.KindRefund:
-		kind = localapi.HistoryRefund
+		kind = device.HistoryRefund
 	case journal.KindReversal:
-		kind = localapi.HistoryReversal
+		kind = device.HistoryReversal
 	}
 	var hist []HistoryEntry
 	for _, e := range entries {
@@ -430,7 +417,7 @@ func (s *Staff) evidence(ctx context.Context, att journal.Attempt) (Evidence, er
 	sameCart := false
 	for _, h := range hist {
 		ev.Entries = append(ev.Entries, h)
-		if h.Status == localapi.StatusOK && !h.InJournal {
+		if h.Status == device.StatusOK && !h.InJournal {
 			ev.Charged = append(ev.Charged, h)
 			if h.CartID == att.OrderID {
 				sameCart = true
@@ -523,7 +510,7 @@ func (s *Staff) ConfirmUnknown(ctx context.Context, sessionID, uuid string, d De
 			return AttemptView{}, errorf(EINVALID, "Transaction %s is not one of the terminal's transactions of this amount at that time.", d.TransactionID)
 		case picked.InJournal:
 			return AttemptView{}, errorf(EINVALID, "Transaction %s is already another payment's (%s).", d.TransactionID, picked.AttemptUUID)
-		case d.Paid != (picked.Status == localapi.StatusOK):
+		case d.Paid != (picked.Status == device.StatusOK):
 			return AttemptView{}, errorf(EINVALID, "Transaction %s is %s on the terminal: it cannot stand for a payment settled as %s.", d.TransactionID, picked.Status, verdict)
 		}
 		raw, _ := json.Marshal(picked.HistoryEntry)

@@ -3,6 +3,7 @@ package staff
 import (
 	"context"
 	"errors"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"strings"
 	"testing"
 	"time"
@@ -116,14 +117,14 @@ func TestReverseTerminalErrors(t *testing.T) {
 	tests := []struct {
 		name  string
 		setup func(e *env)
-		code  localapi.Code
+		code  device.Code
 	}{
-		{"too old by the terminal's clock", func(e *env) { e.sim.Advance(17 * time.Hour) }, localapi.CodeReversalNotEligible},
-		{"amount mismatch", func(e *env) { e.sim.FailNextReversal(localapi.MsgReversalAmountMismatch) }, localapi.CodeReversalAmount},
-		{"no gateway", func(e *env) { e.sim.FailNextReversal(localapi.MsgReversalNoGateway) }, localapi.CodeReversalNoGateway},
-		{"unexpected", func(e *env) { e.sim.FailNextReversal(localapi.MsgReversalUnexpected) }, localapi.CodeReversalUnexpected},
-		{"id mandatory", func(e *env) { e.sim.FailNextReversal(localapi.MsgReversalIDMandatory) }, localapi.CodeReversalIDMandatory},
-		{"not found", func(e *env) { e.sim.FailNextReversal(localapi.ReversalNotFoundMessage("x")) }, localapi.CodeReversalNotFound},
+		{"too old by the terminal's clock", func(e *env) { e.sim.Advance(17 * time.Hour) }, device.CodeReversalNotEligible},
+		{"amount mismatch", func(e *env) { e.sim.FailNextReversal(localapi.MsgReversalAmountMismatch) }, device.CodeReversalAmount},
+		{"no gateway", func(e *env) { e.sim.FailNextReversal(localapi.MsgReversalNoGateway) }, device.CodeReversalNoGateway},
+		{"unexpected", func(e *env) { e.sim.FailNextReversal(localapi.MsgReversalUnexpected) }, device.CodeReversalUnexpected},
+		{"id mandatory", func(e *env) { e.sim.FailNextReversal(localapi.MsgReversalIDMandatory) }, device.CodeReversalIDMandatory},
+		{"not found", func(e *env) { e.sim.FailNextReversal(localapi.ReversalNotFoundMessage("x")) }, device.CodeReversalNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -350,7 +351,7 @@ func TestReprintAndShare(t *testing.T) {
 	if ev := e.lastEvent(v.UUID); ev.Actor != s.Who || !strings.Contains(ev.Detail, "reprinted") {
 		t.Fatalf("note %+v", ev)
 	}
-	if err := e.st.Share(e.ctx, s.ID, v.UUID, localapi.ShareEmail); err != nil {
+	if err := e.st.Share(e.ctx, s.ID, v.UUID, device.ShareEmail); err != nil {
 		t.Fatal(err)
 	}
 	shares := e.sim.Shares()
@@ -360,11 +361,11 @@ func TestReprintAndShare(t *testing.T) {
 	wantCode(t, e.st.Share(e.ctx, s.ID, v.UUID, "fax"), EINVALID)
 
 	// The terminal's refusal is a sentence.
-	e.cfg.Terminal = &shareRefused{Client: e.client}
+	e.cfg.Terminal = device.LocalClient(&shareRefused{Client: e.client})
 	e.restart()
 	s = e.unlock()
-	se := wantCode(t, e.st.Share(e.ctx, s.ID, v.UUID, localapi.ShareSMS), ETERMINAL)
-	if se.Message != receiptMessage(localapi.CodeShareTransactionID) {
+	se := wantCode(t, e.st.Share(e.ctx, s.ID, v.UUID, device.ShareSMS), ETERMINAL)
+	if se.Message != receiptMessage(device.CodeShareTransactionID) {
 		t.Fatalf("message %q", se.Message)
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
 // Error codes. Callers branch on the code; the message is a sentence for
@@ -30,8 +30,8 @@ type Error struct {
 	Message string `json:"message"`
 	// RetryAfter: with ELOCKED_OUT, how long the PIN pad stays locked.
 	RetryAfter time.Duration `json:"retryAfter,omitempty"`
-	// TerminalCode is the Local API's code of the terminal's refusal.
-	TerminalCode localapi.Code `json:"terminalCode,omitempty"`
+	// TerminalCode names the terminal's refusal (device.Code).
+	TerminalCode device.Code `json:"terminalCode,omitempty"`
 	// TerminalMessage is the terminal's message, verbatim.
 	TerminalMessage string `json:"terminalMessage,omitempty"`
 	Err             error  `json:"-"`
@@ -78,40 +78,40 @@ func journalErr(err error, what string) error {
 }
 
 // ReversalMessage is the sentence for a reversal the terminal refused.
-func ReversalMessage(code localapi.Code) string {
+func ReversalMessage(code device.Code) string {
 	switch code {
-	case localapi.CodeReversalNotFound:
+	case device.CodeReversalNotFound:
 		return "The terminal does not know this transaction: it was not made on this terminal, so it cannot be reversed here. Nothing was reversed."
-	case localapi.CodeReversalAmount:
+	case device.CodeReversalAmount:
 		return "The terminal refused the reversal: the amount does not match the original payment (amount plus tip). Nothing was reversed."
-	case localapi.CodeReversalAlready:
+	case device.CodeReversalAlready:
 		return "This payment has already been reversed: the customer was already reimbursed. Nothing more was done."
-	case localapi.CodeReversalNotEligible:
+	case device.CodeReversalNotEligible:
 		return "The terminal cannot reverse this payment: it is more than 16 hours old by the terminal's clock, or it is not an approved card payment. Make a refund instead."
-	case localapi.CodeReversalNoGateway:
+	case device.CodeReversalNoGateway:
 		return "The terminal found no payment network to handle the reversal. Nothing was reversed: try again later, or make a refund."
-	case localapi.CodeReversalUnexpected:
+	case device.CodeReversalUnexpected:
 		return "The terminal had an unexpected error. Nothing was reversed: try again in a moment."
-	case localapi.CodeReversalIDMandatory:
+	case device.CodeReversalIDMandatory:
 		return "The terminal needs the transaction's id to reverse it, and none was sent. Nothing was reversed."
 	}
 	return "The terminal refused the reversal. Nothing was reversed."
 }
 
 // receiptMessage is the sentence for a print or share the terminal refused.
-func receiptMessage(code localapi.Code) string {
+func receiptMessage(code device.Code) string {
 	switch code {
-	case localapi.CodePrintDataMissing:
+	case device.CodePrintDataMissing:
 		return "The terminal refused to print: the receipt was empty."
-	case localapi.CodePrintWrongFormat:
+	case device.CodePrintWrongFormat:
 		return "The terminal's printer refused the receipt's format."
-	case localapi.CodeShareTransactionID:
+	case device.CodeShareTransactionID:
 		return "The terminal does not know this payment, so it cannot send its receipt."
-	case localapi.CodeShareReceiptTicket:
+	case device.CodeShareReceiptTicket:
 		return "The terminal refused the receipt's content."
-	case localapi.CodeShareMedium:
+	case device.CodeShareMedium:
 		return "The terminal cannot send receipts this way: choose print, email, SMS or the customer's preference."
-	case localapi.CodeShareBadRequest:
+	case device.CodeShareBadRequest:
 		return "The terminal refused the request as badly formed."
 	}
 	return "The terminal refused the receipt."
@@ -119,15 +119,19 @@ func receiptMessage(code localapi.Code) string {
 
 // terminalErr classifies an error of a call that changes nothing of value
 // (print, share, history, ping): refused, or not reached.
-func terminalErr(err error, refused func(localapi.Code) string, what string) error {
-	var ae *localapi.APIError
-	var ve *localapi.ValidationError
-	switch {
-	case errors.As(err, &ae):
-		msg := refused(ae.Code)
-		return &Error{Code: ETERMINAL, Message: msg, TerminalCode: ae.Code, TerminalMessage: ae.Message, Err: err}
-	case errors.As(err, &ve):
-		return &Error{Code: EINVALID, Message: what + ": the request is not valid (" + ve.Field + " " + ve.Reason + "). Nothing was sent.", Err: err}
+func terminalErr(err error, refused func(device.Code) string, what string) error {
+	var de *device.Error
+	if errors.As(err, &de) {
+		switch de.Kind {
+		case device.Refused:
+			if de.Code == device.CodeUnauthorized {
+				return &Error{Code: ETERMINAL, Message: what + ": the provider's cloud refused the API key for this terminal. Check the key and the serial number in the terminal's settings.",
+					TerminalCode: de.Code, TerminalMessage: de.Message, Err: err}
+			}
+			return &Error{Code: ETERMINAL, Message: refused(de.Code), TerminalCode: de.Code, TerminalMessage: de.Message, Err: err}
+		case device.Invalid:
+			return &Error{Code: EINVALID, Message: what + ": the request is not valid (" + de.Message + "). Nothing was sent.", Err: err}
+		}
 	}
 	return &Error{Code: ETERMINAL, Message: what + ": the terminal could not be reached or did not answer properly. Check that it is on and connected.", Err: err}
 }

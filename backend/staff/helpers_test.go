@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"sync"
 	"testing"
 	"time"
@@ -67,8 +68,6 @@ func withDemo() option { return func(_ *env, c *Config) { c.Demo = true } }
 
 func withLimits(l payment.Limits) option { return func(e *env, _ *Config) { e.newOrchestrator(l) } }
 
-func withTerminal(term Terminal) option { return func(_ *env, c *Config) { c.Terminal = term } }
-
 // withPaymentTerminal drives payments and reversals through term.
 func withPaymentTerminal(term payment.Terminal, l payment.Limits) option {
 	return func(e *env, _ *Config) { e.newOrchestratorOn(term, "sim", l) }
@@ -103,7 +102,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 	}
 	e.db = db
 	t.Cleanup(func() { db.Close() })
-	e.cfg = Config{Journal: db, Terminal: client, Now: e.clock.Now, Argon2: cheap}
+	e.cfg = Config{Journal: db, Terminal: device.LocalClient(client), Now: e.clock.Now, Argon2: cheap}
 	for _, o := range opts {
 		o(e, &e.cfg)
 	}

@@ -3,12 +3,13 @@ package staff
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 )
 
@@ -271,7 +272,7 @@ type HistoryFilter struct {
 // HistoryEntry is a transaction of the terminal's history, with what the
 // journal knows of it.
 type HistoryEntry struct {
-	localapi.HistoryEntry
+	device.HistoryEntry
 	Created time.Time `json:"created,omitzero"`
 	// InJournal: an attempt of the journal is this transaction.
 	InJournal    bool          `json:"inJournal"`
@@ -288,7 +289,7 @@ type HistoryPage struct {
 	Offset  int            `json:"offset"`
 }
 
-func (s *Staff) historyEntry(e localapi.HistoryEntry) HistoryEntry {
+func (s *Staff) historyEntry(e device.HistoryEntry) HistoryEntry {
 	h := HistoryEntry{HistoryEntry: e}
 	h.Created, _ = e.Created()
 	return h
@@ -303,44 +304,47 @@ func (s *Staff) History(ctx context.Context, sessionID string, f HistoryFilter) 
 	if f.Limit == 0 {
 		f.Limit = 50
 	}
-	if f.Limit < 0 || f.Limit > localapi.MaxTransactionsLimit || f.Offset < 0 {
+	if f.Limit < 0 || f.Limit > device.MaxHistoryPage || f.Offset < 0 {
 		return HistoryPage{}, errorf(EINVALID, "The terminal shows 1 to 200 transactions a page, from a position of zero or more.")
 	}
-	req := &localapi.TransactionsRequest{StartTime: f.StartTime, EndTime: f.EndTime, Limit: f.Limit, Offset: f.Offset}
+	q := device.HistoryQuery{StartTime: f.StartTime, EndTime: f.EndTime, Limit: f.Limit, Offset: f.Offset}
 	if f.Date != "" {
 		d, err := time.Parse(time.DateOnly, f.Date)
 		if err != nil {
 			return HistoryPage{}, errorf(EINVALID, "The day %q is not a date like 2026-05-01.", f.Date)
 		}
-		req.StartDate, req.EndDate = f.Date, f.Date
+		q.StartDate, q.EndDate = f.Date, f.Date
 		if f.EndTime == "" {
-			req.EndDate = d.AddDate(0, 0, 1).Format(time.DateOnly)
+			q.EndDate = d.AddDate(0, 0, 1).Format(time.DateOnly)
 		}
 	}
-	if err := req.Validate(); err != nil {
-		return HistoryPage{}, errorf(EINVALID, "Times are written hh:mm:ss, like 14:05:00.")
+	for _, t := range []string{f.StartTime, f.EndTime} {
+		if _, err := time.Parse(time.TimeOnly, t); t != "" && err != nil {
+			return HistoryPage{}, errorf(EINVALID, "Times are written hh:mm:ss, like 14:05:00.")
+		}
 	}
 	tctx, cancel := s.terminalCtx(ctx)
 	defer cancel()
-	list, err := s.cfg.Terminal.Transactions(tctx, req)
+	list, err := s.cfg.Terminal.History(tctx, q)
 	if err != nil {
-		return HistoryPage{}, terminalErr(err, func(localapi.Code) string {
-			return "The terminal refused to show its history: " + apiMessage(err) + "."
-		}, "The terminal's history could not be read")
+		return HistoryPage{}, historyErr(err)
 	}
-	page := HistoryPage{Entries: make([]HistoryEntry, 0, len(list.Transactions)), Total: list.Total, Limit: list.Limit, Offset: list.Offset}
-	for _, e := range list.Transactions {
+	page := HistoryPage{Entries: make([]HistoryEntry, 0, len(list.Entries)), Total: list.Total, Limit: list.Limit, Offset: list.Offset}
+	for _, e := range list.Entries {
 		page.Entries = append(page.Entries, s.historyEntry(e))
 	}
 	s.markJournal(ctx, page.Entries)
 	return page, nil
 }
 
-func apiMessage(err error) string {
-	if ae, ok := err.(*localapi.APIError); ok && ae.Message != "" {
-		return ae.Message
+// historyErr says why the history could not be read.
+func historyErr(err error) error {
+	if errors.Is(err, device.ErrHistoryTooLong) {
+		return errorf(ETERMINAL, "The terminal's history is too long to read in one go: choose a shorter period.")
 	}
-	return err.Error()
+	return terminalErr(err, func(device.Code) string {
+		return "The terminal refused to show its history: " + device.MessageOf(err) + "."
+	}, "The terminal's history could not be read")
 }
 
 // markJournal finds the journal attempt of each entry: by transactionId,
@@ -375,49 +379,13 @@ func (s *Staff) markJournal(ctx context.Context, entries []HistoryEntry) {
 }
 
 // historyRange reads every page of the terminal's history in [from, to)
-// (to zero: open). Entries are de-duplicated by transactionId: a
-// transaction made while paging shifts the pages.
-func (s *Staff) historyRange(ctx context.Context, from, to time.Time) ([]localapi.HistoryEntry, error) {
-	req := localapi.TransactionsRequest{Limit: s.pageSize}
-	from = from.UTC().Truncate(time.Second)
-	req.StartDate, req.StartTime = from.Format(time.DateOnly), from.Format(time.TimeOnly)
-	if !to.IsZero() {
-		to = to.UTC()
-		if t := to.Truncate(time.Second); !t.Equal(to) {
-			to = t.Add(time.Second)
-		}
-		req.EndDate, req.EndTime = to.Format(time.DateOnly), to.Format(time.TimeOnly)
+// (to zero: open), de-duplicated by transactionId.
+func (s *Staff) historyRange(ctx context.Context, from, to time.Time) ([]device.HistoryEntry, error) {
+	entries, err := device.ReadHistory(ctx, s.cfg.Terminal, from, to, s.pageSize, s.cfg.TerminalTimeout)
+	if err != nil {
+		return nil, historyErr(err)
 	}
-	var out []localapi.HistoryEntry
-	seen := map[string]bool{}
-	for page := 0; page < 500; page++ {
-		tctx, cancel := s.terminalCtx(ctx)
-		list, err := s.cfg.Terminal.Transactions(tctx, &req)
-		cancel()
-		if err != nil {
-			return nil, terminalErr(err, func(localapi.Code) string {
-				return "The terminal refused to show its history: " + apiMessage(err) + "."
-			}, "The terminal's history could not be read")
-		}
-		for _, e := range list.Transactions {
-			if e.TransactionID != "" {
-				if seen[e.TransactionID] {
-					continue
-				}
-				seen[e.TransactionID] = true
-			}
-			// A terminal that ignores the filters is filtered here.
-			if c, err := e.Created(); err == nil && (c.Before(from) || (!to.IsZero() && !c.Before(to))) {
-				continue
-			}
-			out = append(out, e)
-		}
-		req.Offset += len(list.Transactions)
-		if len(list.Transactions) == 0 || req.Offset >= list.Total {
-			return out, nil
-		}
-	}
-	return nil, errorf(ETERMINAL, "The terminal's history is too long to read in one go: choose a shorter period.")
+	return entries, nil
 }
 
 // matcher pairs history entries with journal attempts.
@@ -440,7 +408,7 @@ func newMatcher(atts []journal.Attempt) *matcher {
 // match returns the attempt that is this entry: by transactionId, else (for
 // attempts the terminal never answered: unknown, resolved by hand) by
 // cartId, kind and amount. Each attempt matches once.
-func (m *matcher) match(e localapi.HistoryEntry) *journal.Attempt {
+func (m *matcher) match(e device.HistoryEntry) *journal.Attempt {
 	kind := journal.Kind(e.Type)
 	if kind != journal.KindDebit && kind != journal.KindRefund && kind != journal.KindReversal {
 		return nil
@@ -461,7 +429,7 @@ func (m *matcher) match(e localapi.HistoryEntry) *journal.Attempt {
 		}
 		// A declined entry never stands for an attempt the journal holds
 		// as approved, nor the other way round, when another fits better.
-		if (e.Status == localapi.StatusOK) != (a.State == journal.StateApproved || a.State == journal.StateUnknown) {
+		if (e.Status == device.StatusOK) != (a.State == journal.StateApproved || a.State == journal.StateUnknown) {
 			continue
 		}
 		m.matched[i] = true
@@ -512,7 +480,7 @@ const margin = 30 * time.Minute
 type dayData struct {
 	start, end time.Time
 	atts       []journal.Attempt // created in [start-margin, end+margin)
-	entries    []localapi.HistoryEntry
+	entries    []device.HistoryEntry
 	reversals  []timedReversal
 }
 
@@ -589,11 +557,11 @@ func (s *Staff) compare(ctx context.Context, d dayData) Comparison {
 		money := func(v int64) string { return formatMoney(v, e.CurrencyCode) }
 		h := s.historyEntry(e)
 		day := inDay(h.Created, d.start, d.end)
-		if e.Type == localapi.HistoryReversal {
+		if e.Type == device.HistoryReversal {
 			if a := m.match(e); a != nil {
 				c.Matched++
 				h.InJournal, h.AttemptUUID, h.AttemptState, h.OrderID = true, a.UUID, a.State, a.OrderID
-				if day && a.State != journal.StateApproved && e.Status == localapi.StatusOK {
+				if day && a.State != journal.StateApproved && e.Status == device.StatusOK {
 					c.Differences = append(c.Differences, Difference{Kind: DiffState, At: h.Created, TransactionID: e.TransactionID,
 						AttemptUUID: a.UUID, OrderID: a.OrderID, JournalAmount: a.Total(), TerminalAmount: e.Amount + e.GiftAmount,
 						JournalState: a.State, TerminalStatus: e.Status,
@@ -606,7 +574,7 @@ func (s *Staff) compare(ctx context.Context, d dayData) Comparison {
 						JournalAmount: rec.Amount, TerminalAmount: e.Amount + e.GiftAmount, TerminalStatus: e.Status,
 						Message: fmt.Sprintf("The reversal %s is of %s on the terminal and of %s in the journal.", e.TransactionID, money(e.Amount+e.GiftAmount), money(rec.Amount))})
 				}
-			} else if day && e.Status == localapi.StatusOK {
+			} else if day && e.Status == device.StatusOK {
 				c.Differences = append(c.Differences, Difference{Kind: DiffReversalUnknown, At: h.Created, TransactionID: e.TransactionID,
 					OrderID: e.CartID, TerminalAmount: e.Amount + e.GiftAmount, TerminalStatus: e.Status,
 					Message: fmt.Sprintf("The terminal lists a reversal of %s that was not made from this kiosk's staff screen.", money(e.Amount+e.GiftAmount))})
@@ -624,13 +592,13 @@ func (s *Staff) compare(ctx context.Context, d dayData) Comparison {
 		if day {
 			c.Terminal = append(c.Terminal, h)
 		}
-		if e.Type != localapi.HistoryDebit && e.Type != localapi.HistoryRefund {
+		if e.Type != device.HistoryDebit && e.Type != device.HistoryRefund {
 			continue
 		}
 		total := e.Amount + e.GiftAmount
 		switch {
 		case a == nil:
-			if day && e.Status == localapi.StatusOK {
+			if day && e.Status == device.StatusOK {
 				c.Differences = append(c.Differences, Difference{Kind: DiffTerminalOnly, At: h.Created, TransactionID: e.TransactionID,
 					OrderID: e.CartID, TerminalAmount: total, TerminalStatus: e.Status,
 					Message: fmt.Sprintf("The terminal lists an approved %s of %s that the journal does not know (made on the terminal itself, or lost by the kiosk).", e.Type, money(total))})
@@ -639,7 +607,7 @@ func (s *Staff) compare(ctx context.Context, d dayData) Comparison {
 			v := s.view(ctx, *a, cache)
 			jt := v.Amount + v.GiftAmount
 			if day || inDay(a.CreatedAt, d.start, d.end) {
-				ok := e.Status == localapi.StatusOK
+				ok := e.Status == device.StatusOK
 				switch {
 				case ok && a.State != journal.StateApproved:
 					msg := fmt.Sprintf("The terminal approved %s, and the journal says %s: the customer was charged.", money(total), a.State)
@@ -678,7 +646,7 @@ func (s *Staff) compare(ctx context.Context, d dayData) Comparison {
 
 // amountDiffers: the entry's amount is not the attempt's, or its tip is not
 // the one the terminal answered (when it answered).
-func amountDiffers(e localapi.HistoryEntry, a journal.Attempt) bool {
+func amountDiffers(e device.HistoryEntry, a journal.Attempt) bool {
 	if e.Amount != a.Paid() {
 		return true
 	}

@@ -11,9 +11,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 )
@@ -169,11 +169,11 @@ func (s *Staff) Report(ctx context.Context, sessionID, day string) (Report, erro
 	}
 	for _, e := range d.entries {
 		c, err := e.Created()
-		if err != nil || !inDay(c, d.start, d.end) || e.Status != localapi.StatusOK {
+		if err != nil || !inDay(c, d.start, d.end) || e.Status != device.StatusOK {
 			continue
 		}
 		switch e.Type {
-		case localapi.HistoryDebit, localapi.HistoryRefund, localapi.HistoryReversal:
+		case device.HistoryDebit, device.HistoryRefund, device.HistoryReversal:
 			tt.add(e.Type, e.Scheme, e.Amount, e.GiftAmount)
 		}
 		if r.Currency == "" {
@@ -429,9 +429,9 @@ func (s *Staff) PrintReport(ctx context.Context, sessionID string, r Report) err
 	}
 	tctx, cancel := s.terminalCtx(ctx)
 	defer cancel()
-	resp, err := s.cfg.Terminal.Print(tctx, &localapi.PrintRequest{Data: r.Text(st.ReceiptColumns), Format: localapi.FormatText})
+	resp, err := s.cfg.Terminal.Print(tctx, device.Print{Data: r.Text(st.ReceiptColumns), Format: device.FormatText})
 	if err != nil {
-		s.audit(ctx, sess.Who, "report_print_failed", r.Day, err.Error(), rawOf(err))
+		s.audit(ctx, sess.Who, "report_print_failed", r.Day, err.Error(), device.RawOf(err))
 		return terminalErr(err, receiptMessage, "The report was not printed")
 	}
 	s.audit(ctx, sess.Who, "report_printed", r.Day, "end-of-day report printed", resp.Raw)

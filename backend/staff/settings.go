@@ -10,9 +10,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
 // EditableSettings are the keys staff may change: the kiosk's settings.
@@ -253,12 +253,12 @@ func (s *Staff) checkCurrency(ctx context.Context, value json.RawMessage) (strin
 	}
 	tctx, cancel := s.terminalCtx(ctx)
 	defer cancel()
-	list, err := s.cfg.Terminal.Transactions(tctx, &localapi.TransactionsRequest{Limit: 50})
+	page, err := s.cfg.Terminal.History(tctx, device.HistoryQuery{Limit: 50})
 	if err != nil {
 		return "", &Error{Code: ETERMINAL, Err: err,
 			Message: "The currency cannot be checked against the terminal, which does not answer: nothing was changed. Try again once it is on."}
 	}
-	for _, e := range list.Transactions {
+	for _, e := range page.Entries {
 		if e.CurrencyCode != "" && !strings.EqualFold(e.CurrencyCode, cur) {
 			return fmt.Sprintf("the terminal's payments are in %s, its merchant profile's currency", strings.ToUpper(e.CurrencyCode)), nil
 		}

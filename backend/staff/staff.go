@@ -31,26 +31,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 )
-
-// Terminal is the part of the Local API client staff operations use;
-// *localapi.Client satisfies it.
-type Terminal interface {
-	Reversal(ctx context.Context, req *localapi.ReversalRequest) (*localapi.ReversalResponse, error)
-	Transactions(ctx context.Context, req *localapi.TransactionsRequest) (*localapi.TransactionList, error)
-	Ping(ctx context.Context, showMessage bool) (*localapi.PingResponse, error)
-	Print(ctx context.Context, req *localapi.PrintRequest) (*localapi.StatusResponse, error)
-	ShareReceipt(ctx context.Context, req *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error)
-}
 
 // Config wires a Staff service.
 type Config struct {
 	Journal  *journal.DB
 	Payments *payment.Orchestrator // refunds go through it; nil: Refund is refused
-	Terminal Terminal
+	// Terminal prints, shares receipts and reads the history (whatever
+	// channel carries them); reversals and refunds go through Payments.
+	Terminal device.Terminal
 	// Limits are shown on the terminal screen (the orchestrator's timeouts).
 	// Zero: payment.DefaultLimits.
 	Limits payment.Limits
@@ -114,7 +106,7 @@ func New(cfg Config) (*Staff, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &Staff{cfg: cfg, log: log, sessions: map[string]*session{}, pageSize: localapi.MaxTransactionsLimit}, nil
+	return &Staff{cfg: cfg, log: log, sessions: map[string]*session{}, pageSize: device.MaxHistoryPage}, nil
 }
 
 func (s *Staff) now() time.Time { return s.cfg.Now() }

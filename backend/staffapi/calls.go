@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"reflect"
 
 	"github.com/comptoir-pos/comptoir/backend/staff"
@@ -69,7 +70,7 @@ var calls = map[string]call{
 	"Reprint": c2(func(ctx context.Context, a *API, sid, uuid string) (any, error) {
 		return nil, a.cfg.Staff.Reprint(ctx, sid, uuid)
 	}),
-	"Share": c3(func(ctx context.Context, a *API, sid, uuid, medium string) (any, error) {
+	"Share": c3(func(ctx context.Context, a *API, sid, uuid string, medium device.Medium) (any, error) {
 		return nil, a.cfg.Staff.Share(ctx, sid, uuid, medium)
 	}),
 	"ResolveUnknown": c2(func(ctx context.Context, a *API, sid, uuid string) (any, error) {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 )
 
@@ -19,18 +19,17 @@ type deadTerminal struct{}
 
 var errDead = errors.New("no terminal in this test")
 
-func (deadTerminal) Reversal(context.Context, *localapi.ReversalRequest) (*localapi.ReversalResponse, error) {
-	return nil, errDead
+func (deadTerminal) History(context.Context, device.HistoryQuery) (device.HistoryPage, error) {
+	return device.HistoryPage{}, errDead
 }
-func (deadTerminal) Transactions(context.Context, *localapi.TransactionsRequest) (*localapi.TransactionList, error) {
-	return nil, errDead
+func (deadTerminal) Ping(context.Context, bool) (device.Answer, error) {
+	return device.Answer{}, errDead
 }
-func (deadTerminal) Ping(context.Context, bool) (*localapi.PingResponse, error) { return nil, errDead }
-func (deadTerminal) Print(context.Context, *localapi.PrintRequest) (*localapi.StatusResponse, error) {
-	return nil, errDead
+func (deadTerminal) Print(context.Context, device.Print) (device.Answer, error) {
+	return device.Answer{}, errDead
 }
-func (deadTerminal) ShareReceipt(context.Context, *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error) {
-	return nil, errDead
+func (deadTerminal) ShareReceipt(context.Context, device.Share) (device.Answer, error) {
+	return device.Answer{}, errDead
 }
 
 type fakeControl struct {

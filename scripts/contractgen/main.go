@@ -43,7 +43,7 @@ const module = "github.com/comptoir-pos/comptoir/"
 type contract struct {
 	out string // relative to the repository
 	// packages hold the roots and the types they reach, each with the
-	// prefix that keeps its names apart in the file (localapi's
+	// prefix that keeps its names apart in the file (device's
 	// HistoryEntry is TerminalHistoryEntry beside staff's HistoryEntry).
 	packages map[string]string
 	// roots are the types the UI receives or sends, as package.Type.
@@ -70,13 +70,13 @@ var contracts = []contract{
 		out: "frontend/src/lib/staffContract.gen.ts",
 		packages: map[string]string{
 			"backend/staff": "", "backend/staffapi": "", "backend/kiosk": "",
-			"backend/journal": "Journal", "backend/payment": "Payment", "backend/localapi": "Terminal",
+			"backend/journal": "Journal", "backend/payment": "Payment", "backend/device": "Terminal",
 		},
 		roots: []string{
 			"staffapi.Result", "staffapi.ErrorView", "staffapi.Gate", "staffapi.About", "staffapi.TerminalPanel", "staffapi.CSVExport", "staffapi.Certificate", "staffapi.CloudChoice",
 			"staff.Session", "staff.Filter", "staff.AttemptPage", "staff.HistoryFilter", "staff.HistoryPage", "staff.Comparison",
 			"staff.ReversalResult", "staff.Evidence", "staff.Setting", "staff.Report", "staff.AuditEntry",
-			"payment.View", "kiosk.MerchantSetting", "staff.Decision",
+			"payment.View", "kiosk.MerchantSetting", "staff.Decision", "device.Medium",
 		},
 		consts: []string{
 			// staff's error codes, then staffapi's
@@ -88,8 +88,6 @@ var contracts = []contract{
 			// the keys of the settings
 			"SettingMode", "SettingLanguages", "SettingDefaultLanguage", "SettingCurrency", "SettingIdleSeconds",
 			"SettingVoucherCap", "SettingMerchant", "SettingReceiptFormat", "SettingReceiptColumns", "SettingDining",
-			// the media a receipt is shared on (the terminal's)
-			"TerminalSharePrint", "TerminalShareEmail", "TerminalShareSMS", "TerminalShareService",
 		},
 		comment: "Staff mode's contract: backend/staff, backend/staffapi and the types they reach.",
 	},

@@ -719,36 +719,23 @@ export const SettingReceiptFormat = "receipt.format"; // receiptTicket of /payme
 export const SettingVoucherCap = "kiosk.meal_voucher_cap"; // 2500 cents
 
 
-// From localapi/types.go
+// From device/device.go
 /**
- * Customer is the optional customer of a payment; the terminal echoes it back.
- */
-export interface TerminalCustomer {
-    firstName?: string;
-    lastName?: string;
-    email?: string;
-    phone?: string; // international format, starting with +
-    birthDate?: string;
-}
-
-// From localapi/types.go
-/**
- * HistoryEntry is one transaction of the terminal's history.
+ * HistoryEntry is one transaction of the terminal's history, in the words
+ * the staff screens show.
  */
 export interface TerminalHistoryEntry {
-    status?: string;
+    status?: string; // ok or ko
     transactionId?: string;
-    amount?: number;
+    amount?: number; // cents, without the tip
     giftAmount?: number;
     currencyCode?: string;
     issuer?: string;
     scheme?: string;
-    type?: string;
-    customer?: TerminalCustomer;
-    reference?: string;
+    type?: string; // debit, refund, reversal, ...
     cartId?: string;
-    appVersion?: string;
-    createdAt?: string; // UTC, ISO 8601
+    reference?: string;
+    createdAt?: string; // ISO 8601, UTC when it has no zone
 }
 
 // From staffapi/staffapi.go
@@ -783,6 +770,9 @@ export interface TerminalInfo {
     cloud: CloudSetting;
 }
 
+// From device/device.go
+export type TerminalMedium = "email" | "print" | "sms" | "service";
+
 // From staffapi/staffapi.go
 /**
  * TerminalPanel is the staff terminal screen.
@@ -790,30 +780,6 @@ export interface TerminalInfo {
 export interface TerminalPanel extends TerminalInfo {
     status: TerminalStatus;
 }
-
-// From localapi/types.go
-/**
- * Share-receipt media.
- */
-export const TerminalShareEmail = "email";
-
-// From localapi/types.go
-/**
- * Share-receipt media.
- */
-export const TerminalSharePrint = "print";
-
-// From localapi/types.go
-/**
- * Share-receipt media.
- */
-export const TerminalShareSMS = "sms";
-
-// From localapi/types.go
-/**
- * Share-receipt media.
- */
-export const TerminalShareService = "service";
 
 // From staff/actions.go
 /**

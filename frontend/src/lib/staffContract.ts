@@ -93,18 +93,9 @@ export const attemptStates: readonly AttemptState[] = (Object.keys(stateOrder) a
   (a, b) => stateOrder[a] - stateOrder[b],
 );
 
-/** The media of /share-receipt. */
-export type ShareMedium =
-  | typeof G.TerminalSharePrint
-  | typeof G.TerminalShareEmail
-  | typeof G.TerminalShareSMS
-  | typeof G.TerminalShareService;
-export const shareMedia: readonly ShareMedium[] = [
-  G.TerminalSharePrint,
-  G.TerminalShareEmail,
-  G.TerminalShareSMS,
-  G.TerminalShareService,
-];
+/** The media a receipt is shared on, the printer first. */
+export type ShareMedium = G.TerminalMedium;
+export const shareMedia: readonly ShareMedium[] = ["print", "email", "sms", "service"];
 
 // ---- The calls ----
 

@@ -1,4 +1,4 @@
-package localapi
+package device
 
 import (
 	"context"
@@ -8,25 +8,24 @@ import (
 	"time"
 )
 
-// pagedHistory is a Transactor over a fixed list, newest first, that
+// pagedHistory is a Historian over a fixed list, newest first, that
 // records what it was asked.
 type pagedHistory struct {
 	entries []HistoryEntry
-	asked   []TransactionsRequest
+	asked   []HistoryQuery
 	fail    error
 }
 
-func (p *pagedHistory) Transactions(ctx context.Context, req *TransactionsRequest) (*TransactionList, error) {
-	p.asked = append(p.asked, *req)
+func (p *pagedHistory) History(ctx context.Context, q HistoryQuery) (HistoryPage, error) {
+	p.asked = append(p.asked, q)
 	if p.fail != nil {
-		return nil, p.fail
+		return HistoryPage{}, p.fail
 	}
-	end := min(req.Offset+req.Limit, len(p.entries))
-	page := p.entries[min(req.Offset, len(p.entries)):end]
-	return &TransactionList{Count: len(page), Limit: req.Limit, Offset: req.Offset, Total: len(p.entries), Transactions: page}, nil
+	end := min(q.Offset+q.Limit, len(p.entries))
+	return HistoryPage{Limit: q.Limit, Offset: q.Offset, Total: len(p.entries), Entries: p.entries[min(q.Offset, len(p.entries)):end]}, nil
 }
 
-func TestHistoryReadsEveryPageOfTheWindow(t *testing.T) {
+func TestReadHistoryReadsEveryPageOfThePeriod(t *testing.T) {
 	base := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 	var all []HistoryEntry
 	for i := 9; i >= 0; i-- { // newest first
@@ -34,7 +33,7 @@ func TestHistoryReadsEveryPageOfTheWindow(t *testing.T) {
 	}
 	all = append(all, HistoryEntry{TransactionID: "no-date", CreatedAt: "yesterday"})
 	p := &pagedHistory{entries: all}
-	got, err := History(t.Context(), p, base.Add(2*time.Minute), base.Add(5*time.Minute), 3, 0)
+	got, err := ReadHistory(t.Context(), p, base.Add(2*time.Minute), base.Add(5*time.Minute), 3, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,12 +54,13 @@ func TestHistoryReadsEveryPageOfTheWindow(t *testing.T) {
 	}
 }
 
-func TestHistoryOpenEndAndErrors(t *testing.T) {
-	p := &pagedHistory{fail: &TransportError{Endpoint: "/transactions", Err: errors.New("refused")}}
-	if _, err := History(t.Context(), p, time.Now(), time.Time{}, 0, time.Second); !IsTransport(err) {
+func TestReadHistoryOpenEndAndErrors(t *testing.T) {
+	refused := &Error{Kind: NotSent, Err: errors.New("refused")}
+	p := &pagedHistory{fail: refused}
+	if _, err := ReadHistory(t.Context(), p, time.Now(), time.Time{}, 0, time.Second); !errors.Is(err, refused) {
 		t.Fatalf("err = %v", err)
 	}
-	if p.asked[0].EndDate != "" || p.asked[0].Limit != MaxTransactionsLimit {
+	if p.asked[0].EndDate != "" || p.asked[0].Limit != MaxHistoryPage {
 		t.Fatalf("asked %+v", p.asked[0])
 	}
 }

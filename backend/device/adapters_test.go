@@ -1,0 +1,174 @@
+package device_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
+)
+
+// channel is one terminal behind one adapter, with its simulator, and a
+// way to make a payment of amount cents that the history then lists.
+type channel struct {
+	name string
+	dev  device.Terminal
+	sim  *terminalsim.Terminal
+	pay  func(t *testing.T, amount int64) string // the transaction id the history shows
+}
+
+func channels(t *testing.T) []channel {
+	t.Helper()
+	ctx := t.Context()
+	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true})
+	if err == nil {
+		err = sim.Start("127.0.0.1:0")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	lc, err := localapi.NewClient(sim.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := channel{name: "local", dev: device.LocalAt(sim.URL), sim: sim, pay: func(t *testing.T, amount int64) string {
+		tx, err := lc.Payment(ctx, &localapi.PaymentRequest{Amount: amount, IdempotentUUID: "local-" + t.Name()})
+		if err != nil || tx.Status != localapi.StatusOK {
+			t.Fatalf("payment: %+v %v", tx, err)
+		}
+		return tx.TransactionID
+	}}
+
+	const serial = "SN-DEVICE"
+	cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_device", Serials: []string{serial}, TimeScale: 0.001,
+		Terminal: terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true}})
+	if err == nil {
+		err = cloud.Start("127.0.0.1:0")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cloud.Close() })
+	cc, err := cloudapi.New(cloud.URL(), cloud.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	csim, _ := cloud.Terminal(serial)
+	remote := channel{name: "cloud", dev: device.Cloud(cc, serial), sim: csim, pay: func(t *testing.T, amount int64) string {
+		body, _ := json.Marshal(map[string]any{"serialNumber": serial, "amount": amount, "idempotentUuid": "cloud-" + t.Name()})
+		ack, err := cc.Payment(ctx, body)
+		if err != nil {
+			t.Fatalf("payment: %v", err)
+		}
+		for {
+			tx, err := cc.Transaction(ctx, ack.TransactionID)
+			if err == nil && tx.Status == "ok" {
+				return ack.TransactionID
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("the cloud payment never ended: %+v %v", tx, err)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}}
+	return []channel{local, remote}
+}
+
+// Both channels carry the same requests to the terminal and give the
+// same answers in the same words: what the kiosk and staff mode branch on
+// does not depend on how the terminal is reached.
+func TestEveryChannelSpeaksTheSameWords(t *testing.T) {
+	for _, ch := range channels(t) {
+		t.Run(ch.name, func(t *testing.T) {
+			ctx := t.Context()
+			if _, err := ch.dev.Print(ctx, device.Print{Data: "Merci", Format: device.FormatText}); err != nil {
+				t.Fatalf("print: %v", err)
+			}
+			if p := ch.sim.Printed(); len(p) != 1 || !strings.Contains(p[0].Text, "Merci") {
+				t.Fatalf("printed %+v", p)
+			}
+
+			// A refusal of the terminal's is named, on either channel.
+			_, err := ch.dev.ShareReceipt(ctx, device.Share{Ticket: &device.ReceiptTicket{Data: "Merci", Format: device.FormatText}, TransactionID: "nope", Medium: device.ShareEmail})
+			var de *device.Error
+			if !errors.As(err, &de) || de.Kind != device.Refused || de.Code != device.CodeShareTransactionID || de.Message == "" || len(de.Raw) == 0 {
+				t.Fatalf("share of an unknown transaction: %#v", err)
+			}
+
+			// A request the terminal would refuse never leaves.
+			_, err = ch.dev.Print(ctx, device.Print{Data: "zz", Format: device.FormatESCPOS})
+			if device.KindOf(err) != device.Invalid || len(ch.sim.Printed()) != 1 {
+				t.Fatalf("invalid print: %v", err)
+			}
+
+			id := ch.pay(t, 1250)
+			entries, err := device.ReadHistory(ctx, ch.dev, time.Now().Add(-time.Hour), time.Time{}, 0, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(entries) != 1 || entries[0].TransactionID != id || entries[0].Amount != 1250 || entries[0].Type != device.HistoryDebit || entries[0].Status != device.StatusOK {
+				t.Fatalf("history %+v, want the payment %s", entries, id)
+			}
+			if at, err := entries[0].Created(); err != nil || time.Since(at).Abs() > time.Hour {
+				t.Fatalf("createdAt %q: %v %v", entries[0].CreatedAt, at, err)
+			}
+			if _, err := ch.dev.ShareReceipt(ctx, device.Share{Ticket: &device.ReceiptTicket{Data: "Merci", Format: device.FormatText}, TransactionID: id, Medium: device.ShareSMS}); err != nil {
+				t.Fatalf("share: %v", err)
+			}
+			if _, err := ch.dev.Ping(ctx, false); err != nil {
+				t.Fatalf("ping: %v", err)
+			}
+		})
+	}
+}
+
+// A request that cannot have reached the terminal says so; one the
+// provider refuses for the key says that.
+func TestFailuresSayWhatTheTerminalDid(t *testing.T) {
+	ctx := t.Context()
+	_, err := device.LocalAt(func() string { return "" }).Ping(ctx, false)
+	if device.KindOf(err) != device.NotSent || !errors.Is(err, device.ErrNoAddress) {
+		t.Fatalf("no address: %v", err)
+	}
+
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String() + localapi.BasePath
+	l.Close()
+	if _, err := device.LocalAt(func() string { return closed }).Print(ctx, device.Print{Data: "x", Format: device.FormatText}); device.KindOf(err) != device.NotSent {
+		t.Fatalf("closed port: %v (%s)", err, device.KindOf(err))
+	}
+
+	cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_right", Serials: []string{"SN-1"}})
+	if err == nil {
+		err = cloud.Start("127.0.0.1:0")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cloud.Close() })
+	cc, err := cloudapi.New(cloud.URL(), "sk_wrong")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = device.Cloud(cc, "SN-1").Ping(ctx, false)
+	if device.KindOf(err) != device.Refused || device.CodeOf(err) != device.CodeUnauthorized {
+		t.Fatalf("wrong key: %v (%s %s)", err, device.KindOf(err), device.CodeOf(err))
+	}
+
+	// Not this package's error: the outcome is left open.
+	if device.KindOf(context.DeadlineExceeded) != device.Unsure || device.KindOf(nil) != 0 {
+		t.Fatal("KindOf of a foreign error or nil")
+	}
+}

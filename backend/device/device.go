@@ -1,0 +1,215 @@
+// Package device is the payment terminal's services other than taking a
+// payment: printing on its printer, sharing a receipt, reading its history
+// and checking that it answers. It speaks its own words, whatever carries
+// the request: the Local API on the shop's network (Local, LocalAt) or the
+// provider's Cloud API to the terminal with a serial number (Cloud).
+//
+// The kiosk and staff mode use only this package's types: they never see
+// the wire shapes of either API, and every failure reaches them as an
+// *Error that says whether the terminal refused (nothing was done), whether
+// nothing was sent, or whether the request may have arrived. Payments,
+// reversals and refunds go through backend/payment, whose channels own
+// those rules.
+//
+// The vocabulary a payment shares with a receipt (ReceiptTicket, Tax,
+// Customer) lives here too, so that backend/receipt and the callers of
+// backend/payment need neither API.
+package device
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+)
+
+// Printer prints on the terminal's printer and shares receipts from it.
+type Printer interface {
+	Print(ctx context.Context, p Print) (Answer, error)
+	ShareReceipt(ctx context.Context, s Share) (Answer, error)
+}
+
+// Historian reads the terminal's history, one page at a time.
+type Historian interface {
+	History(ctx context.Context, q HistoryQuery) (HistoryPage, error)
+}
+
+// Terminal is everything but payments.
+type Terminal interface {
+	Printer
+	Historian
+	// Ping checks that the terminal (or, through the cloud, the provider)
+	// answers; with greet the terminal shows its greeting where it can.
+	Ping(ctx context.Context, greet bool) (Answer, error)
+}
+
+// Format is how a receipt or a print job is written.
+type Format string
+
+const (
+	FormatText   Format = "text"   // plain text
+	FormatESCPOS Format = "escpos" // ESC/POS commands, as a hex string
+)
+
+// Medium is how the terminal shares a receipt: it asks the customer for
+// the address or the number itself.
+type Medium string
+
+const (
+	ShareEmail   Medium = "email"
+	ShareSMS     Medium = "sms"
+	SharePrint   Medium = "print"
+	ShareService Medium = "service" // the customer's preference
+)
+
+// Media are the ways a receipt can be shared.
+var Media = []Medium{ShareEmail, ShareSMS, SharePrint, ShareService}
+
+// Print is a print job.
+type Print struct {
+	Data   string // text, or ESC/POS as hex
+	Format Format
+}
+
+// Share asks the terminal to share the receipt of one of its transactions.
+type Share struct {
+	Ticket        *ReceiptTicket
+	TransactionID string
+	Medium        Medium
+}
+
+// ReceiptTicket is the merchant's part of a receipt, as the terminal
+// prints or sends it with its own.
+type ReceiptTicket struct {
+	Data         string
+	Format       Format
+	TaxBreakdown []Tax
+}
+
+// Tax is one VAT rate of a receipt.
+type Tax struct {
+	Amount int64 // cents
+	// Percent is the rate when it is a whole percentage (20 for 20 %); nil
+	// for a rate like 5.5 %, whose Amount says it exactly.
+	Percent *int
+}
+
+// Customer is who pays, when the shop knows them.
+type Customer struct {
+	FirstName, LastName string
+	Email               string
+	Phone               string // international format, starting with +
+	BirthDate           string // yyyy-MM-dd
+}
+
+// Answer is a terminal's (or the provider's) acceptance of a request that
+// changes nothing of value: accepted, not necessarily done (a print job is
+// accepted before it is printed).
+type Answer struct {
+	Message string
+	Raw     json.RawMessage // verbatim, for the journal
+}
+
+// History entry types.
+const (
+	HistoryDebit     = "debit"
+	HistoryRefund    = "refund"
+	HistoryReversal  = "reversal"
+	StatusOK         = "ok"
+	MaxHistoryPage   = 200 // the largest page either API returns
+	maxHistoryPages  = 500 // bounds one ReadHistory: 100,000 entries
+	historyZoneSlack = 14 * time.Hour
+)
+
+// HistoryQuery selects a page of the history. Dates are yyyy-MM-dd (the
+// end exclusive), times hh:mm:ss; the Local API does not say in which zone
+// it reads them, the Cloud adapter asks in UTC.
+type HistoryQuery struct {
+	StartDate, EndDate string
+	StartTime, EndTime string
+	Limit, Offset      int
+}
+
+// HistoryPage is one page of the history.
+type HistoryPage struct {
+	Entries              []HistoryEntry
+	Total, Limit, Offset int
+	Raw                  json.RawMessage
+}
+
+// HistoryEntry is one transaction of the terminal's history, in the words
+// the staff screens show.
+type HistoryEntry struct {
+	Status        string `json:"status,omitempty"` // ok or ko
+	TransactionID string `json:"transactionId,omitempty"`
+	Amount        int64  `json:"amount,omitempty"` // cents, without the tip
+	GiftAmount    int64  `json:"giftAmount,omitempty"`
+	CurrencyCode  string `json:"currencyCode,omitempty"`
+	Issuer        string `json:"issuer,omitempty"`
+	Scheme        string `json:"scheme,omitempty"`
+	Type          string `json:"type,omitempty"` // debit, refund, reversal, ...
+	CartID        string `json:"cartId,omitempty"`
+	Reference     string `json:"reference,omitempty"`
+	CreatedAt     string `json:"createdAt,omitempty"` // ISO 8601, UTC when it has no zone
+}
+
+// Created parses CreatedAt, in UTC: every shape of ISO 8601 either API
+// was seen to write, no zone meaning UTC.
+func (h HistoryEntry) Created() (time.Time, error) {
+	return localapi.HistoryEntry{CreatedAt: h.CreatedAt}.Created()
+}
+
+// ReadHistory reads every page of the history whose createdAt is in
+// [from, to) (to zero: up to now and beyond), pageSize entries a page
+// (MaxHistoryPage when zero). It asks by whole days, widened by the
+// widest time-zone offset: whether a terminal reads startTime and endTime
+// as the ends of one period or as a time of day on every day is not shown,
+// and a wrong guess would hide entries; whole days mean the same
+// everywhere, and the entries are then kept by createdAt. Entries are
+// de-duplicated by transactionId, since a transaction made while paging
+// shifts the pages. An entry whose createdAt cannot be read is kept: the
+// caller decides what an entry of unknown time means. Each page gets its
+// own call, bounded by pageTimeout when positive.
+func ReadHistory(ctx context.Context, h Historian, from, to time.Time, pageSize int, pageTimeout time.Duration) ([]HistoryEntry, error) {
+	if pageSize <= 0 || pageSize > MaxHistoryPage {
+		pageSize = MaxHistoryPage
+	}
+	q := HistoryQuery{Limit: pageSize}
+	from = from.UTC()
+	q.StartDate = from.Add(-historyZoneSlack).Format(time.DateOnly)
+	if !to.IsZero() {
+		to = to.UTC()
+		q.EndDate = to.Add(historyZoneSlack).AddDate(0, 0, 1).Format(time.DateOnly) // exclusive
+	}
+	var out []HistoryEntry
+	seen := map[string]bool{}
+	for range maxHistoryPages {
+		pctx, cancel := ctx, context.CancelFunc(func() {})
+		if pageTimeout > 0 {
+			pctx, cancel = context.WithTimeout(ctx, pageTimeout)
+		}
+		page, err := h.History(pctx, q)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range page.Entries {
+			if e.TransactionID != "" {
+				if seen[e.TransactionID] {
+					continue
+				}
+				seen[e.TransactionID] = true
+			}
+			if c, err := e.Created(); err == nil && (c.Before(from) || (!to.IsZero() && !c.Before(to))) {
+				continue
+			}
+			out = append(out, e)
+		}
+		q.Offset += len(page.Entries)
+		if len(page.Entries) == 0 || q.Offset >= page.Total {
+			return out, nil
+		}
+	}
+	return nil, ErrHistoryTooLong
+}

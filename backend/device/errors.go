@@ -1,0 +1,123 @@
+package device
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind is what a failure means for what the terminal did.
+type Kind int
+
+const (
+	// Refused: the terminal (or the provider) answered and refused the
+	// request. Nothing was done; Code says why when it is one of the
+	// refusals the specifications list.
+	Refused Kind = iota + 1
+	// Invalid: the request breaks the API's rules and was not sent.
+	Invalid
+	// NotSent: the request never reached the terminal: no terminal is
+	// known, the connection was refused, the address does not resolve.
+	NotSent
+	// Unsure: the request may have arrived, and no clear answer came back
+	// (a timeout once it was sent, an HTTP error, an unreadable answer).
+	Unsure
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Refused:
+		return "refused"
+	case Invalid:
+		return "invalid"
+	case NotSent:
+		return "not sent"
+	case Unsure:
+		return "unsure"
+	}
+	return "unknown kind"
+}
+
+// Code names a refusal the specifications list. The Cloud API carries the
+// terminal's own messages, so both channels give the same codes.
+type Code string
+
+const (
+	CodeOther               Code = "other" // a refusal no specification lists
+	CodeUnauthorized        Code = "unauthorized"
+	CodePrintDataMissing    Code = "print_data_missing"
+	CodePrintWrongFormat    Code = "print_wrong_format"
+	CodeShareTransactionID  Code = "share_transaction_id"
+	CodeShareReceiptTicket  Code = "share_receipt_ticket"
+	CodeShareMedium         Code = "share_medium"
+	CodeShareBadRequest     Code = "share_bad_request"
+	CodeReversalIDMandatory Code = "reversal_id_mandatory"
+	CodeReversalNotFound    Code = "reversal_not_found"
+	CodeReversalAmount      Code = "reversal_amount_mismatch"
+	CodeReversalAlready     Code = "reversal_already_reversed"
+	CodeReversalNotEligible Code = "reversal_not_eligible"
+	CodeReversalNoGateway   Code = "reversal_no_gateway"
+	CodeReversalUnexpected  Code = "reversal_unexpected"
+)
+
+// Error is a request to the terminal that failed.
+type Error struct {
+	Kind    Kind
+	Code    Code   // with Refused
+	Message string // the terminal's or the provider's words, verbatim
+	Raw     []byte // the answer, if any, for the journal
+	Err     error  // the API client's error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("terminal: %s: %s", e.Kind, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// KindOf is the Kind of err's *Error, Unsure for any other error (a
+// failure this package did not classify leaves the outcome open) and 0
+// for nil.
+func KindOf(err error) Kind {
+	if err == nil {
+		return 0
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return Unsure
+}
+
+// CodeOf is the Code of a refusal, "" for anything else.
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) && e.Kind == Refused {
+		return e.Code
+	}
+	return ""
+}
+
+// RawOf is the terminal's answer carried by err, if any.
+func RawOf(err error) []byte {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Raw
+	}
+	return nil
+}
+
+// MessageOf is the terminal's own words in err, else err's text.
+func MessageOf(err error) string {
+	var e *Error
+	if errors.As(err, &e) && e.Message != "" {
+		return e.Message
+	}
+	return err.Error()
+}
+
+// ErrHistoryTooLong is returned when a period holds more pages than
+// ReadHistory reads in one call.
+var ErrHistoryTooLong = errors.New("the history of this period is too long to read in one go")
