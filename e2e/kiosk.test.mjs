@@ -122,6 +122,74 @@ test("choices: a large café crème, a hot chocolate with extras, one changed in
   assert.doesNotMatch(printed.at(-1).text, /Marshmallows/);
 });
 
+test("a lunch deal with a drink, paid by card in at most 6 touches from the welcome screen", async (t) => {
+  const env = await setup(t);
+  const { page } = env;
+  let touches = 0;
+  const touch = async (id) => {
+    touches++;
+    await page.locator(tid(id)).click();
+  };
+  await screen(env, "welcome");
+  await touch("welcome-eat_in");
+  await screen(env, "menu");
+  await touch("product-formule-dejeuner");
+  await page.locator(tid("product-detail")).waitFor();
+  // The deal's parts are chosen already: a savoury, a pastry, a drink.
+  assert.ok(await page.locator(tid("choice-boisson-cola")).isChecked(), "no drink chosen by default");
+  await env.screenshot("09-lunch-deal");
+  await touch("add-to-cart");
+  await touch("open-cart");
+  await screen(env, "cart");
+  await touch("go-pay");
+  await screen(env, "payment-choice");
+  await touch("pay-card");
+  await screen(env, "approved");
+  console.log(`a lunch deal with a drink, paid by card: ${touches} touches from the welcome screen`);
+  assert.ok(touches <= 6, `${touches} touches`);
+  // 9.90 shared by the parts' prices alone, all at 10 % eaten in.
+  const charge = debits(await env.ledger()).at(-1);
+  assert.equal(charge.total, 990);
+  assert.deepEqual(charge.taxBreakdown, [{ tax_amount: 90, tax_percentage: 10 }]);
+});
+
+test("a lunch deal taken away with other choices and a supplement: its VAT split by its parts on the receipt and in tax_breakdown", async (t) => {
+  const env = await setup(t);
+  const { page } = env;
+  await page.locator(tid("start-en")).click();
+  await page.locator(tid("dining-take_away")).click();
+  await screen(env, "menu");
+  await page.locator(tid("category-formules")).click();
+  await page.locator(tid("product-formule-dejeuner")).click();
+  await page.locator(tid("choice-sale-quiche-lorraine")).check();
+  await page.locator(tid("choice-patisserie-tarte-citron")).check();
+  await page.locator(tid("choice-boisson-cidre")).check();
+  await page.locator(tid("add-to-cart")).click();
+  await page.locator(tid("open-cart")).click();
+  await screen(env, "cart");
+  const line = "formule-dejeuner~sale/quiche-lorraine+patisserie/tarte-citron+boisson/cidre";
+  assert.equal(await page.locator(tid(`line-choices-${line}`)).innerText(), "Quiche Lorraine, Lemon meringue tart, Dry cider 33 cl");
+  assert.equal(await page.locator(tid("cart-total")).innerText(), "€11.40");
+  await env.screenshot("10-lunch-deal-cart");
+  await checkout(env);
+  await screen(env, "approved");
+  // 9.90 shared as 3.61 (quiche) + 2.92 (tart) + 3.37 (cider), prices
+  // alone 4.80, 3.90 and 4.50; taken away the food is at 5.5 %, the cider
+  // and its 1.50 supplement at 20 %: 6.53 holds 0.34, 4.87 holds 0.81.
+  const charge = debits(await env.ledger()).at(-1);
+  assert.equal(charge.total, 1140);
+  assert.deepEqual(charge.taxBreakdown, [{ tax_amount: 34 }, { tax_amount: 81, tax_percentage: 20 }]);
+  const before = (await env.sim("/sim/printed")).length;
+  await page.locator(tid("receipt-print")).click();
+  await page.locator(`${tid("receipt-status")}[data-status="done"]`).waitFor({ timeout: 15000 });
+  const text = (await env.sim("/sim/printed")).slice(before).at(-1).text;
+  assert.match(text, /Lunch deal/);
+  assert.match(text, /\+ Dry cider/);
+  assert.match(text, /5\.5%/);
+  assert.match(text, /20%/);
+  assert.doesNotMatch(text, /\b10%/);
+});
+
 test("a decline, then a successful retry with a new attempt", async (t) => {
   const env = await setup(t);
   await env.sim("/sim/script", { behaviours: [{ preset: "decline" }] });

@@ -109,8 +109,12 @@ type groupJSON struct {
 
 // choiceJSON is one option: its extra price (VAT included), and its own VAT
 // rate and meal-voucher eligibility when they differ from the product's.
+// A choice that names a product of the catalog is a part of a menu: it
+// takes that product's name, picture, VAT rates and meal-voucher
+// eligibility, and its price is the supplement for choosing it.
 type choiceJSON struct {
 	ID          string `json:"id"`
+	Product     string `json:"product"`
 	Name        Text   `json:"name"`
 	Price       int64  `json:"price"`
 	VATRate     *int   `json:"vatRate"`
@@ -124,7 +128,7 @@ var (
 	categoryKeys = []string{"id", "name", "image", "products"}
 	productKeys  = []string{"id", "name", "description", "price", "vatRate", "vatRateEatIn", "vatRateTakeAway", "mealVoucher", "image", "allergens", "suggest", "options"}
 	groupKeys    = []string{"id", "name", "min", "max", "choices"}
-	choiceKeys   = []string{"id", "name", "price", "vatRate", "mealVoucher"}
+	choiceKeys   = []string{"id", "product", "name", "price", "vatRate", "mealVoucher"}
 )
 
 // Catalog is a validated menu, indexed by product id.
@@ -188,8 +192,9 @@ type choiceInfo struct {
 	group, id   string
 	name        Text
 	price       int64
-	vatRate     *int // nil: the product's rate
+	vatRate     *int // nil: the product's rate (a menu's part: its product's)
 	mealVoucher bool
+	product     string // a menu's part: the product chosen
 }
 
 // diningRates are a product's VAT rates eaten in and taken away.
@@ -357,10 +362,14 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 		}
 		c.view.Categories = append(c.view.Categories, cv)
 	}
-	// A suggestion names a product of the catalog, not itself: checked once
-	// every product is known.
+	// A suggestion names a product of the catalog, not itself, and a
+	// menu's part a product that is not a menu: checked once every product
+	// is known.
 	for i, cat := range raw.Categories {
 		for j, p := range cat.Products {
+			if err := c.resolveParts(p, fmt.Sprintf("categories[%d].products[%d]", i, j), fail); err != nil {
+				return nil, err
+			}
 			for k, id := range p.Suggest {
 				if _, ok := c.products[id]; !ok || id == p.ID {
 					return nil, fail(fmt.Sprintf("categories[%d].products[%d]", i, j), fmt.Sprintf("suggest[%d]", k),
@@ -605,19 +614,69 @@ func parseGroups(p productJSON, pp string, fail func(path, field, reason string)
 			case ch.VATRate != nil && (*ch.VATRate < 0 || *ch.VATRate > MaxVATRate):
 				return nil, nil, fail(cp, "vatRate", fmt.Sprintf("must be in basis points between 0 and %d", MaxVATRate))
 			}
-			if reason := checkText(ch.Name, true); reason != "" {
+			if reason := checkText(ch.Name, ch.Product == ""); reason != "" {
 				return nil, nil, fail(cp, "name", reason)
+			}
+			if ch.Product != "" && ch.VATRate != nil {
+				return nil, nil, fail(cp, "vatRate", "a menu's part is taxed at its product's rate: leave vatRate out")
 			}
 			voucher := p.MealVoucher
 			if ch.MealVoucher != nil {
 				voucher = *ch.MealVoucher
 			}
-			chosen[key] = choiceInfo{group: grp.ID, id: ch.ID, name: ch.Name, price: ch.Price, vatRate: ch.VATRate, mealVoucher: voucher}
-			gv.Choices = append(gv.Choices, OptionView{ID: ch.ID, Name: ch.Name, Price: ch.Price})
+			chosen[key] = choiceInfo{group: grp.ID, id: ch.ID, name: ch.Name, price: ch.Price, vatRate: ch.VATRate, mealVoucher: voucher, product: ch.Product}
+			gv.Choices = append(gv.Choices, OptionView{ID: ch.ID, Name: ch.Name, Price: ch.Price, Product: ch.Product})
 		}
 		groups = append(groups, gv)
 	}
 	return groups, chosen, nil
+}
+
+// resolveParts fills a menu's parts from the products they name: name
+// (unless the choice has its own), picture and, unless the choice says
+// otherwise, meal-voucher eligibility.
+func (c *Catalog) resolveParts(p productJSON, pp string, fail func(path, field, reason string) error) error {
+	pv := c.products[p.ID]
+	for g, grp := range p.Options {
+		for k, ch := range grp.Choices {
+			if ch.Product == "" {
+				continue
+			}
+			cp := fmt.Sprintf("%s.options[%d].choices[%d]", pp, g, k)
+			part, ok := c.products[ch.Product]
+			switch {
+			case !ok || ch.Product == p.ID:
+				return fail(cp, "product", fmt.Sprintf("%q is not another product of the catalog", ch.Product))
+			case isMenu(part):
+				return fail(cp, "product", fmt.Sprintf("%q is a menu itself: a menu's parts are single products", ch.Product))
+			}
+			key := grp.ID + "/" + ch.ID
+			info := c.choices[p.ID][key]
+			if len(info.name) == 0 {
+				info.name = part.Name
+			}
+			if ch.MealVoucher == nil {
+				info.mealVoucher = part.MealVoucher
+			}
+			c.choices[p.ID][key] = info
+			// The views share their choices with the category's copy.
+			ov := &pv.Options[g].Choices[k]
+			ov.Name, ov.Image = info.name, part.Image
+		}
+	}
+	return nil
+}
+
+// isMenu: some of the product's choices are other products.
+func isMenu(p ProductView) bool {
+	for _, g := range p.Options {
+		for _, ch := range g.Choices {
+			if ch.Product != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Choose checks the customer's choices for a product ("group/choice", in

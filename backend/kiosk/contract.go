@@ -133,6 +133,10 @@ type OptionView struct {
 	ID    string `json:"id"`
 	Name  Text   `json:"name"`
 	Price int64  `json:"price"` // cents added to the product's price, VAT included
+	// Product: the option is this product, as a part of a menu; Image is
+	// its picture.
+	Product string `json:"product,omitempty"`
+	Image   string `json:"image,omitempty"`
 }
 
 // LineChoice is an option chosen for a cart line.
@@ -142,6 +146,14 @@ type LineChoice struct {
 	Name    Text   `json:"name"`
 	Price   int64  `json:"price"`   // cents, VAT included, for one
 	VATRate int    `json:"vatRate"` // basis points
+	// Product: a menu's part, this product of the catalog.
+	Product string `json:"product,omitempty"`
+}
+
+// VATPart is the share of a menu's price taxed at one rate.
+type VATPart struct {
+	Rate   int   `json:"rate"`   // basis points
+	Amount int64 `json:"amount"` // cents, VAT included, for one
 }
 
 // LineView is one cart line.
@@ -155,6 +167,11 @@ type LineView struct {
 	VATRate   int    `json:"vatRate"`
 	// Choices are the options chosen; UnitPrice includes their prices.
 	Choices []LineChoice `json:"choices,omitempty"`
+	// VATParts split the product's own price (UnitPrice less the choices'
+	// prices) between VAT rates: a menu's price, shared between its parts
+	// in proportion to their prices alone, each at its own rate. Empty: the
+	// product's price is at VATRate.
+	VATParts []VATPart `json:"vatParts,omitempty"`
 }
 
 // TaxView is the VAT of one rate, included in the total.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -653,7 +654,7 @@ func (s *Service) ChooseDining(d Dining) (CheckoutView, error) {
 			picked, fits := s.catalog.Choose(l.ProductID, lineChoiceKeys(l.LineView))
 			if ok && fits {
 				nl := s.lineLocked(p, picked)
-				l.VATRate, l.Choices = nl.VATRate, nl.Choices
+				l.VATRate, l.Choices, l.VATParts = nl.VATRate, nl.Choices, nl.VATParts
 			}
 		}
 		return ""
@@ -752,22 +753,82 @@ func (s *Service) lineLocked(p ProductView, picked []choiceInfo) cartLine {
 		l.voucherUnit = p.Price
 	}
 	var keys []string
+	var parts []menuPart
 	for _, ch := range picked {
 		rate := base
 		if ch.vatRate != nil {
 			rate = *ch.vatRate
 		}
-		l.Choices = append(l.Choices, LineChoice{Group: ch.group, ID: ch.id, Name: ch.name, Price: ch.price, VATRate: rate})
+		if ch.product != "" {
+			rate = s.catalog.VATRate(ch.product, s.co.dining)
+			alone, _ := s.catalog.Product(ch.product)
+			parts = append(parts, menuPart{rate: rate, alone: alone.Price, voucher: ch.mealVoucher})
+		}
+		l.Choices = append(l.Choices, LineChoice{Group: ch.group, ID: ch.id, Name: ch.name, Price: ch.price, VATRate: rate, Product: ch.product})
 		l.UnitPrice += ch.price
 		if ch.mealVoucher {
 			l.voucherUnit += ch.price
 		}
 		keys = append(keys, ch.group+"/"+ch.id)
 	}
+	if len(parts) > 0 {
+		var voucher int64
+		l.VATParts, voucher = apportion(p.Price, parts)
+		// A menu's price is eligible part by part, not as the menu's.
+		if p.MealVoucher {
+			l.voucherUnit -= p.Price
+		}
+		l.voucherUnit += voucher
+	}
 	if len(keys) > 0 {
 		l.ID = p.ID + "~" + strings.Join(keys, "+")
 	}
 	return l
+}
+
+// menuPart is a part of a menu as its price is shared: its rate, its
+// price alone, and whether meal vouchers may pay it.
+type menuPart struct {
+	rate    int
+	alone   int64
+	voucher bool
+}
+
+// apportion shares a menu's price between its parts in proportion to
+// their prices alone (the usual rule for a menu's VAT in France), merged
+// by rate in ascending order; the cent left by rounding goes to the part
+// that costs most alone. It also returns the share meal vouchers may pay.
+func apportion(price int64, parts []menuPart) ([]VATPart, int64) {
+	var sum int64
+	dearest := 0
+	for i, p := range parts {
+		sum += p.alone
+		if p.alone > parts[dearest].alone {
+			dearest = i
+		}
+	}
+	shares := make([]int64, len(parts))
+	var given int64
+	for i, p := range parts {
+		if sum > 0 {
+			shares[i] = price * p.alone / sum
+		}
+		given += shares[i]
+	}
+	shares[dearest] += price - given
+	byRate := map[int]int64{}
+	var voucher int64
+	for i, p := range parts {
+		byRate[p.rate] += shares[i]
+		if p.voucher {
+			voucher += shares[i]
+		}
+	}
+	out := make([]VATPart, 0, len(byRate))
+	for _, r := range slices.Sorted(maps.Keys(byRate)) {
+		out = append(out, VATPart{Rate: r, Amount: byRate[r]})
+	}
+	return out, voucher
 }
 
 // choiceKeys are a line's choices as the catalog names them.
@@ -804,6 +865,9 @@ func receiptLines(l LineView, name func(Text) string) []receipt.Line {
 		title += " (" + strings.Join(free, ", ") + ")"
 	}
 	out := []receipt.Line{{Qty: l.Qty, Name: title, UnitPrice: base, VATRate: l.VATRate}}
+	for _, p := range l.VATParts {
+		out[0].Parts = append(out[0].Parts, receipt.VATPart{Rate: p.Rate, Amount: p.Amount})
+	}
 	for _, ch := range l.Choices {
 		if ch.Price > 0 {
 			out = append(out, receipt.Line{Qty: l.Qty, Name: nm(ch.Name, "+ "), UnitPrice: ch.Price, VATRate: ch.VATRate})

@@ -46,6 +46,16 @@ type Line struct {
 	Name      string // product name, printed word-wrapped
 	UnitPrice int64  // cents, VAT included
 	VATRate   int    // basis points: 2000 = 20 %, 550 = 5.5 %, 0 = zero rate; VATUnknown: not known
+	// Parts, when set, split UnitPrice between rates (a menu whose parts
+	// are taxed at different rates) and VATRate is not used; their amounts
+	// add up to UnitPrice.
+	Parts []VATPart
+}
+
+// VATPart is the share of a line's unit price taxed at one rate.
+type VATPart struct {
+	Rate   int   // basis points
+	Amount int64 // cents, VAT included, for one
 }
 
 // VATUnknown is the rate of a line whose VAT is not known: an amount keyed

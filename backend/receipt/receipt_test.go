@@ -470,3 +470,19 @@ func TestFormatter(t *testing.T) {
 		t.Errorf("got %q", doc.Lines[0].Text)
 	}
 }
+
+// A line whose price is split between rates (a menu) counts each share at
+// its rate, times the quantity; its own VATRate is not used.
+func TestVATSummaryOfALineSplitBetweenRates(t *testing.T) {
+	o := Order{Lines: []Line{
+		{Qty: 2, Name: "Menu", UnitPrice: 1200, VATRate: 1000, Parts: []VATPart{{Rate: 550, Amount: 502}, {Rate: 1000, Amount: 698}}},
+		{Qty: 1, Name: "Cola", UnitPrice: 300, VATRate: 550},
+	}}
+	got := VATSummary(o)
+	if len(got) != 2 || got[0].Rate != 550 || got[0].Gross != 2*502+300 || got[1].Rate != 1000 || got[1].Gross != 2*698 {
+		t.Fatalf("summary %+v", got)
+	}
+	if got[0].Gross+got[1].Gross != o.Total() {
+		t.Fatalf("the VAT table does not add up to the total %d", o.Total())
+	}
+}

@@ -34,6 +34,12 @@ type RateTotal struct {
 func VATSummary(o Order) []RateTotal {
 	gross := map[int]int64{}
 	for _, l := range o.Lines {
+		if len(l.Parts) > 0 {
+			for _, p := range l.Parts {
+				gross[p.Rate] += int64(l.Qty) * p.Amount
+			}
+			continue
+		}
 		if l.VATRate == VATUnknown {
 			continue
 		}

@@ -113,6 +113,10 @@ export interface LineChoice {
     name: Text;
     price: number; // cents, VAT included, for one
     vatRate: number; // basis points
+    /**
+     * Product: a menu's part, this product of the catalog.
+     */
+    product?: string;
 }
 
 // From kiosk/contract.go
@@ -131,6 +135,13 @@ export interface LineView {
      * Choices are the options chosen; UnitPrice includes their prices.
      */
     choices?: LineChoice[];
+    /**
+     * VATParts split the product's own price (UnitPrice less the choices'
+     * prices) between VAT rates: a menu's price, shared between its parts
+     * in proportion to their prices alone, each at its own rate. Empty: the
+     * product's price is at VATRate.
+     */
+    vatParts?: VATPart[];
 }
 
 // From kiosk/contract.go
@@ -154,6 +165,12 @@ export interface OptionView {
     id: string;
     name: Text;
     price: number; // cents added to the product's price, VAT included
+    /**
+     * Product: the option is this product, as a part of a menu; Image is
+     * its picture.
+     */
+    product?: string;
+    image?: string;
 }
 
 // From kiosk/contract.go
@@ -279,4 +296,13 @@ export interface TerminalView {
  * Text is a name in every offered language: {"fr": "...", "en": "...", "es": "..."}.
  */
 export type Text = Record<string, string> | null;
+
+// From kiosk/contract.go
+/**
+ * VATPart is the share of a menu's price taxed at one rate.
+ */
+export interface VATPart {
+    rate: number; // basis points
+    amount: number; // cents, VAT included, for one
+}
 

@@ -14,6 +14,7 @@ import Paying from "./Paying.svelte";
 import Unknown from "./Unknown.svelte";
 import Canceling from "./Canceling.svelte";
 import Unavailable from "./Unavailable.svelte";
+import Welcome from "./Welcome.svelte";
 import TopBar from "../components/TopBar.svelte";
 
 const card = { method: "card" as const, step: "card" as const, amount: 1500, paid: 0, due: 1500, attemptUuid: "0192-uuid" };
@@ -67,6 +68,26 @@ describe("Dining", () => {
     expect(screen.getByRole("heading", { name: "Eat in or take away?" })).toBeTruthy();
     await fireEvent.click(screen.getByRole("button", { name: "Take away" }));
     expect(fake.intents()).toEqual(["ChooseDining"]);
+  });
+});
+
+describe("Welcome", () => {
+  it("asks eat in or take away on the first screen when the shop asks: one touch starts the order there", async () => {
+    const { context, fake } = kioskWith({ phase: "welcome", diningAsked: true, lines: [] });
+    fake.answers.Start = () => ({ ...fake.state.view, phase: "dining" });
+    fake.answers.ChooseDining = () => ({ ...fake.state.view, phase: "ordering", dining: "eat_in" });
+    render(Welcome, { context });
+    expect(screen.queryByTestId("start")).toBeNull();
+    await fireEvent.click(screen.getByTestId("welcome-eat_in"));
+    await vi.waitFor(() => expect(fake.intents()).toEqual(["Start", "ChooseDining"]));
+  });
+
+  it("has one button to start when the shop serves one way", async () => {
+    const { context, fake } = kioskWith({ phase: "welcome", diningAsked: false, lines: [] });
+    render(Welcome, { context });
+    expect(screen.queryByTestId("welcome-eat_in")).toBeNull();
+    await fireEvent.click(screen.getByTestId("start"));
+    expect(fake.intents()).toEqual(["Start"]);
   });
 });
 
