@@ -54,6 +54,12 @@ async function eachScreen(env, lang, check, accessible = false) {
   await check("product options");
   await page.locator(tid("close-detail")).click();
   await page.locator(tid("product-detail")).waitFor({ state: "detached" });
+  await page.locator(tid("category-formules")).click();
+  await page.locator(tid("product-formule-dejeuner")).click();
+  await page.locator(tid("product-detail")).waitFor();
+  await check("deal choices");
+  await page.locator(tid("close-detail")).click();
+  await page.locator(tid("product-detail")).waitFor({ state: "detached" });
   await page.locator(tid("open-cart")).click();
   await screen(page, "cart");
   await check("cart");

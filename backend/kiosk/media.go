@@ -1,6 +1,7 @@
 package kiosk
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 	"path"
@@ -10,7 +11,9 @@ import (
 // Media serves the catalog's pictures under MediaPrefix, for the desktop
 // window's asset server and browser mode alike. A picture that is not
 // there is a 404 (the UI then draws its placeholder); the browser keeps
-// pictures for an hour and revalidates them by date.
+// pictures for an hour and revalidates them by date. With ?w= a JPEG, PNG
+// or WebP picture wider than asked is scaled down to one of MediaWidths
+// (kept in memory, so a tile costs its size, not the photo's, once).
 func (s *Service) Media() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -47,6 +50,24 @@ func (s *Service) Media() http.Handler {
 		mod := st.ModTime()
 		if mod.IsZero() {
 			mod = s.started // embedded files have no date
+		}
+		if width := mediaWidth(r.URL.Query().Get("w")); width > 0 {
+			key := sizedKey(name, width)
+			p, ok := s.sized.get(key, mod)
+			if !ok {
+				if data, kind, sized := sizePicture(name, rs, width); sized {
+					p = &sizedPicture{key: key, data: data, kind: kind, mod: mod}
+					s.sized.put(p)
+				} else if _, err := rs.Seek(0, io.SeekStart); err != nil {
+					http.NotFound(w, r)
+					return
+				}
+			}
+			if p != nil {
+				h.Set("Content-Type", p.kind)
+				http.ServeContent(w, r, "", mod, bytes.NewReader(p.data))
+				return
+			}
 		}
 		http.ServeContent(w, r, path.Base(name), mod, rs)
 	})

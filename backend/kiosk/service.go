@@ -112,6 +112,7 @@ type Service struct {
 	checkSeq   uint64
 	co         checkout
 	started    time.Time // the date of the embedded pictures
+	sized      *sizedCache
 }
 
 // checkout is the state behind CheckoutView.
@@ -194,7 +195,7 @@ func New(cfg Config) (*Service, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Service{cfg: cfg, log: log, termWake: make(chan struct{}, 1), started: time.Now()}
+	s := &Service{cfg: cfg, log: log, termWake: make(chan struct{}, 1), started: time.Now(), sized: newSizedCache()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()

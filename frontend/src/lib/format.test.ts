@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatCents, parseAmount } from "./format";
+import { formatCents, parseAmount, sized } from "./format";
 
 // Intl separates groups and symbols with no-break spaces; spell them out so a
 // failing test shows which one changed.
@@ -59,5 +59,12 @@ describe("parseAmount", () => {
 
   it("refuses an unknown currency rather than guess its decimals", () => {
     expect(parseAmount("4.50", "XYZ")).toBeNull();
+  });
+});
+
+describe("sized", () => {
+  it("asks for a picture at a width, keeping a query it has", () => {
+    expect(sized("/media/images/p%20one.jpg", 640)).toBe("/media/images/p%20one.jpg?w=640");
+    expect(sized("/media/x.png?v=2", 160)).toBe("/media/x.png?v=2&w=160");
   });
 });

@@ -41,3 +41,8 @@ export function parseAmount(text: string, currency: string): number | null {
   const cents = Number(units) * 10 ** digits + Number(fraction.padEnd(digits, "0") || "0");
   return Number.isSafeInteger(cents) ? cents : null;
 }
+
+/** sized is a catalog picture's URL asking for it at most w pixels wide. */
+export function sized(url: string, w: number): string {
+  return `${url}${url.includes("?") ? "&" : "?"}w=${w}`;
+}

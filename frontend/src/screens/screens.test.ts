@@ -369,7 +369,7 @@ describe("Menu and cart", () => {
     render(Menu, { context, props: { onCart: () => {} } });
     const first = k.catalog.categories[0];
     const img = screen.getByTestId(`category-image-${first.id}`) as HTMLImageElement;
-    expect(img.getAttribute("src")).toBe("/media/images/mains.svg");
+    expect(img.getAttribute("src")).toBe("/media/images/mains.svg?w=160");
     expect(img.getAttribute("alt")).toBe("");
     expect(screen.getByRole("tab", { name: "Mains" })).toBeTruthy();
     expect(screen.queryByTestId(`category-image-${k.catalog.categories[1].id}`)).toBeNull();
