@@ -25,6 +25,22 @@ func taxes(v CheckoutView) map[int]int64 {
 	return m
 }
 
+// sentTaxes is the tax_breakdown the terminal got with the order's first
+// payment request.
+func (e *env) sentTaxes(orderID string) []localapi.Tax {
+	e.t.Helper()
+	atts, _ := e.db.AttemptsForOrder(e.ctx, orderID)
+	var body struct {
+		ReceiptTicket struct {
+			TaxBreakdown []localapi.Tax `json:"tax_breakdown"`
+		} `json:"receiptTicket"`
+	}
+	if len(atts) == 0 || json.Unmarshal(atts[0].RequestBody, &body) != nil {
+		e.t.Fatalf("no payment request for order %s", orderID)
+	}
+	return body.ReceiptTicket.TaxBreakdown
+}
+
 func TestEatInOrTakeAwayDecidesTheVAT(t *testing.T) {
 	e := newEnv(t, withCatalog(diningCatalog))
 	v := e.must(e.s.Start("fr"))
@@ -60,17 +76,8 @@ func TestEatInOrTakeAwayDecidesTheVAT(t *testing.T) {
 	v = e.waitPhase(PhaseApproved)
 
 	// The terminal got the eaten-in VAT in tax_breakdown.
-	atts, _ := e.db.AttemptsForOrder(e.ctx, v.OrderID)
-	var body struct {
-		ReceiptTicket struct {
-			TaxBreakdown []localapi.Tax `json:"tax_breakdown"`
-		} `json:"receiptTicket"`
-	}
-	if err := json.Unmarshal(atts[0].RequestBody, &body); err != nil {
-		t.Fatal(err)
-	}
 	got := map[int]int64{} // a rate that is not a whole percent has no tax_percentage: -1
-	for _, tx := range body.ReceiptTicket.TaxBreakdown {
+	for _, tx := range e.sentTaxes(v.OrderID) {
 		pct := -1
 		if tx.TaxPercentage != nil {
 			pct = *tx.TaxPercentage
@@ -78,7 +85,7 @@ func TestEatInOrTakeAwayDecidesTheVAT(t *testing.T) {
 		got[pct] = tx.TaxAmount
 	}
 	if got[10] != 60 || got[-1] != 16 {
-		t.Fatalf("tax_breakdown %s", atts[0].RequestBody)
+		t.Fatalf("tax_breakdown %+v", got)
 	}
 	// The journal keeps it, and the rebuilt receipt and the order ticket say it.
 	var data orderData
