@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/staff"
@@ -277,4 +279,30 @@ func kioskPays(t *testing.T, stack *Stack, want kiosk.Phase) {
 		t.Fatalf("pay: %+v", v)
 	}
 	waitUntil(t, string(want), func() bool { return stack.Svc.Checkout().Phase == want })
+}
+
+// The cart operations of payment links go where the settings say; a
+// setting that does not read as "METHOD /path" leaves the default.
+func TestLinkEndpointsComeFromTheSettings(t *testing.T) {
+	ctx := t.Context()
+	db, err := journal.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	store := settingsStore{db}
+	if err := store.Set(ctx, settingLinkCart, "POST /shop/cart/"); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Set(ctx, settingLinkCancel, "cancel it please"); err != nil {
+		t.Fatal(err)
+	}
+	var logged strings.Builder
+	e := linkEndpoints(ctx, db, slog.New(slog.NewTextHandler(&logged, nil)))
+	if e.Cart.String() != "POST /shop/cart/" || e.Cancel != cloudapi.DefaultLinkEndpoints.Cancel || e.Capture != cloudapi.DefaultLinkEndpoints.Capture {
+		t.Fatalf("endpoints %+v", e)
+	}
+	if !strings.Contains(logged.String(), settingLinkCancel) {
+		t.Fatalf("the ignored setting is not in the log: %s", logged.String())
+	}
 }

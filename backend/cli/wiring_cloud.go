@@ -34,6 +34,11 @@ const (
 	settingCloudSerial    = "cloud.serial"
 	settingCloudKey       = "cloud.key"
 	settingCloudPollEvery = "cloud.poll_seconds"
+	// The cart operations of payment links whose path or method the
+	// specification does not show: "METHOD /path", cloudapi's defaults.
+	settingLinkCart       = "cloud.link_cart"
+	settingLinkCancel     = "cloud.link_cancel"
+	settingLinkCapture    = "cloud.link_capture"
 	envCloudKey           = "COMPTOIR_CLOUD_KEY"
 	defaultCloudPollEvery = 2 * time.Second
 )
@@ -70,7 +75,7 @@ func openCloudPayments(ctx context.Context, c commonFlags, db *journal.DB, dir s
 			return fail(err)
 		}
 	}
-	client, err := cloudapi.New(c.cloudURL, key, cloudapi.WithUserAgent(userAgent()))
+	client, err := cloudapi.New(c.cloudURL, key, cloudapi.WithUserAgent(userAgent()), cloudapi.WithLinkEndpoints(linkEndpoints(ctx, db, logger)))
 	if err != nil {
 		return fail(err)
 	}
@@ -129,6 +134,28 @@ func openDemoCloudPayments(ctx context.Context, c commonFlags, db *journal.DB, d
 	p.close = func() { closePayments(); sim.Close() }
 	p.link.how = "demo"
 	return p, nil
+}
+
+// linkEndpoints are the cart operations' endpoints: each setting that
+// reads as "METHOD /path", else cloudapi's default (with a warning).
+func linkEndpoints(ctx context.Context, db *journal.DB, logger *slog.Logger) cloudapi.LinkEndpoints {
+	e := cloudapi.DefaultLinkEndpoints
+	store := settingsStore{db}
+	for _, s := range []struct {
+		key string
+		to  *cloudapi.Endpoint
+	}{{settingLinkCart, &e.Cart}, {settingLinkCancel, &e.Cancel}, {settingLinkCapture, &e.Capture}} {
+		v, ok, err := store.Get(ctx, s.key)
+		if err != nil || !ok || strings.TrimSpace(v) == "" {
+			continue
+		}
+		if ep, err := cloudapi.ParseEndpoint(v); err == nil {
+			*s.to = ep
+		} else {
+			logger.Warn("setting ignored: the default applies", "key", s.key, "value", v, "default", s.to.String(), "err", err)
+		}
+	}
+	return e
 }
 
 // jsonNumber reads a JSON number.

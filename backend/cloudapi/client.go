@@ -50,6 +50,7 @@ type Client struct {
 	hc   *http.Client
 	// userAgent goes with every request, for the provider's support.
 	userAgent string
+	links     LinkEndpoints
 }
 
 // Option configures a Client.
@@ -77,7 +78,7 @@ func New(baseURL, key string, opts ...Option) (*Client, error) {
 	if strings.TrimSpace(key) == "" {
 		return nil, errors.New("cloudapi: no API key (COMPTOIR_CLOUD_KEY, or the cloud.key setting)")
 	}
-	c := &Client{base: u, key: key, userAgent: "Comptoir",
+	c := &Client{base: u, key: key, userAgent: "Comptoir", links: DefaultLinkEndpoints,
 		hc: &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	for _, o := range opts {
 		o(c)
@@ -96,10 +97,11 @@ func isLoopback(host string) bool {
 // BaseURL is the cloud's base URL.
 func (c *Client) BaseURL() string { return c.base.String() }
 
-// auth is how a path authenticates: the v5 endpoints with a bearer token,
-// the v4 forms with Service-Secret.
+// auth is how a path authenticates: the v5 terminal endpoints (payment,
+// transaction) with a bearer token; the v4 forms and online payment (links,
+// carts, the v5 checkouts) with Service-Secret.
 func (c *Client) auth(path string, h http.Header) {
-	if strings.HasPrefix(path, "/v5/") {
+	if strings.HasPrefix(path, "/v5/") && !strings.HasPrefix(path, "/v5/ecommerce/") {
 		h.Set("Authorization", "Bearer "+c.key)
 	} else {
 		h.Set("Service-Secret", c.key)

@@ -46,6 +46,14 @@ func (c *Cloud) routes() *http.ServeMux {
 	api("POST "+PathShareReceipt, PathShareReceipt, serviceSecret, c.handleShare)
 	api("POST "+PathReversal, PathReversal, serviceSecret, c.handleReversal)
 	api("POST "+PathTransactions, PathTransactions, serviceSecret, c.handleTransactions)
+	api("POST "+PathGenerateLink, PathGenerateLink, serviceSecret, c.handleGenerateLink)
+	api("GET "+PathCart, PathCart, serviceSecret, c.handleCart)
+	api("POST "+PathCart, PathCart, serviceSecret, c.handleCart)
+	api("POST "+PathCancelLink, PathCancelLink, serviceSecret, c.handleCancelLink)
+	api("POST "+PathCapture, PathCapture, serviceSecret, c.handleCapture)
+	api("POST "+PathCheckouts, PathCheckouts, serviceSecret, c.handleCheckout)
+	mux.HandleFunc("GET "+PathPayPage+"{token}", c.handlePayPage)
+	mux.HandleFunc("POST "+PathPayPage+"{token}", c.handlePayPage)
 	c.controlRoutes(mux)
 	return mux
 }
@@ -93,15 +101,22 @@ func (c *Cloud) authorized(a auth, h http.HandlerFunc) http.HandlerFunc {
 
 // decode reads a JSON body, or answers 400.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
-	if err == nil {
-		err = json.Unmarshal(raw, v)
-	}
-	if err != nil {
+	raw, ok := readBody(w, r)
+	if ok && json.Unmarshal(raw, v) != nil {
 		ko(w, http.StatusBadRequest, "Malformed JSON body")
 		return false
 	}
-	return true
+	return ok
+}
+
+// readBody reads a request's body, at most 1 MiB.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+	if err != nil {
+		ko(w, http.StatusBadRequest, "Malformed JSON body")
+		return nil, false
+	}
+	return raw, true
 }
 
 // terminalFor is the company's terminal with this serial number, or a 400

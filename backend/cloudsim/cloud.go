@@ -68,10 +68,15 @@ type Cloud struct {
 	order     []*txn          // in creation order
 	faults    faults
 	webhook   webhookState
-	changed   chan struct{} // closed and replaced on every change
-	srv       *http.Server
-	ln        net.Listener
-	closed    bool
+	changed   chan struct{}    // closed and replaced on every change
+	carts     map[string]*cart // payment links, by cart_id
+	cartOrder []*cart
+	checkouts map[string]bool // checkout_external_ids claimed
+	// refuseCapture: the issuer refuses the next capture.
+	refuseCapture bool
+	srv           *http.Server
+	ln            net.Listener
+	closed        bool
 }
 
 // vterm is a virtual terminal: the terminal simulator and whether it can
@@ -103,7 +108,7 @@ func New(cfg Config) (*Cloud, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Cloud{
 		cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel,
-		terminals: map[string]*vterm{}, txs: map[string]*txn{},
+		terminals: map[string]*vterm{}, txs: map[string]*txn{}, carts: map[string]*cart{}, checkouts: map[string]bool{},
 		changed: make(chan struct{}),
 	}
 	c.webhook.url = cfg.WebhookURL

@@ -87,6 +87,37 @@ func (c *Cloud) controlRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /sim/terminals", c.handleTerminal)
 	mux.HandleFunc("POST /sim/faults", c.handleFaults)
 	mux.HandleFunc("/sim/terminals/{serial}/sim/", c.handleTerminalControl)
+	mux.HandleFunc("GET /sim/carts", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, c.Carts()) })
+	mux.HandleFunc("POST /sim/carts/{cart}/pay", func(w http.ResponseWriter, r *http.Request) {
+		var b struct {
+			Amount int64  `json:"amount"`
+			Gift   int64  `json:"gift"`
+			Kind   string `json:"kind"`
+			Fail   bool   `json:"fail"`
+		}
+		if !readControl(w, r, &b) {
+			return
+		}
+		v, err := c.PayCart(r.PathValue("cart"), b.Amount, b.Gift, b.Kind, b.Fail)
+		if err != nil {
+			controlError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		writeJSON(w, v)
+	})
+	mux.HandleFunc("POST /sim/carts/{cart}/expire", func(w http.ResponseWriter, r *http.Request) {
+		if err := c.ExpireCart(r.PathValue("cart")); err != nil {
+			controlError(w, http.StatusNotFound, err.Error())
+			return
+		}
+		writeJSON(w, map[string]string{"status": CartKO})
+	})
+	mux.HandleFunc("POST /sim/carts/refuse-next-capture", func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		c.refuseCapture = true
+		c.mu.Unlock()
+		writeJSON(w, map[string]bool{"refuseNextCapture": true})
+	})
 }
 
 func controlError(w http.ResponseWriter, code int, msg string) {
@@ -115,6 +146,11 @@ func (c *Cloud) handleHelp(w http.ResponseWriter, r *http.Request) {
 			`POST /sim/terminals {"serial": "SN1", "online": false}: add a terminal, or take it offline (actions expire after 5 s)`,
 			`POST /sim/faults {"next": [{"path": "/v5/pos/payment", "status": 0, "after": true}], "poll": "pending|404|500|", "expiredPoll": "expired|pending|404", "historyIds": false}`,
 			"GET|POST /sim/terminals/{serial}/sim/...: that terminal's own control API (customer, script, clock, ledger)",
+			"GET /sim/carts: the payment links and their payments",
+			`POST /sim/carts/{cart_id}/pay {"amount": 500, "gift": 0, "kind": "card|meal_voucher", "fail": false}: the customer pays on their phone (amount 0: what is left)`,
+			"POST /sim/carts/{cart_id}/expire: the link is 72 hours old",
+			"POST /sim/carts/refuse-next-capture: the issuer refuses the next capture",
+			"GET /pay/{token}: the page a link (or its QR code) opens; its button pays what is left by card",
 		},
 		"faults": map[string]string{
 			"status 0":    "the connection is dropped without an answer",
