@@ -382,6 +382,7 @@ type HistoryEntry struct {
 	Scheme             string `json:"scheme,omitempty"`
 	Issuer             string `json:"issuer,omitempty"`
 	CartID             string `json:"cartId,omitempty"`
+	Reference          string `json:"reference,omitempty"`
 	CheckoutExternalID string `json:"checkoutExternalId,omitempty"`
 	IdempotentUUID     string `json:"idempotentUuid,omitempty"`
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -160,7 +161,8 @@ func (e *FieldError) Error() string {
 	for f, msgs := range e.Fields {
 		parts = append(parts, f+": "+strings.Join(msgs, "; "))
 	}
-	return "cloudapi: the link request was refused: " + strings.Join(parts, ", ")
+	slices.Sort(parts)
+	return "cloudapi: the request was refused: " + strings.Join(parts, ", ")
 }
 
 // GenerateLink asks for a payment link with this exact body, once. A
@@ -174,14 +176,7 @@ func (c *Client) GenerateLink(ctx context.Context, body []byte) (*Link, error) {
 			Errors map[string]json.RawMessage `json:"errors"`
 		}
 		if json.Unmarshal(ae.Body, &ko) == nil && len(ko.Errors) > 0 {
-			fe := &FieldError{Fields: map[string][]string{}, Body: ae.Body}
-			for f, v := range ko.Errors {
-				var msgs []string
-				if json.Unmarshal(v, &msgs) != nil {
-					msgs = []string{string(v)}
-				}
-				fe.Fields[f] = msgs
-			}
+			fe := fieldError(ko.Errors, ae.Body)
 			if ids := fe.Fields["cart_id"]; len(ids) >= 2 && isURL(ids[1]) {
 				return &Link{URL: ids[1], Existing: true, Raw: ae.Body}, nil
 			}
@@ -198,6 +193,20 @@ func (c *Client) GenerateLink(ctx context.Context, body []byte) (*Link, error) {
 		return nil, &DecodeError{Op: "generate_link", Body: raw, Err: errors.New("no payment_link")}
 	}
 	return &Link{URL: ok.PaymentLink, Raw: raw}, nil
+}
+
+// fieldError reads {field: [messages]}; a value that is not a list of
+// strings is kept as its JSON.
+func fieldError(fields map[string]json.RawMessage, body []byte) *FieldError {
+	fe := &FieldError{Fields: map[string][]string{}, Body: body}
+	for f, v := range fields {
+		var msgs []string
+		if json.Unmarshal(v, &msgs) != nil {
+			msgs = []string{string(v)}
+		}
+		fe.Fields[f] = msgs
+	}
+	return fe
 }
 
 func isURL(s string) bool {

@@ -39,7 +39,9 @@ func (c *Cloud) routes() *http.ServeMux {
 		mux.Handle(pattern, c.faulty(path, c.authorized(a, h)))
 	}
 	api("POST "+PathPayment, PathPayment, bearer, c.handlePayment)
-	api("GET "+PathTransaction, PathTransaction, bearer, c.handlePoll)
+	mux.Handle("GET "+PathTransaction, c.handleTransactionGet()) // the poll, or the Webservices fetch
+	api("POST "+PathWSBatch, PathWSBatch, serviceSecret, c.handleWSBatch)
+	api("POST "+PathWSTransaction+"{id}/refund/", PathWSTransaction+"refund", serviceSecret, c.handleWSRefund)
 	api("POST "+PathAbort, PathAbort, serviceSecret, c.handleAbort)
 	api("POST "+PathCancel, PathCancel, serviceSecret, c.handleCancel)
 	api("POST "+PathPrint, PathPrint, serviceSecret, c.handlePrint)

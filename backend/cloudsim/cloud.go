@@ -72,6 +72,11 @@ type Cloud struct {
 	carts     map[string]*cart // payment links, by cart_id
 	cartOrder []*cart
 	checkouts map[string]bool // checkout_external_ids claimed
+	// refunds by API: by the refund's id, the refund of each original,
+	// and the scripted outcomes of the next ones.
+	refunds      map[string]*RefundView
+	refundedBy   map[string]string
+	refundScript []string
 	// refuseCapture: the issuer refuses the next capture.
 	refuseCapture bool
 	srv           *http.Server
@@ -109,6 +114,7 @@ func New(cfg Config) (*Cloud, error) {
 	c := &Cloud{
 		cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel,
 		terminals: map[string]*vterm{}, txs: map[string]*txn{}, carts: map[string]*cart{}, checkouts: map[string]bool{},
+		refunds: map[string]*RefundView{}, refundedBy: map[string]string{},
 		changed: make(chan struct{}),
 	}
 	c.webhook.url = cfg.WebhookURL

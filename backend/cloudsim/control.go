@@ -3,6 +3,7 @@ package cloudsim
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
@@ -112,6 +113,36 @@ func (c *Cloud) controlRoutes(mux *http.ServeMux) {
 		}
 		writeJSON(w, map[string]string{"status": CartKO})
 	})
+	mux.HandleFunc("GET /sim/refunds", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, c.Refunds()) })
+	mux.HandleFunc("POST /sim/refunds/script", func(w http.ResponseWriter, r *http.Request) {
+		var b struct {
+			Outcomes []string `json:"outcomes"`
+		}
+		if !readControl(w, r, &b) {
+			return
+		}
+		for _, o := range b.Outcomes {
+			if !slices.Contains([]string{ScriptRefunded, ScriptPending, ScriptWaiting, ScriptNotPossible, ScriptImpossible, ScriptLost}, o) {
+				controlError(w, http.StatusBadRequest, "outcome "+o+": refunded, pending, waiting, not_possible, error or lost")
+				return
+			}
+		}
+		c.ScriptRefunds(b.Outcomes...)
+		writeJSON(w, b)
+	})
+	mux.HandleFunc("POST /sim/refunds/{id}/{decision}", func(w http.ResponseWriter, r *http.Request) {
+		d := r.PathValue("decision")
+		if d != "approve" && d != "reject" {
+			controlError(w, http.StatusNotFound, "approve or reject")
+			return
+		}
+		v, err := c.DecideRefund(r.PathValue("id"), d == "approve")
+		if err != nil {
+			controlError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		writeJSON(w, v)
+	})
 	mux.HandleFunc("POST /sim/carts/refuse-next-capture", func(w http.ResponseWriter, r *http.Request) {
 		c.mu.Lock()
 		c.refuseCapture = true
@@ -151,6 +182,9 @@ func (c *Cloud) handleHelp(w http.ResponseWriter, r *http.Request) {
 			"POST /sim/carts/{cart_id}/expire: the link is 72 hours old",
 			"POST /sim/carts/refuse-next-capture: the issuer refuses the next capture",
 			"GET /pay/{token}: the page a link (or its QR code) opens; its button pays what is left by card",
+			"GET /sim/refunds: the refunds asked through the Webservices (/v5/transaction/{id}/refund/)",
+			`POST /sim/refunds/script {"outcomes": ["pending", "waiting", "not_possible", "error", "lost", "refunded"]}: the next refunds' answers, in order`,
+			"POST /sim/refunds/{id}/approve|reject: end a pending or waiting refund",
 		},
 		"faults": map[string]string{
 			"status 0":    "the connection is dropped without an answer",

@@ -1,0 +1,276 @@
+package cloudsim
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// The Webservices API, under the cloud's /v5 (the default Webservices base
+// URL is the cloud's followed by /v5). GET /v5/transaction/ is also the
+// Cloud API's poll: Service-Secret makes it the Webservices fetch.
+const (
+	PathWSBatch       = "/v5/pos/transactions/"
+	PathWSTransaction = "/v5/transaction/"
+)
+
+// Refund outcomes a test can script for the next refund (RefundScript).
+const (
+	ScriptRefunded    = "refunded"     // 201
+	ScriptPending     = "pending"      // 202, decided later (ApproveRefund)
+	ScriptWaiting     = "waiting"      // 202, a manager approves it
+	ScriptNotPossible = "not_possible" // 422
+	ScriptImpossible  = "error"        // 400 {error}
+	ScriptLost        = "lost"         // processed as refunded, the answer dropped
+)
+
+// nonRefundable are the schemes the Webservices never refund.
+var nonRefundable = []string{"AMEX", "CUP", "ANCV", "CONECS", "CASH"}
+
+// RefundView is a refund asked through the Webservices.
+type RefundView struct {
+	ID          string `json:"transaction_id"`
+	Original    string `json:"original_transaction_id"`
+	Amount      int64  `json:"amount"`
+	Status      string `json:"status"` // refunded, pending, waiting, not_possible, success, rejected
+	ApprovalURL string `json:"approval_url,omitempty"`
+	UserEmail   string `json:"user_email"`
+}
+
+// wsBatchRequest is the Webservices batch filter: endDate inclusive.
+type wsBatchRequest struct {
+	historyRequest
+	References       []string `json:"references"`
+	Schemes          []string `json:"schemes"`
+	CurrencyCode     string   `json:"currencyCode"`
+	OnlyPending      bool     `json:"only_pending"`
+	ExcludeECommerce bool     `json:"exclude_e_commerce"`
+}
+
+func (c *Cloud) handleWSBatch(w http.ResponseWriter, r *http.Request) {
+	var h wsBatchRequest
+	if !decode(w, r, &h) {
+		return
+	}
+	limit := 20
+	if h.Limit != nil {
+		limit = *h.Limit
+	}
+	if limit < 1 || limit > 200 || h.Offset < 0 {
+		fieldErrors(w, map[string][]string{"limit": {"1 to 200, and offset 0 or more."}})
+		return
+	}
+	for _, t := range []string{h.StartTime, h.EndTime} {
+		if strings.ContainsAny(t, "Z+") {
+			fieldErrors(w, map[string][]string{"startTime": {"HH:mm:ss without a time zone designator."}})
+			return
+		}
+	}
+	// endDate is inclusive: the whole day unless endTime says otherwise.
+	if h.EndDate != "" {
+		if h.EndTime == "" {
+			h.EndTime = "23:59:59"
+		}
+	}
+	from, to, err := h.window(c.cfg.Now())
+	if err != nil {
+		fieldErrors(w, map[string][]string{"date": {err.Error()}})
+		return
+	}
+	if h.EndDate != "" {
+		to = to.Add(time.Second) // the end second is in
+	}
+	c.mu.Lock()
+	var all []historyEntry
+	for i := len(c.order) - 1; i >= 0; i-- {
+		t := c.order[i]
+		switch {
+		case t.Status == StatusExpired,
+			len(h.SerialNumbers) > 0 && !slices.Contains(h.SerialNumbers, t.SerialNumber),
+			len(h.References) > 0 && !slices.Contains(h.References, t.Reference),
+			len(h.Schemes) > 0 && !slices.Contains(h.Schemes, t.Scheme),
+			h.CurrencyCode != "" && !strings.EqualFold(h.CurrencyCode, t.CurrencyCode),
+			h.OnlyPending && t.Status != StatusPending,
+			h.ExcludeECommerce && t.SerialNumber == "",
+			t.CreatedAt.Before(from), !t.CreatedAt.Before(to):
+			continue
+		}
+		all = append(all, t.entry(false))
+	}
+	c.mu.Unlock()
+	page := []historyEntry{}
+	if h.Offset < len(all) {
+		page = all[h.Offset:min(len(all), h.Offset+limit)]
+	}
+	writeJSON(w, map[string]any{"total": len(all), "limit": limit, "offset": h.Offset, "count": len(page), "transactions": page})
+}
+
+// handleTransactionGet is the Cloud API's poll (Bearer) or the
+// Webservices fetch (Service-Secret), by the key's header.
+func (c *Cloud) handleTransactionGet() http.Handler {
+	poll := c.faulty(PathTransaction, c.authorized(bearer, c.handlePoll))
+	fetch := c.faulty(PathWSTransaction, c.authorized(serviceSecret, c.handleWSDetails))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Service-Secret") != "" && r.Header.Get("Authorization") == "" {
+			fetch.ServeHTTP(w, r)
+			return
+		}
+		poll.ServeHTTP(w, r)
+	})
+}
+
+func (c *Cloud) handleWSDetails(w http.ResponseWriter, r *http.Request) {
+	id := strings.TrimSpace(r.URL.Query().Get("transactionId"))
+	c.mu.Lock()
+	t := c.txs[id]
+	c.mu.Unlock()
+	if t == nil {
+		writeJSONCode(w, http.StatusNotFound, map[string]string{"detail": "Not found."})
+		return
+	}
+	writeJSON(w, map[string]any{"transactionDetails": map[string]any{
+		"askedAmount": t.Amount, "giftAmount": t.GiftAmount, "totalAmount": t.Amount + t.GiftAmount,
+		"serverDatetime": t.CreatedAt.UTC().Format(time.RFC3339), "deviceDatetime": t.CreatedAt.UTC().Format(time.RFC3339),
+		"issuer": t.Issuer, "scheme": t.Scheme, "status": t.Status, "transactionId": t.TransactionID, "type": t.TransactionType,
+		"serialNumber": t.SerialNumber, "clientTicket": t.ClientTicket, "companyTicket": t.CompanyTicket, "reference": t.Reference,
+	}})
+}
+
+func (c *Cloud) handleWSRefund(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		Amount    *int64 `json:"amount"`
+		UserEmail string `json:"user_email"`
+		Vendor    *struct {
+			SoftwareName    string `json:"software_name"`
+			SoftwareVersion string `json:"software_version"`
+		} `json:"vendor"`
+		PrioritiseTip bool `json:"prioritise_tip"`
+	}
+	if !decode(w, r, &b) {
+		return
+	}
+	errs := map[string][]string{}
+	if b.Amount == nil || *b.Amount <= 0 {
+		errs["amount"] = []string{"A positive whole number of cents is required."}
+	}
+	if strings.TrimSpace(b.UserEmail) == "" {
+		errs["user_email"] = []string{"This field is required."}
+	}
+	if b.Vendor == nil || b.Vendor.SoftwareName == "" || b.Vendor.SoftwareVersion == "" {
+		errs["vendor"] = []string{"software_name and software_version are required."}
+	}
+	if len(errs) > 0 {
+		writeJSONCode(w, http.StatusBadRequest, errs) // keyed by field, no wrapper
+		return
+	}
+	id := r.PathValue("id")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	orig := c.txs[id]
+	impossible := func(msg string) { writeJSONCode(w, http.StatusBadRequest, map[string]string{"error": msg}) }
+	switch {
+	case orig == nil:
+		impossible("Transaction not found for this company")
+		return
+	case orig.TransactionType != "debit" || orig.Status != StatusOK:
+		impossible("Only an approved debit can be refunded")
+		return
+	case slices.Contains(nonRefundable, strings.ToUpper(orig.Scheme)):
+		impossible("Transactions of this payment method cannot be refunded by API")
+		return
+	case c.refundedBy[id] != "":
+		impossible("This transaction has already been refunded")
+		return
+	case *b.Amount > orig.Amount+orig.GiftAmount:
+		writeJSONCode(w, http.StatusBadRequest, map[string][]string{"amount": {"Must not be above the original amount."}})
+		return
+	}
+	outcome := ScriptRefunded
+	if len(c.refundScript) > 0 {
+		outcome, c.refundScript = c.refundScript[0], c.refundScript[1:]
+	}
+	rv := &RefundView{ID: uuid.NewString(), Original: id, Amount: *b.Amount, Status: outcome, UserEmail: b.UserEmail}
+	switch outcome {
+	case ScriptNotPossible:
+		writeJSONCode(w, http.StatusUnprocessableEntity, map[string]string{"status": RefundStatusNotPossible, "message": "Refused by the issuer"})
+		return
+	case ScriptImpossible:
+		impossible("Refunds by API are not activated for this point of sale")
+		return
+	case ScriptWaiting:
+		rv.ApprovalURL = c.linkURLLocked("approve-" + rv.ID)
+	}
+	c.refundedBy[id] = rv.ID // one refund per transaction, whatever its amount
+	c.refunds[rv.ID] = rv
+	if outcome == ScriptRefunded || outcome == ScriptLost {
+		rv.Status = ScriptRefunded
+		c.addRefundLocked(orig, rv)
+	}
+	c.log.Info("refund by API", "original", id, "amount", rv.Amount, "outcome", outcome)
+	switch outcome {
+	case ScriptLost:
+		panic(http.ErrAbortHandler) // processed; the answer never arrives
+	case ScriptRefunded:
+		writeJSONCode(w, http.StatusCreated, map[string]string{"status": "refunded", "message": "ok", "transaction_id": rv.ID})
+	default:
+		writeJSONCode(w, http.StatusAccepted, map[string]string{"status": outcome, "message": "ok", "transaction_id": rv.ID, "approval_url": rv.ApprovalURL})
+	}
+}
+
+// RefundStatusNotPossible is the status of an HTTP 422 refund.
+const RefundStatusNotPossible = "not_possible"
+
+// addRefundLocked records the refund as a company transaction.
+func (c *Cloud) addRefundLocked(orig *txn, rv *RefundView) {
+	t := &txn{Transaction: Transaction{Status: StatusOK, TransactionID: rv.ID, Amount: rv.Amount, CurrencyCode: orig.CurrencyCode,
+		TransactionType: "refund", CreatedAt: c.cfg.Now(), SerialNumber: orig.SerialNumber, Scheme: orig.Scheme, Issuer: orig.Issuer,
+		Reference: orig.Reference, CartID: orig.CartID, Initial: orig.TransactionID}}
+	c.addLocked(t)
+}
+
+// ScriptRefunds sets the outcomes of the next refunds, in order; then
+// refunds are refunded at once.
+func (c *Cloud) ScriptRefunds(outcomes ...string) {
+	c.mu.Lock()
+	c.refundScript = append(c.refundScript[:0], outcomes...)
+	c.mu.Unlock()
+}
+
+// DecideRefund ends a pending or waiting refund: accepted (success, the
+// refund transaction is made) or rejected.
+func (c *Cloud) DecideRefund(id string, accept bool) (RefundView, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	rv := c.refunds[id]
+	if rv == nil {
+		return RefundView{}, fmt.Errorf("no refund %q", id)
+	}
+	if rv.Status != ScriptPending && rv.Status != ScriptWaiting {
+		return *rv, fmt.Errorf("refund %q is %s", id, rv.Status)
+	}
+	if accept {
+		rv.Status = "success"
+		c.addRefundLocked(c.txs[rv.Original], rv)
+	} else {
+		rv.Status = "rejected"
+		delete(c.refundedBy, rv.Original)
+	}
+	c.broadcastLocked()
+	return *rv, nil
+}
+
+// Refunds are the refunds asked through the Webservices.
+func (c *Cloud) Refunds() []RefundView {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := []RefundView{}
+	for _, rv := range c.refunds {
+		out = append(out, *rv)
+	}
+	slices.SortFunc(out, func(a, b RefundView) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
