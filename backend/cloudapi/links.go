@@ -329,15 +329,8 @@ func (e *CancelError) Error() string { return "cloudapi: the link was not cancel
 // cancelled) and carries the cart.
 func (c *Client) CancelLink(ctx context.Context, cartID string) (message string, err error) {
 	raw, err := c.cartCall(ctx, c.links.Cancel, cartID, nil)
-	body := raw
-	var ae *APIError
-	var he *HTTPError
-	switch {
-	case errors.As(err, &ae):
-		body = ae.Body
-	case errors.As(err, &he):
-		body = he.Body
-	case err != nil:
+	body, err := answerBody(raw, err)
+	if body == nil && err != nil {
 		return "", err
 	}
 	var ans struct {
@@ -359,6 +352,23 @@ func (c *Client) CancelLink(ctx context.Context, cartID string) (message string,
 		ce.Cart, _ = ParseCart(ans.WebhookData)
 	}
 	return "", ce
+}
+
+// answerBody is the body of a cart operation's answer, a refusal's
+// included (its error is kept, for when the body says nothing); nil when
+// no answer came.
+func answerBody(raw []byte, err error) ([]byte, error) {
+	var ae *APIError
+	var he *HTTPError
+	switch {
+	case errors.As(err, &ae):
+		return ae.Body, err
+	case errors.As(err, &he):
+		return he.Body, err
+	case err != nil:
+		return nil, err
+	}
+	return raw, nil
 }
 
 func cancelReason(msg string) string {
@@ -401,15 +411,8 @@ func (c *Client) Capture(ctx context.Context, cartID string, amount int64) (*Car
 		more = map[string]any{"amount_to_capture": amount}
 	}
 	raw, err := c.cartCall(ctx, c.links.Capture, cartID, more)
-	body := raw
-	var ae *APIError
-	var he *HTTPError
-	switch {
-	case errors.As(err, &ae):
-		body = ae.Body
-	case errors.As(err, &he):
-		body = he.Body
-	case err != nil:
+	body, err := answerBody(raw, err)
+	if body == nil && err != nil {
 		return nil, err
 	}
 	var ans struct {

@@ -77,21 +77,28 @@ func (c *Cloud) handleTransactions(w http.ResponseWriter, r *http.Request) {
 	}
 	c.mu.Lock()
 	withIDs := !c.faults.historyWithoutIDs
+	c.mu.Unlock()
+	c.writePage(w, h.Offset, limit, withIDs, func(t *txn) bool {
+		return (len(h.SerialNumbers) == 0 || slices.Contains(h.SerialNumbers, t.SerialNumber)) &&
+			!t.CreatedAt.Before(from) && t.CreatedAt.Before(to)
+	})
+}
+
+// writePage answers one page of the company's transactions that keep
+// holds, most recent first (an expired action is none: it never reached
+// a terminal).
+func (c *Cloud) writePage(w http.ResponseWriter, offset, limit int, withIDs bool, keep func(*txn) bool) {
+	c.mu.Lock()
 	var all []historyEntry
 	for i := len(c.order) - 1; i >= 0; i-- {
-		t := c.order[i]
-		switch {
-		case t.Status == StatusExpired,
-			len(h.SerialNumbers) > 0 && !slices.Contains(h.SerialNumbers, t.SerialNumber),
-			t.CreatedAt.Before(from), !t.CreatedAt.Before(to):
-			continue
+		if t := c.order[i]; t.Status != StatusExpired && keep(t) {
+			all = append(all, t.entry(withIDs))
 		}
-		all = append(all, t.entry(withIDs))
 	}
 	c.mu.Unlock()
 	page := []historyEntry{}
-	if h.Offset < len(all) {
-		page = all[h.Offset:min(len(all), h.Offset+limit)]
+	if offset < len(all) {
+		page = all[offset:min(len(all), offset+limit)]
 	}
-	writeJSON(w, map[string]any{"total": len(all), "limit": limit, "offset": h.Offset, "count": len(page), "transactions": page})
+	writeJSON(w, map[string]any{"total": len(all), "limit": limit, "offset": offset, "count": len(page), "transactions": page})
 }

@@ -84,29 +84,19 @@ func (c *Cloud) handleWSBatch(w http.ResponseWriter, r *http.Request) {
 	if h.EndDate != "" {
 		to = to.Add(time.Second) // the end second is in
 	}
-	c.mu.Lock()
-	var all []historyEntry
-	for i := len(c.order) - 1; i >= 0; i-- {
-		t := c.order[i]
+	c.writePage(w, h.Offset, limit, false, func(t *txn) bool {
 		switch {
-		case t.Status == StatusExpired,
-			len(h.SerialNumbers) > 0 && !slices.Contains(h.SerialNumbers, t.SerialNumber),
+		case len(h.SerialNumbers) > 0 && !slices.Contains(h.SerialNumbers, t.SerialNumber),
 			len(h.References) > 0 && !slices.Contains(h.References, t.Reference),
 			len(h.Schemes) > 0 && !slices.Contains(h.Schemes, t.Scheme),
 			h.CurrencyCode != "" && !strings.EqualFold(h.CurrencyCode, t.CurrencyCode),
 			h.OnlyPending && t.Status != StatusPending,
 			h.ExcludeECommerce && t.SerialNumber == "",
 			t.CreatedAt.Before(from), !t.CreatedAt.Before(to):
-			continue
+			return false
 		}
-		all = append(all, t.entry(false))
-	}
-	c.mu.Unlock()
-	page := []historyEntry{}
-	if h.Offset < len(all) {
-		page = all[h.Offset:min(len(all), h.Offset+limit)]
-	}
-	writeJSON(w, map[string]any{"total": len(all), "limit": limit, "offset": h.Offset, "count": len(page), "transactions": page})
+		return true
+	})
 }
 
 // handleTransactionGet is the Cloud API's poll (Bearer) or the
