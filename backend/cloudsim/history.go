@@ -21,6 +21,16 @@ type historyRequest struct {
 	Offset        int      `json:"offset"`
 }
 
+// limit is the page size asked (20 by default), and whether it and the
+// offset are within the specification's bounds.
+func (h historyRequest) limit() (int, bool) {
+	limit := 20
+	if h.Limit != nil {
+		limit = *h.Limit
+	}
+	return limit, limit >= 1 && limit <= 200 && h.Offset >= 0
+}
+
 // window is the request's [from, to) in absolute time. The v4 form's
 // endDate is exclusive.
 func (h historyRequest) window(now time.Time) (from, to time.Time, err error) {
@@ -62,11 +72,8 @@ func (c *Cloud) handleTransactions(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &h) {
 		return
 	}
-	limit := 20
-	if h.Limit != nil {
-		limit = *h.Limit
-	}
-	if limit < 1 || limit > 200 || h.Offset < 0 {
+	limit, ok := h.limit()
+	if !ok {
 		ko(w, http.StatusBadRequest, "Parameter 'limit' must be 1 to 200 and 'offset' positive")
 		return
 	}

@@ -228,29 +228,30 @@ func (c *Cloud) cartLocked(w http.ResponseWriter, id string) (*cart, bool) {
 	return ct, true
 }
 
-func (c *Cloud) handleCart(w http.ResponseWriter, r *http.Request) {
-	id, ok := cartID(w, r, nil)
+// withCart runs a cart operation on the cart the request names, under the
+// cloud's lock; more receives the body's other fields.
+func (c *Cloud) withCart(w http.ResponseWriter, r *http.Request, more any, op func(ct *cart)) {
+	id, ok := cartID(w, r, more)
 	if !ok {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ct, ok := c.cartLocked(w, id); ok {
-		writeJSON(w, ct.view)
+		op(ct)
 	}
 }
 
+func (c *Cloud) handleCart(w http.ResponseWriter, r *http.Request) {
+	c.withCart(w, r, nil, func(ct *cart) { writeJSON(w, ct.view) })
+}
+
 func (c *Cloud) handleCancelLink(w http.ResponseWriter, r *http.Request) {
-	id, ok := cartID(w, r, nil)
-	if !ok {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ct, ok := c.cartLocked(w, id)
-	if !ok {
-		return
-	}
+	c.withCart(w, r, nil, func(ct *cart) { c.cancelLocked(w, ct) })
+}
+
+func (c *Cloud) cancelLocked(w http.ResponseWriter, ct *cart) {
+	id := ct.view.CartID
 	refuse := func(msg string) {
 		writeJSONCode(w, http.StatusBadRequest, map[string]any{"error": msg, "webhook_data": ct.view})
 	}
@@ -283,16 +284,11 @@ func (c *Cloud) handleCapture(w http.ResponseWriter, r *http.Request) {
 	var more struct {
 		Amount *json.Number `json:"amount_to_capture"`
 	}
-	id, ok := cartID(w, r, &more)
-	if !ok {
-		return
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ct, ok := c.cartLocked(w, id)
-	if !ok {
-		return
-	}
+	c.withCart(w, r, &more, func(ct *cart) { c.captureLocked(w, ct, more.Amount) })
+}
+
+func (c *Cloud) captureLocked(w http.ResponseWriter, ct *cart, amount *json.Number) {
+	id := ct.view.CartID
 	refuse := func(msg string) { writeJSONCode(w, http.StatusBadRequest, map[string]string{"message": msg}) }
 	switch ct.view.Status {
 	case CartOK:
@@ -306,8 +302,8 @@ func (c *Cloud) handleCapture(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	asked := ct.view.RequestedAmount
-	if more.Amount != nil {
-		n, err := more.Amount.Int64()
+	if amount != nil {
+		n, err := amount.Int64()
 		if err != nil || n <= 0 || n > ct.view.RequestedAmount {
 			refuse("amount_to_capture must be a whole number of cents, not above the requested amount")
 			return

@@ -56,17 +56,14 @@ func (c *Cloud) handleWSBatch(w http.ResponseWriter, r *http.Request) {
 	if !decode(w, r, &h) {
 		return
 	}
-	limit := 20
-	if h.Limit != nil {
-		limit = *h.Limit
-	}
-	if limit < 1 || limit > 200 || h.Offset < 0 {
+	limit, ok := h.limit()
+	if !ok {
 		fieldErrors(w, map[string][]string{"limit": {"1 to 200, and offset 0 or more."}})
 		return
 	}
-	for _, t := range []string{h.StartTime, h.EndTime} {
+	for field, t := range map[string]string{"startTime": h.StartTime, "endTime": h.EndTime} {
 		if strings.ContainsAny(t, "Z+") {
-			fieldErrors(w, map[string][]string{"startTime": {"HH:mm:ss without a time zone designator."}})
+			fieldErrors(w, map[string][]string{field: {"HH:mm:ss without a time zone designator."}})
 			return
 		}
 	}
