@@ -39,7 +39,8 @@ type faults struct {
 
 func (f Fault) check() error {
 	switch f.Path {
-	case PathPayment, PathTransaction, PathAbort, PathCancel, PathPrint, PathShareReceipt, PathReversal, PathTransactions:
+	case PathPayment, PathTransaction, PathAbort, PathCancel, PathPrint, PathShareReceipt, PathReversal, PathTransactions,
+		PathGenerateLink, PathCart, PathCancelLink, PathCapture, PathCheckouts:
 	default:
 		return fmt.Errorf("cloudsim: no Cloud API path %q", f.Path)
 	}

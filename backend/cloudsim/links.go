@@ -274,6 +274,7 @@ func (c *Cloud) cancelLocked(w http.ResponseWriter, ct *cart) {
 			ct.view.Transactions[i].Status = "cancelled" // a card part is given back
 		}
 	}
+	ct.view.PaidAmount, ct.view.GiftAmount = ct.paid()
 	ct.view.Status, ct.view.Action, ct.view.Reason = CartKO, "cancel", ""
 	c.broadcastLocked()
 	c.log.Info("link cancelled", "cart", id)

@@ -79,6 +79,26 @@ type ChannelRules struct {
 	// cancel only reaches the provider, and the attempt's own outcome
 	// decides.
 	CancelDecides bool
+	// ResendUntilKnown: asking again with the same request is safe (a
+	// payment link's cart_id answers with the same link), and the only way
+	// to learn the provider's id of an attempt whose answer was lost. Like
+	// FollowSends, no resend leaves after the customer's cancel until the
+	// provider has shown it knows the attempt.
+	ResendUntilKnown bool
+	// Concurrent: attempts do not hold a device, so several run side by
+	// side; each is journaled under a terminal name of its own (the
+	// orchestrator's TerminalID, "/", the order), and recovery resumes them
+	// without waiting for their outcome.
+	Concurrent bool
+	// Lifetime is how long an attempt may wait for its outcome after its
+	// first send, when the provider keeps it longer than a terminal holds
+	// a request (a payment link: 72 h). Past it the driver cancels the
+	// attempt itself, and the provider's answer decides. Zero: the
+	// request-open limit and the policy's client timeout apply.
+	Lifetime time.Duration
+	// LifetimeMargin is waited past Lifetime for the provider to end the
+	// attempt itself, before the driver cancels it.
+	LifetimeMargin time.Duration
 }
 
 // NewAttempt is what a channel's Body is built from.
@@ -122,11 +142,18 @@ const (
 	// OutcomeExpired: the provider says it dropped the request without
 	// delivering it (a terminal offline beyond the cloud's 5 s).
 	OutcomeExpired
+	// OutcomeEnded: final, nothing moved, and nobody declined it: the
+	// provider ended the attempt (a payment link cancelled or expired).
+	OutcomeEnded
+	// OutcomeUnclear: final at the provider, but what it moved is not
+	// clear from its answer (a link cancelled with payments in it): a
+	// person decides.
+	OutcomeUnclear
 )
 
 func (o Outcome) String() string {
 	return [...]string{"?", "charged", "not charged", "pending", "refused", "busy with another attempt", "invalid",
-		"not sent", "timeout", "no usable answer", "about another attempt", "expired"}[o]
+		"not sent", "timeout", "no usable answer", "about another attempt", "expired", "ended", "unclear"}[o]
 }
 
 // Charge is a provider's transaction, in the words of this package: what
@@ -164,8 +191,11 @@ type Answer struct {
 	// while it runs.
 	ProviderID     string
 	ProviderStatus string
-	Raw            []byte // the answer as received, for the journal
-	Message        string // the provider's message or the error, in words
+	// Paid is what the provider says is paid so far while the attempt
+	// runs (a payment link paid in parts), in cents.
+	Paid    int64
+	Raw     []byte // the answer as received, for the journal
+	Message string // the provider's message or the error, in words
 }
 
 // CancelOutcome is what one cancel exchange said.

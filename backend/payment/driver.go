@@ -45,7 +45,10 @@ type driver struct {
 	searches int
 	// searchedAt is when an overdue polled attempt last asked the history.
 	searchedAt time.Time
-	over       bool // final, or stopped (left open for recovery)
+	// lifetimeOver: the channel's lifetime of the attempt ended, and the
+	// driver cancelled it.
+	lifetimeOver bool
+	over         bool // final, or stopped (left open for recovery)
 }
 
 type searchResult struct {
@@ -159,6 +162,16 @@ func (d *driver) stop() {
 // (less its margin): a terminal would no longer know the uuid.
 func (d *driver) setDeadline() {
 	lim := d.o.cfg.Limits
+	if d.rules.Lifetime > 0 {
+		// The provider keeps the attempt, under an id that never expires.
+		d.deadline = d.att.FirstSentAt.Add(d.rules.Lifetime + d.rules.LifetimeMargin)
+		if d.r.recovery {
+			d.deadline = later(d.deadline, d.now().Add(d.r.policy.ClientTimeout))
+		}
+		expires := d.att.FirstSentAt.Add(d.rules.Lifetime)
+		d.update(func(v *View) { v.Expires = expires })
+		return
+	}
 	d.deadline = d.att.FirstSentAt.Add(lim.RequestOpen)
 	if d.r.recovery {
 		if min := d.now().Add(d.r.policy.ClientTimeout); d.deadline.Before(min) {
@@ -170,15 +183,27 @@ func (d *driver) setDeadline() {
 	}
 }
 
-// expired ends an attempt past its deadline as unknown, and reports whether
-// it did.
+// expired ends an attempt past its deadline as unknown (or, on a channel
+// with a Lifetime, cancels it first), and reports whether it did: then
+// nothing else is sent now.
 func (d *driver) expired() bool {
 	if d.att.SendCount == 0 || d.now().Before(d.deadline) {
 		return false
 	}
 	lim := d.o.cfg.Limits
+	if d.rules.Lifetime > 0 && !d.lifetimeOver {
+		// Still open past the provider's own lifetime: cancelled, and the
+		// provider's answer decides, within the request-open limit.
+		d.lifetimeOver = true
+		d.deadline = d.now().Add(lim.RequestOpen)
+		d.startCancel(fmt.Sprintf("still open %s after its first send: cancelled by Comptoir", d.rules.Lifetime+d.rules.LifetimeMargin))
+		return true
+	}
 	why := fmt.Sprintf("no answer within the request-open limit (%s since the first send): call staff", lim.RequestOpen)
-	if !d.deadline.Before(lim.lastSend(d.att.FirstSentAt)) {
+	switch {
+	case d.rules.Lifetime > 0:
+		why = "no answer to its cancel after its lifetime: call staff"
+	case !d.deadline.Before(lim.lastSend(d.att.FirstSentAt)):
 		why = "no answer before the end of the terminal's idempotency window: asking again would start a new payment; call staff"
 	}
 	if d.pay != nil {
@@ -193,7 +218,20 @@ func (d *driver) expired() bool {
 // on a channel that follows by sending again, after the customer's cancel
 // only once the provider has shown it knows the attempt (otherwise the
 // resend could start the payment the customer walked away from).
-func (d *driver) mayFollow() bool { return !d.rules.FollowSends || !d.cancel || d.known }
+func (d *driver) mayFollow() bool { return !d.resends() || !d.cancel || d.known }
+
+// resends reports whether following the attempt now means sending its
+// request again.
+func (d *driver) resends() bool {
+	return d.rules.FollowSends || (d.rules.ResendUntilKnown && d.att.ProviderID == "")
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
 
 // sendPayment journals the send, then sends the exact body.
 func (d *driver) sendPayment() {
@@ -230,6 +268,9 @@ func (d *driver) followUp() {
 		d.sendPayment()
 	case d.pay != nil || d.over:
 	case d.expired():
+	case d.att.ProviderID == "" && d.rules.ResendUntilKnown:
+		// The answer was lost, and asking again is safe: it tells.
+		d.sendPayment()
 	case d.att.ProviderID == "":
 		// The acknowledgement was lost: the history, never a blind resend.
 		d.searchHistory()
@@ -251,7 +292,7 @@ const overdueSearchEvery = 10 * time.Second
 // timeout (the spec's wait for the result: 62 s kiosk and refunds, 125 s
 // counter).
 func (d *driver) overdue() bool {
-	return !d.rules.FollowSends && !d.att.FirstSentAt.IsZero() &&
+	return !d.rules.FollowSends && d.rules.Lifetime == 0 && !d.att.FirstSentAt.IsZero() &&
 		!d.now().Before(d.att.FirstSentAt.Add(d.r.policy.ClientTimeout))
 }
 
@@ -305,8 +346,15 @@ func (d *driver) onAnswer(a Answer) {
 			d.finish(journal.StateDeclined, &a, "declined", nil)
 		}
 	case OutcomePending:
+		if a.Paid != d.r.snapshot().Paid {
+			d.update(func(v *View) { v.Paid = a.Paid })
+		}
 		d.record(a.Raw, "the provider has it in progress ("+orDefault(a.ProviderStatus, a.Message)+"): following it")
 		d.again(max(lim.ResendPause, d.rules.PollEvery))
+	case OutcomeEnded:
+		d.finish(journal.StateCancelled, &a, a.Message, nil)
+	case OutcomeUnclear:
+		d.finish(journal.StateUnknown, &a, a.Message+": call staff", nil)
 	case OutcomeForeign:
 		// Never applied: ask again about our own.
 		d.record(a.Raw, fmt.Sprintf("ignored: an answer about %q, not this attempt", a.Message))
@@ -316,7 +364,7 @@ func (d *driver) onAnswer(a Answer) {
 			// An earlier send of this attempt may have been processed: a
 			// refusal of this one proves nothing about that one.
 			d.record(a.Raw, "refused on a resend ("+a.Message+"): asking again")
-			d.again(lim.ResendPause)
+			d.again(max(lim.ResendPause, d.rules.PollEvery))
 			return
 		}
 		msg := a.Message
@@ -342,7 +390,7 @@ func (d *driver) onAnswer(a Answer) {
 		case d.att.SendCount == 1 && !d.r.recovery && d.att.ProviderID == "":
 			// The only send never left this machine: nothing can have happened.
 			d.finish(journal.StateFailed, nil, "the terminal is unreachable: "+a.Message, nil)
-		case d.r.recovery && !d.cancel:
+		case d.r.recovery && !d.cancel && !d.rules.Concurrent:
 			d.unreachable("unreachable during recovery: the attempt stays open: " + a.Message)
 		default:
 			d.record(nil, "unreachable: "+a.Message)
@@ -368,6 +416,7 @@ func (d *driver) noteProvider(a Answer) {
 		return
 	}
 	d.att = att
+	d.update(func(v *View) { v.setProvider(att) })
 }
 
 func orDefault(s, def string) string {
@@ -394,11 +443,14 @@ func (d *driver) unreachable(note string) {
 }
 
 // onCancel is the customer's Cancel: journaled, then sent to the provider.
-func (d *driver) onCancel() {
+func (d *driver) onCancel() { d.startCancel("the customer pressed Cancel") }
+
+// startCancel puts a cancel in force: journaled, then sent to the provider.
+func (d *driver) startCancel(why string) {
 	d.cancel = true
 	if d.att.State == journal.StateSent {
 		att, err := d.o.cfg.Journal.Transition(d.o.ctx, d.r.uuid, journal.StateSent, journal.StateAbortRequested,
-			journal.TransitionInfo{Note: "the customer pressed Cancel"})
+			journal.TransitionInfo{Note: why})
 		if err != nil {
 			// The cancel is still sent: failing to journal the request must
 			// not charge a customer who asked to stop. The outcome is journaled.
@@ -472,7 +524,7 @@ func (d *driver) onCancelAnswer(a CancelAnswer) {
 		// An answer that came after the outcome's (see finish): recorded only.
 		return
 	}
-	if a.Outcome == CancelNotSent && d.r.recovery && d.pay == nil {
+	if a.Outcome == CancelNotSent && d.r.recovery && d.pay == nil && !d.rules.Concurrent {
 		d.unreachable("unreachable during recovery while the customer's cancel is pending: the attempt stays open")
 		return
 	}
@@ -492,7 +544,7 @@ func (d *driver) onCancelAnswer(a CancelAnswer) {
 	case lookUpHistory:
 		d.searchHistory()
 	case awaitPayment:
-		if d.pay == nil && !d.rules.FollowSends && d.resendAt == nil {
+		if d.pay == nil && !d.resends() && d.resendAt == nil {
 			d.again(d.rules.PollEvery)
 		}
 	}
@@ -533,7 +585,7 @@ func (d *driver) searchHistory() {
 func (d *driver) onSearch(res searchResult) {
 	if res.err != nil {
 		d.record(nil, "the provider's history could not be read: "+res.err.Error())
-		if d.r.recovery && !isSent(res.err) {
+		if d.r.recovery && !isSent(res.err) && !d.rules.Concurrent {
 			d.unreachable("unreachable during recovery: the attempt stays open")
 			return
 		}

@@ -42,10 +42,12 @@ type env struct {
 	// cloud in front of sim, and the channel every open uses.
 	cloud   *cloudsim.Cloud
 	channel Channel
-	dir     string
-	db      *journal.DB
-	o       *Orchestrator
-	events  *recorder
+	// terminalID names the terminal of channel (default "cloud:SN-1").
+	terminalID string
+	dir        string
+	db         *journal.DB
+	o          *Orchestrator
+	events     *recorder
 }
 
 func newEnv(t *testing.T, limits Limits) *env {
@@ -133,6 +135,9 @@ func (e *env) open(term Terminal, limits Limits) {
 		Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: "test"}}
 	if e.channel != nil {
 		cfg.Terminal, cfg.Channel, cfg.TerminalID = nil, e.channel, "cloud:"+cloudSerial
+		if e.terminalID != "" {
+			cfg.TerminalID = e.terminalID
+		}
 	}
 	o, err := New(cfg)
 	if err != nil {
@@ -232,6 +237,7 @@ func bodyOf(t *testing.T, a journal.Attempt) map[string]any {
 type recorder struct {
 	mu    sync.Mutex
 	views []View
+	wake  chan struct{} // closed at the next view
 }
 
 func (r *recorder) Emit(event string, data any) {
@@ -241,6 +247,20 @@ func (r *recorder) Emit(event string, data any) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.views = append(r.views, data.(View))
+	if r.wake != nil {
+		close(r.wake)
+		r.wake = nil
+	}
+}
+
+// changed is closed at the next view emitted.
+func (r *recorder) changed() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.wake == nil {
+		r.wake = make(chan struct{})
+	}
+	return r.wake
 }
 
 func (r *recorder) all() []View {

@@ -27,6 +27,8 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"io"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,10 +49,14 @@ type Config struct {
 	// per terminal.
 	TerminalID string
 	Limits     Limits
-	Emitter    Emitter          // nil: no events
-	Vendor     *localapi.Vendor // sent with every payment, for the provider's support
-	Logger     *slog.Logger     // nil: discard
-	Now        func() time.Time // nil: time.Now
+	// OtherChannels are driven by other orchestrators over the same
+	// journal (the terminal's channel and the payment links'): recovery
+	// leaves their attempts to them.
+	OtherChannels []journal.Channel
+	Emitter       Emitter          // nil: no events
+	Vendor        *localapi.Vendor // sent with every payment, for the provider's support
+	Logger        *slog.Logger     // nil: discard
+	Now           func() time.Time // nil: time.Now
 }
 
 // ErrNotReady is returned by Start until Recover has resolved every
@@ -143,6 +149,9 @@ type Request struct {
 	ExternalTableNumber string
 	ExternalOrderNumber string
 	ExternalOrderID     string
+	// Link: what a payment link shows besides the amount (the link
+	// channel only).
+	Link *LinkDetails
 }
 
 // Handle follows one attempt.
@@ -220,9 +229,13 @@ func (o *Orchestrator) Start(ctx context.Context, req Request) (*Handle, error) 
 	if err != nil {
 		return nil, fmt.Errorf("payment: %w", err)
 	}
+	terminal := o.cfg.TerminalID
+	if o.ch.Rules().Concurrent {
+		terminal += "/" + req.OrderID
+	}
 	att, err := o.cfg.Journal.PrepareAttempt(ctx, journal.Attempt{
 		UUID: id.String(), OrderID: req.OrderID, Kind: policy.Kind, Channel: o.ch.Name(), Amount: req.Amount,
-		GiftAmount: req.GiftAmount, Policy: policy.Name, Terminal: o.cfg.TerminalID, RequestBody: body,
+		GiftAmount: req.GiftAmount, Policy: policy.Name, Terminal: terminal, RequestBody: body,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("payment: %w", err)
@@ -276,6 +289,16 @@ func (o *Orchestrator) Active(id string) (*Handle, bool) {
 // TerminalID is the journal's name of the terminal this orchestrator drives.
 func (o *Orchestrator) TerminalID() string { return o.cfg.TerminalID }
 
+// Channel is the journal's name of the channel this orchestrator drives.
+func (o *Orchestrator) Channel() journal.Channel { return o.ch.Name() }
+
+// owns reports whether the attempt was sent to this orchestrator's
+// terminal (on a concurrent channel, under a name of its own below it).
+func (o *Orchestrator) owns(att journal.Attempt) bool {
+	return att.Terminal == o.cfg.TerminalID ||
+		(o.ch.Rules().Concurrent && strings.HasPrefix(att.Terminal, o.cfg.TerminalID+"/"))
+}
+
 // Driving is how many attempts this orchestrator is driving now (payments,
 // refunds, recoveries): a process must not stop on purpose while one is out.
 func (o *Orchestrator) Driving() int {
@@ -314,9 +337,10 @@ func (o *Orchestrator) newRun(att journal.Attempt, policy Policy, recovery bool)
 		cancelCh: make(chan struct{}), done: make(chan struct{}),
 	}
 	r.view = View{
-		UUID: att.UUID, OrderID: att.OrderID, Kind: att.Kind, Policy: att.Policy, State: att.State,
+		UUID: att.UUID, OrderID: att.OrderID, Kind: att.Kind, Policy: att.Policy, State: att.State, Channel: att.Channel,
 		Amount: att.Amount, GiftAmount: att.Gift(), TransactionID: att.TransactionID, SendCount: att.SendCount,
 	}
+	r.view.setProvider(att)
 	if att.Charged {
 		r.view.ChargedAmount = att.ChargedAmount
 	}
@@ -376,7 +400,7 @@ func (o *Orchestrator) Recover(ctx context.Context) ([]View, error) {
 	}
 	var views []View
 	for _, att := range open {
-		if _, live := o.Active(att.UUID); live {
+		if _, live := o.Active(att.UUID); live || slices.Contains(o.cfg.OtherChannels, att.Channel) {
 			continue
 		}
 		v, err := o.recoverOne(ctx, att)
@@ -418,23 +442,28 @@ func (o *Orchestrator) recoverOne(ctx context.Context, att journal.Attempt) (Vie
 		// An attempt never changes channel, and only its own can ask about it.
 		return o.closeUnsent(ctx, r, att, journal.StateUnknown, fmt.Sprintf(
 			"sent through the %s channel, and this kiosk now uses %s: call staff", att.Channel, o.ch.Name()))
-	case att.Kind == journal.KindReversal && att.Terminal != o.cfg.TerminalID:
+	case att.Kind == journal.KindReversal && !o.owns(att):
 		return o.closeUnsent(ctx, r, att, journal.StateUnknown, fmt.Sprintf(
 			"a reversal sent to terminal %s, and this kiosk now uses %s, whose history cannot tell: call staff",
 			att.Terminal, o.cfg.TerminalID))
-	case att.Terminal != o.cfg.TerminalID:
+	case !o.owns(att):
 		// Only the terminal that received the uuid knows it: any other
 		// would start a new payment for the same order.
 		return o.closeUnsent(ctx, r, att, journal.StateUnknown, fmt.Sprintf(
 			"sent to terminal %s, and this kiosk now uses %s: asking another terminal would start a new payment; call staff",
 			att.Terminal, o.cfg.TerminalID))
-	case att.Kind != journal.KindReversal && !o.cfg.Now().Before(o.cfg.Limits.lastSend(att.FirstSentAt)):
+	case att.Kind != journal.KindReversal && o.ch.Rules().Lifetime == 0 && !o.cfg.Now().Before(o.cfg.Limits.lastSend(att.FirstSentAt)):
 		return o.closeUnsent(ctx, r, att, journal.StateUnknown,
 			"first sent too long ago: the terminal may have forgotten the uuid, and asking again would start a new payment; call staff")
 	}
 	o.log.Info("recovery: resuming", "uuid", att.UUID, "state", att.State, "sends", att.SendCount)
 	if err := o.launch(r, att); err != nil {
 		return r.snapshot(), err
+	}
+	if o.ch.Rules().Concurrent {
+		// It holds nothing: it goes on beside new attempts, for as long
+		// as its customer may pay.
+		return r.snapshot(), nil
 	}
 	select {
 	case <-r.done:

@@ -34,7 +34,7 @@ func (o *Orchestrator) settleUnknown(ctx context.Context) ([]View, error) {
 	}
 	var views []View
 	for _, att := range atts {
-		if att.Terminal != o.cfg.TerminalID || att.Channel != o.ch.Name() {
+		if !o.owns(att) || att.Channel != o.ch.Name() {
 			continue // only the provider that took it knows it
 		}
 		m, err := o.lookup(ctx, o.ch, att)

@@ -1,6 +1,8 @@
 package payment
 
 import (
+	"time"
+
 	"github.com/comptoir-pos/comptoir/backend/journal"
 )
 
@@ -50,6 +52,17 @@ type View struct {
 	// ChargedDespiteCancel: the customer pressed Cancel too late and was
 	// charged; the order is paid and the kiosk must say so.
 	ChargedDespiteCancel bool `json:"chargedDespiteCancel,omitempty"`
+	// Channel is how the attempt reaches the provider.
+	Channel journal.Channel `json:"channel,omitempty"`
+	// Link is a payment link's address, once the provider gave it; Paid
+	// what its customer has paid so far; Expires when the provider drops
+	// it unpaid.
+	Link    string    `json:"link,omitempty"`
+	Paid    int64     `json:"paid,omitempty"`
+	Expires time.Time `json:"expires,omitzero"`
+	// ProviderStatus is the provider's last word while it runs, and after
+	// (a link's cart "authorised": paid, to capture).
+	ProviderStatus string `json:"providerStatus,omitempty"`
 	// OrderPaid is true once the order's approved debits cover its total.
 	OrderPaid bool `json:"orderPaid,omitempty"`
 	// Charge is the provider's transaction the outcome was decided on (card
@@ -61,3 +74,11 @@ type View struct {
 
 // Final reports whether the attempt has an outcome.
 func (v View) Final() bool { return v.State.Final() }
+
+// setProvider shows the provider's id and word of the attempt.
+func (v *View) setProvider(att journal.Attempt) {
+	v.ProviderStatus = att.ProviderStatus
+	if att.Channel == journal.ChannelLink {
+		v.Link = att.ProviderID
+	}
+}
