@@ -324,6 +324,10 @@ func (a *App) PayRestByCard() (kiosk.CheckoutView, error) {
 	return a.intent((*kiosk.Service).PayRestByCard)
 }
 
+func (a *App) PrintLink() (kiosk.CheckoutView, error) {
+	return a.intent((*kiosk.Service).PrintLink)
+}
+
 func (a *App) CancelOrder() (kiosk.CheckoutView, error) {
 	return a.intent((*kiosk.Service).CancelOrder)
 }

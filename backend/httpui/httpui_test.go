@@ -26,7 +26,7 @@ import (
 // contractIntents are the intents of kiosk/contract.go.
 var contractIntents = []string{
 	"Info", "Catalog", "Checkout", "Terminal", "Start", "ChooseDining", "SetLanguage", "AddItem", "AddWithChoices", "SetChoices", "SetQuantity",
-	"Pay", "Cancel", "Retry", "PayRestByCard", "CancelOrder", "ChooseReceipt", "Finish", "Abandon",
+	"Pay", "Cancel", "Retry", "PayRestByCard", "PrintLink", "CancelOrder", "ChooseReceipt", "Finish", "Abandon",
 }
 
 type env struct {
@@ -190,6 +190,10 @@ func TestEveryIntentIsServed(t *testing.T) {
 	// CancelOrder refused outside declined/failed: still 200, with the key.
 	if v := e.checkout("CancelOrder", `[]`); v.Error != kiosk.ErrWrongPhase {
 		t.Fatalf("CancelOrder: %+v", v)
+	}
+	// PrintLink refused when no payment link is shown.
+	if v := e.checkout("PrintLink", `[]`); v.Error != kiosk.ErrWrongPhase {
+		t.Fatalf("PrintLink: %+v", v)
 	}
 	var info kiosk.InfoView
 	_, b := e.post("Info", `[]`)

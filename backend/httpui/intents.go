@@ -50,6 +50,7 @@ var intents = map[string]intentFunc{
 	"Cancel":        none(func(s *kiosk.Service) (any, error) { return s.Cancel() }),
 	"Retry":         none(func(s *kiosk.Service) (any, error) { return s.Retry() }),
 	"PayRestByCard": none(func(s *kiosk.Service) (any, error) { return s.PayRestByCard() }),
+	"PrintLink":     none(func(s *kiosk.Service) (any, error) { return s.PrintLink() }),
 	"CancelOrder":   none(func(s *kiosk.Service) (any, error) { return s.CancelOrder() }),
 	"ChooseReceipt": one(func(s *kiosk.Service, c kiosk.ReceiptChoice) (any, error) {
 		return s.ChooseReceipt(c)

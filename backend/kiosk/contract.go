@@ -62,6 +62,9 @@ const (
 	// to the cap), then a bank card for the rest. The terminal never splits
 	// a payment, so these are two attempts.
 	MethodVoucherThenCard PaymentMethod = "voucher_then_card"
+	// MethodPhone: a payment link the customer pays on their own phone,
+	// shown as a QR code (InfoView.PhonePay says whether it is offered).
+	MethodPhone PaymentMethod = "phone"
 )
 
 // Step is which part of a split tender an attempt pays.
@@ -70,6 +73,7 @@ type Step string
 const (
 	StepCard    Step = "card"
 	StepVoucher Step = "voucher"
+	StepPhone   Step = "phone" // a payment link
 )
 
 // ReceiptChoice is what the customer wants after paying.
@@ -200,6 +204,15 @@ type PaymentView struct {
 	// Message is a sentence for staff (a terminal error, why unknown); the
 	// customer screens use their own words.
 	Message string `json:"message,omitempty"`
+	// Link is the payment link to show as a QR code (paying by phone),
+	// once the provider gave it; LinkPaid what its customer has paid so
+	// far (a meal voucher for part, say); LinkPrinted: its QR code was
+	// printed, so the customer may leave the kiosk and pay at their table.
+	// Deadline is then when the kiosk stops showing it: cancelled if
+	// nothing is paid and nothing printed, left to run otherwise.
+	Link        string `json:"link,omitempty"`
+	LinkPaid    int64  `json:"linkPaid,omitempty"`
+	LinkPrinted bool   `json:"linkPrinted,omitempty"`
 }
 
 // ReceiptView is the receipt after payment.
@@ -272,6 +285,9 @@ type InfoView struct {
 	IdleSeconds int `json:"idleSeconds"`
 	// Mode is kiosk (self-service) or counter (staff).
 	Mode string `json:"mode"`
+	// PhonePay: paying with a payment link on the customer's phone is
+	// offered (the provider's cloud is set up).
+	PhonePay bool `json:"phonePay"`
 }
 
 // Intents, as the UI calls them (Wails binding methods of the same names;
@@ -287,6 +303,7 @@ type InfoView struct {
 //	SetQuantity(lineID string, qty int) CheckoutView  0 removes the line
 //	Pay(method PaymentMethod) CheckoutView          ordering → paying
 //	Cancel() CheckoutView                           paying → canceling
+//	PrintLink() CheckoutView                        paying by phone: the QR code on the terminal's printer
 //	Retry() CheckoutView                            declined/failed → paying, a new attempt
 //	PayRestByCard() CheckoutView                    voucher part declined → card for all that is due
 //	CancelOrder() CheckoutView                      declined/failed → welcome

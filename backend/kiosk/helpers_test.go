@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -85,6 +87,10 @@ type env struct {
 	events  *recorder
 	printer *fakeLocal
 	dir     string
+	// cloud and links: the simulated provider cloud and the payment links'
+	// orchestrator (withLinks).
+	cloud *cloudsim.Cloud
+	links *payment.Orchestrator
 	state   atomic.Value // TerminalState of the source
 }
 
@@ -100,6 +106,14 @@ type envConfig struct {
 	// by the event.
 	hook    func(payment.Emitter) payment.Emitter
 	release func()
+	// links: payment links through a simulated cloud, shown linkScreen.
+	links      bool
+	linkScreen time.Duration
+}
+
+// withLinks offers paying by phone, through a simulated provider cloud.
+func withLinks(screen time.Duration) envOption {
+	return func(c *envConfig) { c.links, c.linkScreen = true, screen }
 }
 
 func withLimits(l payment.Limits) envOption { return func(c *envConfig) { c.limits = l } }
@@ -159,14 +173,23 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	if cfg.hook != nil {
 		emitter, poll = cfg.hook(relay), time.Hour
 	}
-	o, err := payment.New(payment.Config{Journal: db, Terminal: client, TerminalID: "sim", Limits: cfg.limits, Emitter: emitter})
+	var others []journal.Channel
+	if cfg.links {
+		others = []journal.Channel{journal.ChannelLink}
+	}
+	o, err := payment.New(payment.Config{Journal: db, Terminal: client, TerminalID: "sim", Limits: cfg.limits, Emitter: emitter,
+		OtherChannels: others})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.o = o
+	if cfg.links {
+		e.openLinks(emitter, cfg.limits)
+	}
 	e.printer = &fakeLocal{Client: client}
 	s, err := New(Config{
-		Journal: db, Payments: o, Printer: device.LocalClient(e.printer), Emitter: e.events, Relay: relay, DataDir: e.dir,
+		Journal: db, Payments: o, Links: e.links, LinkScreen: cfg.linkScreen,
+		Printer: device.LocalClient(e.printer), Emitter: e.events, Relay: relay, DataDir: e.dir,
 		Version: "test", Logger: testLogger(t),
 		Terminal: TerminalFunc(func() TerminalStatus {
 			return TerminalStatus{State: e.state.Load().(TerminalState), Name: "sim", Address: sim.URL()}
@@ -189,11 +212,38 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		sim.Close() // first: held requests end
 		s.Close()
 		o.Close()
+		if e.links != nil {
+			e.links.Close()
+			e.cloud.Close()
+		}
 		db.Close()
 		cancel()
 	})
 	e.waitFor("ready", func(CheckoutView) bool { return s.Terminal().Ready })
 	return e
+}
+
+// openLinks starts the simulated cloud and the links' orchestrator.
+func (e *env) openLinks(em payment.Emitter, lim payment.Limits) {
+	e.t.Helper()
+	cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_kiosk_links", TimeScale: 0.001})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := cloud.Start(""); err != nil {
+		e.t.Fatal(err)
+	}
+	client, err := cloudapi.New(cloud.URL(), cloud.Key())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	links, err := payment.New(payment.Config{Journal: e.db, TerminalID: "links", Limits: lim, Emitter: em,
+		Channel:       payment.Link(client, payment.LinkOptions{ReturnURL: "https://shop.example/", Currency: "EUR", PollEvery: 5 * time.Millisecond}),
+		OtherChannels: []journal.Channel{journal.ChannelLocal}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.cloud, e.links = cloud, links
 }
 
 // waitFor polls the checkout until cond holds.

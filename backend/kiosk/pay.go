@@ -34,7 +34,7 @@ func (s *Service) Pay(method PaymentMethod) (CheckoutView, error) {
 		if len(co.lines) == 0 {
 			return ErrCartEmpty
 		}
-		if ok, _ := s.usableLocked(); !ok {
+		if !s.mayPayLocked(method == MethodPhone) {
 			return ErrTerminalUnavailable
 		}
 		total, _, eligible := totals(co.lines, s.settings.VoucherCap)
@@ -53,6 +53,8 @@ func (s *Service) Pay(method PaymentMethod) (CheckoutView, error) {
 				return ErrAmount
 			}
 			att = &attempt{step: StepVoucher, amount: min(eligible, total), medium: payment.MediumMealVouchers}
+		case MethodPhone:
+			att = &attempt{step: StepPhone, amount: total, link: true}
 		default:
 			return ErrWrongPhase
 		}
@@ -133,7 +135,8 @@ func (s *Service) again(byCard bool) (CheckoutView, error) {
 		if (co.phase != PhaseDeclined && co.phase != PhaseFailed) || co.order == nil || co.order.id == "" || co.payment == nil {
 			return ErrWrongPhase
 		}
-		if ok, _ := s.usableLocked(); !ok {
+		phone := co.last != nil && co.last.step == StepPhone && !byCard
+		if !s.mayPayLocked(phone) {
 			return ErrTerminalUnavailable
 		}
 		due := co.payment.Due
@@ -151,6 +154,8 @@ func (s *Service) again(byCard bool) (CheckoutView, error) {
 			step = StepCard
 		}
 		switch {
+		case phone:
+			att = &attempt{step: StepPhone, amount: due, link: true}
 		case step == StepVoucher:
 			att = &attempt{step: StepVoucher, amount: voucherLeft, medium: payment.MediumMealVouchers}
 		case byCard || co.order.method == MethodVoucherThenCard:
@@ -163,6 +168,7 @@ func (s *Service) again(byCard bool) (CheckoutView, error) {
 		co.att, co.phase, gen = att, PhasePaying, co.gen
 		p := *co.payment
 		p.Step, p.Amount, p.AttemptUUID, p.Deadline, p.Message, p.ChargedDespiteCancel = att.step, att.amount, "", time.Time{}, "", false
+		p.Link, p.LinkPaid, p.LinkPrinted = "", 0, false
 		co.payment = &p
 		return ""
 	})
@@ -199,16 +205,24 @@ func (s *Service) launch(gen int, att *attempt) CheckoutView {
 	}
 	r, opt := s.receiptLocked(ord, false)
 	format := s.settings.ReceiptFormat
+	var details *payment.LinkDetails
+	if att.link {
+		details = s.linkDetailsLocked(ord, att.amount, s.settings.Mode == modeCounter)
+	}
 	s.mu.Unlock()
 
 	req := payment.Request{OrderID: ord.id, Amount: att.amount, Policy: policy, AcceptedMedium: att.medium}
-	if t, err := receipt.ReceiptTicket(r, format, opt); err == nil {
+	orch := s.cfg.Payments
+	if att.link {
+		orch = s.cfg.Links
+		req.Link = details
+	} else if t, err := receipt.ReceiptTicket(r, format, opt); err == nil {
 		req.ReceiptTicket = t
 	} else {
 		s.log.Warn("receipt ticket left out of the payment", "err", err)
 	}
 	start := s.now()
-	h, err := s.cfg.Payments.Start(s.ctx, req)
+	h, err := orch.Start(s.ctx, req)
 
 	s.mu.Lock()
 	if s.co.gen != gen || s.co.att != att {
@@ -234,7 +248,10 @@ func (s *Service) launch(gen int, att *attempt) CheckoutView {
 	} else {
 		att.h, att.uuid = h, h.UUID()
 		att.deadline = start.Add(DeadlineHandover + DeadlineCardRead)
-		if policy == journal.PolicyCounter {
+		switch {
+		case att.link:
+			att.deadline = start.Add(s.cfg.LinkScreen)
+		case policy == journal.PolicyCounter:
 			att.deadline = att.deadline.Add(DeadlineScreens)
 		}
 		p.AttemptUUID, p.Deadline = att.uuid, att.deadline
@@ -257,6 +274,12 @@ func (s *Service) follow(gen int, att *attempt) {
 	tick := time.NewTicker(s.cfg.PollInterval)
 	defer tick.Stop()
 	done := att.h.Done()
+	var screenOver <-chan time.Time
+	if att.link {
+		t := time.NewTimer(att.deadline.Sub(s.now()))
+		defer t.Stop()
+		screenOver = t.C
+	}
 	for {
 		v := att.h.View()
 		if v.Final() {
@@ -276,6 +299,11 @@ func (s *Service) follow(gen int, att *attempt) {
 		select {
 		case <-att.wake:
 		case <-tick.C:
+		case <-screenOver:
+			screenOver = nil
+			if s.linkScreenOver(gen, att) {
+				return
+			}
 		case <-done:
 			done = nil // read the view once more
 		case <-s.ctx.Done():
@@ -315,6 +343,11 @@ func (s *Service) progress(gen int, att *attempt, v payment.View) {
 	if v.Message != "" && s.co.payment.Message != v.Message {
 		p := *s.co.payment
 		p.Message, changed = v.Message, true
+		s.co.payment = &p
+	}
+	if att.link && (s.co.payment.Link != v.Link || s.co.payment.LinkPaid != v.Paid) {
+		p := *s.co.payment
+		p.Link, p.LinkPaid, changed = v.Link, v.Paid, true
 		s.co.payment = &p
 	}
 	if !changed {
@@ -370,11 +403,18 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 	switch v.State {
 	case journal.StateApproved:
 		part := receipt.Part{Kind: receipt.KindCard, Amount: v.Amount, TransactionID: v.TransactionID}
-		if c := v.Charge; c != nil {
+		switch c := v.Charge; {
+		case att.link:
+			part.Kind = receipt.KindLink
+			if c != nil {
+				part.Tip = c.GiftAmount
+			}
+		case c != nil:
 			part = cardPart(*c)
 		}
 		ord.parts = append(ord.parts, part)
-		if ord.shareTxID == "" || att.step == StepCard {
+		// Paid on a phone: the terminal knows no transaction to share.
+		if !att.link && (ord.shareTxID == "" || att.step == StepCard) {
 			ord.shareTxID = v.TransactionID
 		}
 		p.ChargedDespiteCancel = p.ChargedDespiteCancel || cancelled
@@ -383,7 +423,7 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 			s.co.phase = PhaseApproved
 			s.co.receipt = &ReceiptView{}
 			printTicket = true
-		case att.step == StepCard:
+		case att.step == StepCard || att.link:
 			// A card part pays all that is due: money still due after it
 			// means the journal and the terminal disagree. Never a guess.
 			s.co.phase = PhaseUnknown

@@ -39,6 +39,8 @@ const (
 	ErrPartlyPaid = "error.partly_paid"
 	// ErrJournal: the order could not be recorded; nothing was sent.
 	ErrJournal = "error.journal"
+	// ErrPrinter: nothing could be printed (no printer, or it refused).
+	ErrPrinter = "error.printer"
 )
 
 // Estimates of the terminal's windows, for the UI's countdown only: the
@@ -55,6 +57,7 @@ const (
 	DefaultPollInterval     = 250 * time.Millisecond // the attempt in progress, whatever the events say
 	DefaultTerminalInterval = time.Second            // the terminal source
 	DefaultRecoverRetry     = 5 * time.Second        // recovery after an unreachable terminal
+	DefaultLinkScreen       = 5 * time.Minute        // a payment link's QR code on screen
 	receiptTimeout          = 30 * time.Second
 )
 
@@ -62,6 +65,13 @@ const (
 type Config struct {
 	Journal  *journal.DB
 	Payments *payment.Orchestrator
+	// Links pays orders with payment links on the customer's phone; nil:
+	// not offered.
+	Links *payment.Orchestrator
+	// LinkScreen is how long the kiosk shows a payment link's QR code
+	// before it cancels the link (nothing paid, nothing printed) or goes
+	// back to welcome leaving it to run (printed). 0: DefaultLinkScreen.
+	LinkScreen time.Duration
 	// Printer prints order tickets and receipts and shares receipts; nil:
 	// receipts fail with a message, the order ticket is not printed.
 	Printer  device.Printer
@@ -166,6 +176,9 @@ type attempt struct {
 	uuid     string
 	cancel   bool // Cancel pressed before the handle came
 	wake     chan struct{}
+	// link: a payment link (Config.Links); printed: its QR code was printed.
+	link    bool
+	printed bool
 }
 
 // New returns a Service. It reads the settings and the catalog; an invalid
@@ -190,6 +203,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.RecoverRetry <= 0 {
 		cfg.RecoverRetry = DefaultRecoverRetry
+	}
+	if cfg.LinkScreen <= 0 {
+		cfg.LinkScreen = DefaultLinkScreen
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -290,6 +306,12 @@ func (s *Service) settleRecovered(ctx context.Context, orderID string) {
 func (s *Service) recoverLoop(ctx context.Context) {
 	for {
 		views, err := s.cfg.Payments.Recover(ctx)
+		if s.cfg.Links != nil && err == nil {
+			// Links recover without waiting for their customers.
+			var more []payment.View
+			more, err = s.cfg.Links.Recover(ctx)
+			views = append(views, more...)
+		}
 		for _, v := range views {
 			s.log.Warn("recovered an unfinished attempt", "uuid", v.UUID, "order", v.OrderID, "state", v.State, "message", v.Message)
 			s.settleRecovered(ctx, v.OrderID)
@@ -395,6 +417,14 @@ func (s *Service) currencyLocked() string {
 
 // usableLocked reports whether an order may start, and why not.
 func (s *Service) usableLocked() (ok bool, problem string) {
+	if ok, problem := s.openLocked(); !ok {
+		return ok, problem
+	}
+	return s.terminalUsableLocked()
+}
+
+// openLocked reports whether orders may be taken, whatever the terminal.
+func (s *Service) openLocked() (ok bool, problem string) {
 	switch {
 	case s.hold != "":
 		return false, s.hold
@@ -411,6 +441,11 @@ func (s *Service) usableLocked() (ok bool, problem string) {
 		}
 		return false, p
 	}
+	return true, ""
+}
+
+// terminalUsableLocked reports whether the terminal can take a card.
+func (s *Service) terminalUsableLocked() (ok bool, problem string) {
 	switch s.status.State {
 	case TerminalNone:
 		return false, "No payment terminal is configured or found: staff must set one up."
@@ -556,7 +591,7 @@ func (s *Service) Info() InfoView {
 	return InfoView{
 		Version: s.cfg.Version, Demo: s.cfg.Demo, Languages: slices.Clone(s.settings.Languages),
 		DefaultLanguage: s.settings.DefaultLanguage, Currency: s.currencyLocked(),
-		IdleSeconds: s.settings.IdleSeconds, Mode: s.settings.Mode,
+		IdleSeconds: s.settings.IdleSeconds, Mode: s.settings.Mode, PhonePay: s.cfg.Links != nil,
 	}
 }
 

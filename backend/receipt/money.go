@@ -112,6 +112,7 @@ func (f Formatter) Rate(bp int) string {
 type labels struct {
 	Order, Total, Tip, Paid, VAT, VATNo, Rate, Net, Gross, Payment, Txn, Card, Cash, Collect, Digital, Part string
 	EatIn, TakeAway                                                                                         string
+	ScanToPay, LinkValid, Link                                                                              string
 }
 
 var dictionary = map[string]labels{
@@ -120,18 +121,24 @@ var dictionary = map[string]labels{
 		Rate: "Taux", Net: "HT", Gross: "TTC", Payment: "Paiement", Txn: "Transaction", Card: "Carte",
 		Cash: "Espèces", Collect: "À retirer au comptoir", Digital: "Votre reçu en ligne", Part: "Paiement %d/%d",
 		EatIn: "SUR PLACE", TakeAway: "À EMPORTER",
+		ScanToPay: "Scannez pour payer avec votre téléphone", LinkValid: "Lien valable jusqu'au %s",
+		Link: "Paiement par téléphone",
 	},
 	"en": {
 		Order: "Order", Total: "TOTAL", Tip: "Tip", Paid: "Total paid", VAT: "VAT", VATNo: "VAT no.",
 		Rate: "Rate", Net: "Net", Gross: "Gross", Payment: "Payment", Txn: "Transaction", Card: "Card",
 		Cash: "Cash", Collect: "Collect at the counter", Digital: "Your receipt online", Part: "Payment %d/%d",
 		EatIn: "EAT IN", TakeAway: "TAKE AWAY",
+		ScanToPay: "Scan to pay with your phone", LinkValid: "Link valid until %s",
+		Link: "Paid by phone",
 	},
 	"es": {
 		Order: "Pedido", Total: "TOTAL", Tip: "Propina", Paid: "Total pagado", VAT: "IVA", VATNo: "NIF",
 		Rate: "Tipo", Net: "Base", Gross: "Total", Payment: "Pago", Txn: "Transacción", Card: "Tarjeta",
 		Cash: "Efectivo", Collect: "Recoger en el mostrador", Digital: "Su recibo en línea", Part: "Pago %d/%d",
 		EatIn: "PARA TOMAR AQUÍ", TakeAway: "PARA LLEVAR",
+		ScanToPay: "Escanee para pagar con su teléfono", LinkValid: "Enlace válido hasta el %s",
+		Link: "Pago por teléfono",
 	},
 }
 

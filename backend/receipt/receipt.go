@@ -98,6 +98,7 @@ func (o Order) Total() int64 {
 const (
 	KindCard = "card"
 	KindCash = "cash"
+	KindLink = "link" // a payment link paid on the customer's phone
 )
 
 // Part is one tender of a payment: several parts make a split payment.
@@ -392,6 +393,41 @@ func orderTicket(o Order, opt Options, m mode) *escpos.Builder {
 	return b
 }
 
+// LinkTicket is a payment link printed for a customer who pays on their
+// phone away from the kiosk: the order's number, the amount, the link as a
+// QR code (and its address, for a phone that cannot scan), and until when
+// it can be paid.
+func LinkTicket(o Order, link string, amount int64, until time.Time, opt Options) ([]byte, error) {
+	return linkTicket(o, link, amount, until, opt, mode{}).Bytes()
+}
+
+// LinkTicketText is the link ticket as plain text (the QR code left out).
+func LinkTicketText(o Order, link string, amount int64, until time.Time, opt Options) string {
+	return render(linkTicket(o, link, amount, until, opt, mode{text: true}), opt.cols())
+}
+
+func linkTicket(o Order, link string, amount int64, until time.Time, opt Options, m mode) *escpos.Builder {
+	w := words(opt.Locale)
+	f := Formatter{Locale: opt.Locale, Currency: o.Currency}
+	b := escpos.New(escpos.Options{Columns: opt.cols()}).Init()
+	b.Align(escpos.AlignCenter).Line(w.Order)
+	b.Bold(true).Size(2, 2).Line(escpos.Sanitize(o.Number)).Normal()
+	b.Bold(true).Size(1, 2).Line(w.Total + " " + f.Format(amount)).Normal()
+	b.Wrapped(w.ScanToPay)
+	if !m.text {
+		b.QR(link, escpos.QROptions{Size: 6, Level: escpos.QRLevelM})
+		b.LF()
+	}
+	b.Wrapped(link)
+	if t := dateTime(until); t != "" {
+		b.Wrapped(fmt.Sprintf(w.LinkValid, t))
+	}
+	if !m.text {
+		b.Feed(2).PartialCut()
+	}
+	return b
+}
+
 // Where an order is eaten (Order.Dining).
 const (
 	DiningEatIn    = "eat_in"
@@ -414,6 +450,8 @@ func kindLabel(w labels, kind string) string {
 		return w.Card
 	case KindCash:
 		return w.Cash
+	case KindLink:
+		return w.Link
 	}
 	return kind
 }

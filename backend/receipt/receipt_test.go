@@ -486,3 +486,32 @@ func TestVATSummaryOfALineSplitBetweenRates(t *testing.T) {
 		t.Fatalf("the VAT table does not add up to the total %d", o.Total())
 	}
 }
+
+func TestLinkTicket(t *testing.T) {
+	o := Order{Number: "42", Currency: "EUR"}
+	until := time.Date(2026, 11, 28, 9, 30, 0, 0, time.UTC)
+	link := "https://pay.example/c/abc123"
+	text := LinkTicketText(o, link, 1250, until, Options{Locale: "fr", Columns: 42})
+	for _, want := range []string{"Commande", "42", "12,50", "Scannez pour payer", link, "28/11/2026 09:30"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in\n%s", want, text)
+		}
+	}
+	b, err := LinkTicket(o, link, 1250, until, Options{Locale: "en"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := escpos.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qr []string
+	for _, l := range doc.Lines {
+		if l.Marker != nil && l.Marker.Kind == escpos.MarkerQR {
+			qr = append(qr, l.Marker.Data)
+		}
+	}
+	if len(qr) != 1 || qr[0] != link {
+		t.Fatalf("QR codes %q", qr)
+	}
+}

@@ -101,6 +101,11 @@ export interface InfoView {
      * Mode is kiosk (self-service) or counter (staff).
      */
     mode: string;
+    /**
+     * PhonePay: paying with a payment link on the customer's phone is
+     * offered (the provider's cloud is set up).
+     */
+    phonePay: boolean;
 }
 
 // From kiosk/contract.go
@@ -174,7 +179,7 @@ export interface OptionView {
 }
 
 // From kiosk/contract.go
-export type PaymentMethod = "card" | "voucher_then_card";
+export type PaymentMethod = "card" | "phone" | "voucher_then_card";
 
 // From kiosk/contract.go
 /**
@@ -211,6 +216,17 @@ export interface PaymentView {
      * customer screens use their own words.
      */
     message?: string;
+    /**
+     * Link is the payment link to show as a QR code (paying by phone),
+     * once the provider gave it; LinkPaid what its customer has paid so
+     * far (a meal voucher for part, say); LinkPrinted: its QR code was
+     * printed, so the customer may leave the kiosk and pay at their table.
+     * Deadline is then when the kiosk stops showing it: cancelled if
+     * nothing is paid and nothing printed, left to run otherwise.
+     */
+    link?: string;
+    linkPaid?: number;
+    linkPrinted?: boolean;
 }
 
 // From kiosk/contract.go
@@ -257,7 +273,7 @@ export interface ReceiptView {
 }
 
 // From kiosk/contract.go
-export type Step = "card" | "voucher";
+export type Step = "card" | "phone" | "voucher";
 
 // From kiosk/contract.go
 /**

@@ -34,6 +34,8 @@ export interface Intents {
   Cancel(): Promise<CheckoutView>;
   Retry(): Promise<CheckoutView>;
   PayRestByCard(): Promise<CheckoutView>;
+  /** Paying by phone: the link's QR code on the terminal's printer. */
+  PrintLink(): Promise<CheckoutView>;
   CancelOrder(): Promise<CheckoutView>;
   ChooseReceipt(choice: ReceiptChoice): Promise<CheckoutView>;
   Finish(): Promise<CheckoutView>;

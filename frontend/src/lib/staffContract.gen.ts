@@ -514,6 +514,23 @@ export interface PaymentView {
      */
     chargedDespiteCancel?: boolean;
     /**
+     * Channel is how the attempt reaches the provider.
+     */
+    channel?: JournalChannel;
+    /**
+     * Link is a payment link's address, once the provider gave it; Paid
+     * what its customer has paid so far; Expires when the provider drops
+     * it unpaid.
+     */
+    link?: string;
+    paid?: number;
+    expires?: string;
+    /**
+     * ProviderStatus is the provider's last word while it runs, and after
+     * (a link's cart "authorised": paid, to capture).
+     */
+    providerStatus?: string;
+    /**
      * OrderPaid is true once the order's approved debits cover its total.
      */
     orderPaid?: boolean;

@@ -1,0 +1,143 @@
+package kiosk
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/payment"
+)
+
+// cartOf is the cart of the order the kiosk shows.
+func (e *env) cartOf(v CheckoutView) string {
+	e.t.Helper()
+	atts, err := e.db.AttemptsForOrder(e.ctx, v.OrderID)
+	if err != nil || len(atts) == 0 {
+		e.t.Fatalf("attempts of %s: %v", v.OrderID, err)
+	}
+	last := atts[len(atts)-1]
+	return payment.LinkCartID(last.OrderID, last.UUID)
+}
+
+func (e *env) payByPhone() CheckoutView {
+	e.t.Helper()
+	e.must(e.s.Pay(MethodPhone))
+	return e.waitFor("the link", func(v CheckoutView) bool { return v.Payment != nil && v.Payment.Link != "" })
+}
+
+// Paying by phone while the terminal cannot be reached: the QR code's
+// link, then the approved screen, the order paid, its receipt saying so.
+func TestPayByPhone(t *testing.T) {
+	e := newEnv(t, withLinks(time.Hour))
+	if !e.s.Info().PhonePay {
+		t.Fatal("paying by phone not offered")
+	}
+	e.cart("croissant", 2, "cafe-creme", 1)
+	e.state.Store(TerminalUnreachable)
+	e.s.RefreshTerminal()
+	e.waitFor("terminal unreachable", func(CheckoutView) bool { return e.s.Terminal().State == TerminalUnreachable })
+	if v, _ := e.s.Pay(MethodCard); v.Error != ErrTerminalUnavailable {
+		t.Fatalf("card with no terminal: %+v", v)
+	}
+	v := e.payByPhone()
+	if v.Phase != PhasePaying || v.Payment.Step != StepPhone || v.Payment.Amount != v.Total || !strings.Contains(v.Payment.Link, "/pay/") {
+		t.Fatalf("paying: %+v %+v", v, v.Payment)
+	}
+	atts, _ := e.db.AttemptsForOrder(e.ctx, v.OrderID)
+	if len(atts) != 1 || atts[0].Channel != journal.ChannelLink || !strings.Contains(string(atts[0].RequestBody), `"order_source":"pay_at_table"`) {
+		t.Fatalf("attempts %+v", atts)
+	}
+	if _, err := e.cloud.PayCart(e.cartOf(v), 0, 0, cloudsim.PayCard, false); err != nil {
+		t.Fatal(err)
+	}
+	v = e.waitPhase(PhaseApproved)
+	if v.Payment.Due != 0 || v.Payment.Paid != v.Total || len(e.debits()) != 0 {
+		t.Fatalf("approved: %+v, terminal debits %+v", v.Payment, e.debits())
+	}
+	e.waitFor("order paid", func(CheckoutView) bool { return e.order(v.OrderID).Status == journal.OrderPaid })
+	e.state.Store(TerminalConnected)
+	e.s.RefreshTerminal()
+	e.must(e.s.ChooseReceipt(ReceiptPrint))
+	e.waitFor("receipt", func(v CheckoutView) bool { return v.Receipt != nil && v.Receipt.Status == ReceiptDone })
+	var found bool
+	for _, tk := range e.printedFrom("print") {
+		found = found || strings.Contains(tk.Text, "Paiement par téléphone")
+	}
+	if !found {
+		t.Fatalf("no receipt saying it was paid by phone: %+v", e.printedFrom("print"))
+	}
+}
+
+// A meal voucher pays part on the phone: the screen shows it, and the end
+// of the QR code's time on screen does not cancel a link with money in it.
+func TestPayByPhonePartNeverAbandoned(t *testing.T) {
+	e := newEnv(t, withLinks(200*time.Millisecond))
+	e.cart("croissant", 2, "cafe-creme", 1)
+	v := e.payByPhone()
+	if _, err := e.cloud.PayCart(e.cartOf(v), 200, 0, cloudsim.PayMealVoucher, false); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("the part paid", func(v CheckoutView) bool { return v.Payment.LinkPaid == 200 })
+	if v, _ := e.s.Abandon(); v.Phase != PhasePaying {
+		t.Fatalf("abandoned: %+v", v)
+	}
+	// Well past the screen's time: still paying, until the rest comes.
+	deadline := e.s.Checkout().Payment.Deadline
+	e.waitFor("past the screen's time", func(CheckoutView) bool { return time.Now().After(deadline.Add(100 * time.Millisecond)) })
+	if v := e.s.Checkout(); v.Phase != PhasePaying {
+		t.Fatalf("after the screen's time: %+v", v)
+	}
+	if _, err := e.cloud.PayCart(e.cartOf(v), 0, 0, cloudsim.PayCard, false); err != nil {
+		t.Fatal(err)
+	}
+	e.waitPhase(PhaseApproved)
+}
+
+// Nobody pays and nothing was printed: at the end of its time on screen
+// the link is cancelled; the customer can pay by card instead.
+func TestPayByPhoneScreenTimeout(t *testing.T) {
+	e := newEnv(t, withLinks(100*time.Millisecond))
+	e.cart("croissant", 1)
+	v := e.payByPhone()
+	cart := e.cartOf(v)
+	v = e.waitPhase(PhaseDeclined)
+	if carts := e.cloud.Carts(); len(carts) != 1 || carts[0].Status != cloudsim.CartKO {
+		t.Fatalf("carts %+v", carts)
+	}
+	if _, err := e.cloud.PayCart(cart, 0, 0, cloudsim.PayCard, false); err == nil {
+		t.Fatal("the cancelled link could be paid")
+	}
+	e.must(e.s.PayRestByCard())
+	if v = e.waitPhase(PhaseApproved); len(e.debits()) != 1 {
+		t.Fatalf("card after the link: %+v", e.debits())
+	}
+}
+
+// The QR code printed: the customer pays at their table; the kiosk goes
+// back to welcome and the journal follows the link to its payment.
+func TestPayByPhonePrintedThenAtTheTable(t *testing.T) {
+	e := newEnv(t, withLinks(300*time.Millisecond))
+	e.cart("croissant", 1)
+	v := e.payByPhone()
+	id, cart := v.OrderID, e.cartOf(v)
+	v = e.must(e.s.PrintLink())
+	if !v.Payment.LinkPrinted {
+		t.Fatalf("not printed: %+v", v.Payment)
+	}
+	var tk string
+	for _, p := range e.printedFrom("print") {
+		if strings.Contains(p.Text, "[QR "+v.Payment.Link+"]") {
+			tk = p.Text
+		}
+	}
+	if tk == "" || !strings.Contains(tk, "Scannez pour payer") {
+		t.Fatalf("printed %+v", e.printedFrom("print"))
+	}
+	e.waitPhase(PhaseWelcome)
+	if _, err := e.cloud.PayCart(cart, 0, 0, cloudsim.PayCard, false); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("order paid", func(CheckoutView) bool { return e.order(id).Status == journal.OrderPaid })
+}
