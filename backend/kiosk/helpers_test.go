@@ -91,7 +91,7 @@ type env struct {
 	// orchestrator (withLinks).
 	cloud *cloudsim.Cloud
 	links *payment.Orchestrator
-	state   atomic.Value // TerminalState of the source
+	state atomic.Value // TerminalState of the source
 }
 
 type envOption func(*envConfig)
