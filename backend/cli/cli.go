@@ -38,6 +38,13 @@ const usage = `Usage:
                                  one payment through the journal; Ctrl-C cancels
                                  (abort, then the true outcome); exit 0 approved,
                                  1 not approved, 3 outcome unknown
+  comptoir link --amount CENTS [--order ID] [--mode kiosk|counter]
+               [--email ADDR | --sms PHONE --first NAME --last NAME] [--authorise]
+                                 a payment link the customer pays on a phone:
+                                 prints its URL, waits for the outcome; Ctrl-C
+                                 cancels it (then the true outcome); exit codes
+                                 as pay; needs the cloud (--cloud or cloud.url,
+                                 and the key) or --demo
   comptoir refund --order ID --amount CENTS
                                  give part or all of a paid order back on the
                                  terminal (card present); Ctrl-C cancels
@@ -128,6 +135,8 @@ func Run(args []string, stdout, stderr io.Writer, p Program) int {
 		return cmdCloudSim(ctx, rest, stdout, stderr)
 	case "ping":
 		return cmdPing(ctx, rest, stdout, stderr)
+	case "link":
+		return cmdLink(ctx, rest, stdout, stderr)
 	case "pay":
 		return cmdPay(ctx, rest, stdout, stderr)
 	case "refund":

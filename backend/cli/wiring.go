@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/discovery"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
@@ -152,16 +153,44 @@ func demoByDiscovery(ctx context.Context, sim *terminalsim.Terminal) *terminalLi
 
 // payments is the journal and an orchestrator on the terminal.
 type payments struct {
-	dir   string
-	db    *journal.DB
-	link  *terminalLink
-	o     *payment.Orchestrator
-	close func()
+	dir  string
+	db   *journal.DB
+	link *terminalLink
+	o    *payment.Orchestrator
+	// cloud is the terminal's Cloud API client, on the cloud channel.
+	cloud *cloudapi.Client
+	// links drives the payment links, through linkCloud, when the
+	// provider's cloud is set up (nil otherwise).
+	links     *payment.Orchestrator
+	linkCloud *cloudapi.Client
+	close     func()
 }
 
 // openPayments opens the journal (locking the data directory) and an
-// orchestrator on the terminal (see openTerminal). It does not recover.
+// orchestrator on the terminal (see openTerminal), and one on the payment
+// links when the provider's cloud is set up. It does not recover.
 func openPayments(ctx context.Context, c commonFlags, lim payment.Limits, em payment.Emitter, logger *slog.Logger, kioskDemo bool) (*payments, error) {
+	p, err := openTerminalPayments(ctx, c, lim, em, logger, kioskDemo)
+	if err != nil {
+		return nil, err
+	}
+	if err := openLinks(ctx, c, p, lim, em, logger); err != nil {
+		p.close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// terminalOthers are the channels the terminal's orchestrator leaves to
+// another: the payment links', when they are set up.
+func terminalOthers(ctx context.Context, c commonFlags, db *journal.DB) []journal.Channel {
+	if linksConfigured(ctx, c, db) == nil {
+		return nil
+	}
+	return []journal.Channel{journal.ChannelLink}
+}
+
+func openTerminalPayments(ctx context.Context, c commonFlags, lim payment.Limits, em payment.Emitter, logger *slog.Logger, kioskDemo bool) (*payments, error) {
 	dir, err := c.resolveDataDir()
 	if err != nil {
 		return nil, err
@@ -188,7 +217,7 @@ func openPayments(ctx context.Context, c commonFlags, lim payment.Limits, em pay
 	o, err := payment.New(payment.Config{
 		Journal: db, Terminal: link.term, TerminalID: link.id, Limits: lim, Emitter: em,
 		Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: version},
-		Logger: logger,
+		Logger: logger, OtherChannels: terminalOthers(ctx, c, db),
 	})
 	if err != nil {
 		link.stop()
@@ -214,7 +243,7 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 		return nil, err
 	}
 	svc, err := kiosk.New(kiosk.Config{
-		Journal: p.db, Payments: p.o, Printer: p.link.device, Terminal: p.link.source, Emitter: em, Relay: relay,
+		Journal: p.db, Payments: p.o, Links: p.links, Printer: p.link.device, Terminal: p.link.source, Emitter: em, Relay: relay,
 		DataDir: p.dir, Demo: c.isDemo(), Version: version, Logger: logger,
 	})
 	if err != nil {

@@ -91,14 +91,14 @@ func openCloudPayments(ctx context.Context, c commonFlags, db *journal.DB, dir s
 	vendor := &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: version}
 	o, err := payment.New(payment.Config{
 		Journal: db, Channel: payment.Cloud(client, c.serial, vendor, poll), TerminalID: "cloud:" + c.serial,
-		Limits: lim, Emitter: em, Logger: logger,
+		Limits: lim, Emitter: em, Logger: logger, OtherChannels: terminalOthers(ctx, c, db),
 	})
 	if err != nil {
 		return fail(err)
 	}
 	link := &terminalLink{id: "cloud:" + c.serial, url: client.BaseURL(), how: "cloud", device: device.Cloud(client, c.serial),
 		source: kiosk.FixedTerminal("Terminal "+c.serial+" (cloud)", client.BaseURL()), stop: func() {}}
-	return &payments{dir: dir, db: db, link: link, o: o, close: func() { o.Close(); db.Close() }}, nil
+	return &payments{dir: dir, db: db, link: link, o: o, cloud: client, close: func() { o.Close(); db.Close() }}, nil
 }
 
 // demoCloudSerial is the virtual terminal of --demo-cloud.

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/payment"
+)
+
+// linkResult is what `comptoir link` prints.
+type linkResult struct {
+	Order                string        `json:"order"`
+	Status               journal.State `json:"status"`
+	IdempotentUUID       string        `json:"idempotentUuid"`
+	Link                 string        `json:"link,omitempty"`
+	ProviderStatus       string        `json:"providerStatus,omitempty"`
+	Amount               int64         `json:"amount"`
+	Paid                 int64         `json:"paid,omitempty"`
+	ChargedAmount        int64         `json:"chargedAmount,omitempty"`
+	GiftAmount           int64         `json:"giftAmount"`
+	TransactionID        string        `json:"transactionId,omitempty"`
+	Message              string        `json:"message,omitempty"`
+	ChargedDespiteCancel bool          `json:"chargedDespiteCancel,omitempty"`
+	OrderPaid            bool          `json:"orderPaid"`
+}
+
+// linkShowEvery is how often the command looks for the link's address and
+// progress to print.
+const linkShowEvery = 100 * time.Millisecond
+
+func cmdLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var common commonFlags
+	var lf limitFlags
+	fs := newFlagSet("link", stderr, &common)
+	lf.register(fs)
+	amount := fs.Int64("amount", 0, "amount in cents (required)")
+	orderID := fs.String("order", "", "order id; default: a new order of --amount")
+	mode := fs.String("mode", "counter", "counter (a phone or click-and-collect order) or kiosk (no tip)")
+	email := fs.String("email", "", "the provider sends the link to this address")
+	sms := fs.String("sms", "", "the provider sends the link to this phone (international format)")
+	first := fs.String("first", "", "the customer's first name (needed to send the link)")
+	last := fs.String("last", "", "the customer's last name (needed to send the link)")
+	authorise := fs.Bool("authorise", false, "authorise only: the paid cart is captured later")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	policy := journal.Policy(*mode)
+	if *amount <= 0 || (policy != journal.PolicyKiosk && policy != journal.PolicyCounter) {
+		fmt.Fprintln(stderr, "comptoir link: --amount must be positive and --mode kiosk or counter")
+		return 2
+	}
+	fail := func(err error) int { fmt.Fprintln(stderr, "comptoir link:", err); return 1 }
+	// The link must outlive a Ctrl-C: that is the customer's cancel, which
+	// cancels the cart and then reads it.
+	bg := context.WithoutCancel(ctx)
+	dir, err := common.resolveDataDir()
+	if err != nil {
+		return fail(err)
+	}
+	db, err := journal.Open(bg, dir)
+	if err != nil {
+		return fail(err)
+	}
+	p := &payments{dir: dir, db: db, close: func() { db.Close() }}
+	defer func() { p.close() }()
+	others := []journal.Channel{journal.ChannelLocal, journal.ChannelCloud}
+	if err := openLinksBeside(bg, common, p, others, lf.limits(), nil, warnLogger(stderr)); err != nil {
+		return fail(err)
+	}
+	if p.links == nil {
+		return fail(fmt.Errorf("payment links need the provider's cloud: --cloud URL (or the %s setting) and the key (%s), or --demo", settingCloudURL, envCloudKey))
+	}
+	if _, err := p.links.Recover(ctx); err != nil {
+		return fail(err)
+	}
+	if *orderID == "" {
+		*orderID = newOrderID()
+	}
+	if _, err := db.Order(ctx, *orderID); journal.ErrorCode(err) == journal.ENOTFOUND {
+		if err := db.CreateOrder(ctx, journal.Order{ID: *orderID, Currency: "EUR", Total: *amount}); err != nil {
+			return fail(err)
+		}
+	} else if err != nil {
+		return fail(err)
+	}
+	req := payment.Request{OrderID: *orderID, Amount: *amount, Policy: policy, Link: &payment.LinkDetails{
+		Source: "click_and_collect", ShareByEmail: *email != "", ShareBySMS: *sms != "", AuthoriseOnly: *authorise,
+	}}
+	if policy == journal.PolicyKiosk {
+		off := false
+		req.Link.Source, req.Link.Tips = "pay_at_table", &off
+	}
+	if *email != "" || *sms != "" || *first != "" || *last != "" {
+		req.Customer = &device.Customer{FirstName: *first, LastName: *last, Email: *email, Phone: *sms}
+	}
+	h, err := p.links.Start(bg, req)
+	if err != nil {
+		return fail(err)
+	}
+	v := followLink(ctx, h, stderr)
+	printJSON(stdout, linkResult{
+		Order: v.OrderID, Status: v.State, IdempotentUUID: v.UUID, Link: v.Link, ProviderStatus: v.ProviderStatus,
+		Amount: v.Amount, Paid: v.Paid, ChargedAmount: v.ChargedAmount, GiftAmount: v.GiftAmount, TransactionID: v.TransactionID,
+		Message: v.Message, ChargedDespiteCancel: v.ChargedDespiteCancel, OrderPaid: v.OrderPaid,
+	})
+	switch v.State {
+	case journal.StateApproved:
+		return 0
+	case journal.StateUnknown:
+		return 3
+	}
+	return 1
+}
+
+// followLink prints the link once the provider gave it, and what is paid
+// as it comes, until the attempt ends; ctx's end is the cancel.
+func followLink(ctx context.Context, h *payment.Handle, stderr io.Writer) payment.View {
+	tick := time.NewTicker(linkShowEvery)
+	defer tick.Stop()
+	shown, paid := "", int64(0)
+	cancel := ctx.Done()
+	for {
+		v := h.View()
+		if v.Link != "" && v.Link != shown {
+			shown = v.Link
+			fmt.Fprintf(stderr, "Pay %d.%02d at %s\n", v.Amount/100, v.Amount%100, v.Link)
+		}
+		if v.Paid != paid {
+			paid = v.Paid
+			fmt.Fprintf(stderr, "%d.%02d of %d.%02d paid\n", paid/100, paid%100, v.Amount/100, v.Amount%100)
+		}
+		select {
+		case <-h.Done():
+			return h.View()
+		case <-cancel:
+			cancel = nil
+			fmt.Fprintln(stderr, "cancelling the link; its cart decides")
+			h.Cancel()
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+)
+
+func linkCloud(t *testing.T) *cloudsim.Cloud {
+	t.Helper()
+	cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_link_cmd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cloud.Start(""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cloud.Close() })
+	t.Setenv(envCloudKey, cloud.Key())
+	return cloud
+}
+
+// waitCart waits for the command's cart at the provider.
+func waitCart(t *testing.T, cloud *cloudsim.Cloud, done <-chan int) cloudsim.CartView {
+	t.Helper()
+	for {
+		if carts := cloud.Carts(); len(carts) == 1 {
+			return carts[0]
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("the command ended (exit %d) before its link existed", code)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// `comptoir link` prints the link's address, waits, and prints the outcome.
+func TestLinkCommandPaid(t *testing.T) {
+	cloud := linkCloud(t)
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cmdLink(t.Context(), []string{"--cloud", cloud.URL(), "--data-dir", t.TempDir(), "--amount", "1990", "--order", "T1",
+			"--email", "ana@example.com", "--first", "Ana", "--last", "Lopez"}, &out, &errOut)
+	}()
+	cart := waitCart(t, cloud, done)
+	if got := string(cart.Request["features"]); !strings.Contains(got, `"share_by_email":true`) {
+		t.Fatalf("features %s", got)
+	}
+	for !strings.Contains(errOut.String(), cart.PaymentLink) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := cloud.PayCart(cart.CartID, 0, 0, cloudsim.PayCard, false); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out.String(), errOut.String())
+	}
+	var res linkResult
+	if err := json.Unmarshal([]byte(out.String()), &res); err != nil || res.Status != "approved" || !res.OrderPaid || res.Link != cart.PaymentLink {
+		t.Fatalf("printed %s (%v)", out.String(), err)
+	}
+}
+
+// Ctrl-C cancels the cart, then its true state is printed.
+func TestLinkCommandCancelled(t *testing.T) {
+	cloud := linkCloud(t)
+	ctx, interrupt := context.WithCancel(t.Context())
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cmdLink(ctx, []string{"--cloud", cloud.URL(), "--data-dir", t.TempDir(), "--amount", "500"}, &out, &errOut)
+	}()
+	cart := waitCart(t, cloud, done)
+	interrupt()
+	if code := <-done; code != 1 || !strings.Contains(out.String(), `"cancelled"`) {
+		t.Fatalf("exit %d: %s %s", code, out.String(), errOut.String())
+	}
+	if carts := cloud.Carts(); carts[0].CartID != cart.CartID || carts[0].Status != cloudsim.CartKO {
+		t.Fatalf("carts %+v", carts)
+	}
+}
+
+func TestLinkCommandNeedsTheCloud(t *testing.T) {
+	t.Setenv(envCloudKey, "")
+	var out, errOut bytes.Buffer
+	if code := run([]string{"link", "--data-dir", t.TempDir(), "--amount", "500"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "cloud") {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+}
