@@ -296,6 +296,7 @@ export const defaultInfo: Info = {
   currency: "EUR",
   idleSeconds: 90,
   mode: "kiosk",
+  phonePay: false,
 };
 
 /**
@@ -314,5 +315,6 @@ export function normalizeInfo(raw: Partial<InfoView> | undefined | null): Info {
     currency: r.currency || defaultInfo.currency,
     idleSeconds: r.idleSeconds && r.idleSeconds > 0 ? r.idleSeconds : defaultInfo.idleSeconds,
     mode: r.mode ?? "kiosk",
+    phonePay: r.phonePay ?? false,
   };
 }

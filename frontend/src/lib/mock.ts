@@ -119,6 +119,7 @@ export function mockTransport(opts: MockOptions = {}): Transport & { emit(): voi
     currency: "EUR",
     idleSeconds: 90,
     mode: "kiosk",
+    phonePay: true,
   };
   const terminal: TerminalView = {
     state: opts.phase === "unavailable" ? "unreachable" : "connected",
@@ -167,16 +168,17 @@ export function mockTransport(opts: MockOptions = {}): Transport & { emit(): voi
   function refuse(key: string) {
     view = { ...view, error: key };
   }
-  function attempt(step: "card" | "voucher", amount: number, method: PaymentMethod) {
+  function attempt(step: "card" | "voucher" | "phone", amount: number, method: PaymentMethod) {
     const paid = view.payment?.paid ?? 0;
+    const uuid = "0192f0c4-8b1e-7c3a-9d2e-" + Math.floor(Math.random() * 1e12).toString(16).padStart(12, "0");
     view = {
       ...view,
       phase: "paying",
       error: "",
       payment: {
-        method, step, amount, paid, due: view.total - paid,
-        attemptUuid: "0192f0c4-8b1e-7c3a-9d2e-" + Math.floor(Math.random() * 1e12).toString(16).padStart(12, "0"),
-        deadline: new Date(Date.now() + 60_000).toISOString(),
+        method, step, amount, paid, due: view.total - paid, attemptUuid: uuid,
+        deadline: new Date(Date.now() + (step === "phone" ? 300_000 : 60_000)).toISOString(),
+        link: step === "phone" ? "https://pay.example.test/c/" + uuid.slice(-12) : undefined,
       },
     };
     if (opts.hold) return;
@@ -266,6 +268,7 @@ export function mockTransport(opts: MockOptions = {}): Transport & { emit(): voi
       if (view.phase !== "ordering") return refuse("error.wrong_phase");
       if (!view.lines.length) return refuse("error.cart_empty");
       if (method === "voucher_then_card") attempt("voucher", view.voucherEligible, method);
+      else if (method === "phone") attempt("phone", view.total, method);
       else attempt("card", view.total, method);
     },
     Cancel: () => {
@@ -282,6 +285,10 @@ export function mockTransport(opts: MockOptions = {}): Transport & { emit(): voi
       const pay = view.payment!;
       opts.outcome = "approved";
       attempt(pay.step, pay.amount, pay.method);
+    },
+    PrintLink: () => {
+      if (view.phase !== "paying" || !view.payment?.link) return refuse("error.wrong_phase");
+      view = { ...view, payment: { ...view.payment, linkPrinted: true } };
     },
     PayRestByCard: () => {
       if (view.phase !== "declined") return refuse("error.wrong_phase");

@@ -275,6 +275,47 @@ describe("PaymentChoice", () => {
   });
 });
 
+describe("Paying with the phone", () => {
+  beforeEach(() => vi.useFakeTimers({ now: new Date("2025-01-10T12:00:00Z") }));
+  afterEach(() => vi.useRealTimers());
+  const phone = { method: "phone" as const, step: "phone" as const, amount: 1500, paid: 0, due: 1500, deadline: "2025-01-10T12:05:00Z" };
+
+  it("is offered only when the cloud is set up", async () => {
+    const off = kioskWith({ voucherEligible: 0 });
+    const { unmount } = render(PaymentChoice, { context: off.context, props: { onBack: () => {} } });
+    expect(screen.queryByTestId("pay-phone")).toBeNull();
+    unmount();
+    const { context, fake } = kioskWith({ voucherEligible: 0 }, { info: { phonePay: true } });
+    render(PaymentChoice, { context, props: { onBack: () => {} } });
+    await fireEvent.click(screen.getByRole("button", { name: /Pay with your phone/ }));
+    expect(fake.calls.at(-1)).toEqual({ name: "Pay", args: ["phone"] });
+  });
+
+  it("waits for the link, then shows it as a QR code with the time left", async () => {
+    const { k, context } = kioskWith({ phase: "paying", payment: phone });
+    render(Paying, { context });
+    expect(screen.getByTestId("phone-waiting")).toBeTruthy();
+    expect(screen.queryByTestId("phone-print")).toBeNull();
+    k.applyCheckout({ ...k.checkout, payment: { ...phone, link: "https://pay.example/c/1" } });
+    flushSync();
+    const qr = screen.getByRole("img", { name: "QR code of the payment link for €15.00" });
+    expect(qr.querySelector("path")!.getAttribute("d")!.length).toBeGreaterThan(100);
+    expect(screen.getByTestId("phone-time-left").textContent).toBe("This code stays on screen for 5:00");
+    await vi.advanceTimersByTimeAsync(61_000);
+    expect(screen.getByTestId("phone-time-left").textContent).toBe("This code stays on screen for 3:59");
+  });
+
+  it("shows a part paid, prints the code, and cancels", async () => {
+    const { context, fake } = kioskWith({ phase: "paying", payment: { ...phone, link: "https://pay.example/c/1", linkPaid: 600 } });
+    fake.answers.PrintLink = () => ({ ...fake.state.view, payment: { ...phone, link: "https://pay.example/c/1", linkPaid: 600, linkPrinted: true } });
+    render(Paying, { context });
+    expect(screen.getByTestId("phone-paid").textContent!.trim()).toBe("€6.00 of €15.00 paid");
+    await fireEvent.click(screen.getByRole("button", { name: "Print the code and pay at your table" }));
+    await fireEvent.click(screen.getByRole("button", { name: "Cancel" }));
+    expect(fake.intents()).toEqual(["PrintLink", "Cancel"]);
+  });
+});
+
 describe("Declined and Failed", () => {
   it("says not charged, retries with a new attempt or cancels the order", async () => {
     const { context, fake } = kioskWith({ phase: "declined", payment: card });

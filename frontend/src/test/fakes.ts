@@ -28,6 +28,7 @@ export const baseInfo: Info = {
   currency: "EUR",
   idleSeconds: 60,
   mode: "kiosk",
+  phonePay: false,
 };
 
 export const baseTerminal: TerminalView = { state: "connected", demo: false, ready: true, name: "T1" };
