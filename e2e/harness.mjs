@@ -74,7 +74,9 @@ export const STAFF_PIN = "2468";
  * end: a mount point, say, that its test removes itself), serveArgs (more
  * flags for `comptoir serve`: --client-timeout, --request-open, ...) and pin
  * (the staff PIN set before the kiosk starts, default STAFF_PIN; null: none,
- * the first run, when the kiosk takes no order until staff set one).
+ * the first run, when the kiosk takes no order until staff set one) and
+ * cloud (true: a simulated provider cloud, `comptoir cloudsim`, set up as
+ * the kiosk's cloud for payment links; env.cloudBase is its address).
  */
 export async function setup(t, opts = {}) {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), "comptoir-e2e-data-"));
@@ -85,12 +87,21 @@ export async function setup(t, opts = {}) {
     ["simulator", "--addr", "127.0.0.1:0", "--timescale", String(opts.timescale ?? 0.1)],
     /Simulated terminal at (http:\/\/\S+\/localapi\/v4)/,
   );
+  let cloud;
+  const kioskEnv = {};
+  if (opts.cloud) {
+    const key = "sk_e2e_" + Math.random().toString(36).slice(2);
+    cloud = await start(["cloudsim", "--addr", "127.0.0.1:0", "--key", key], /Simulated cloud at (http:\/\/\S+?) /);
+    execFileSync(binary(), ["settings", "--data-dir", dataDir, "set", "cloud.url", JSON.stringify(cloud.url)], { stdio: ["ignore", "ignore", "inherit"] });
+    kioskEnv.COMPTOIR_CLOUD_KEY = key;
+  }
   const simBase = sim.url.replace(/\/localapi\/v4$/, "");
   const terminal = opts.terminal ?? sim.url;
   const startKiosk = () =>
     start(
       ["serve", "--addr", "127.0.0.1:0", "--terminal", terminal, "--data-dir", dataDir, ...(opts.serveArgs ?? [])],
       /Comptoir at (http:\/\/\S+\/)/,
+      kioskEnv,
     );
   let kiosk = await startKiosk();
   const browser = await chromium.launch({
@@ -115,6 +126,7 @@ export async function setup(t, opts = {}) {
     page,
     kioskURL: kiosk.url,
     simBase,
+    cloudBase: cloud?.url,
     dataDir,
     consoleErrors,
     /** kioskLogs is what the running kiosk wrote on stderr so far. */
@@ -163,6 +175,7 @@ export async function setup(t, opts = {}) {
     await browser.close().catch(() => {});
     await stop(kiosk);
     await stop(sim);
+    await stop(cloud);
     if (!opts.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
   });
   return env;
