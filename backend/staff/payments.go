@@ -395,10 +395,16 @@ type matcher struct {
 	matched map[int]bool
 }
 
+// onTerminal: the attempt went to a terminal, whose history lists it (a
+// payment link's is the provider's cart, never on a terminal).
+func onTerminal(a journal.Attempt) bool {
+	return a.Channel == "" || a.Channel == journal.ChannelLocal || a.Channel == journal.ChannelCloud
+}
+
 func newMatcher(atts []journal.Attempt) *matcher {
 	m := &matcher{atts: atts, byTx: map[string]int{}, matched: map[int]bool{}}
 	for i, a := range atts {
-		if a.TransactionID != "" {
+		if a.TransactionID != "" && onTerminal(a) {
 			m.byTx[a.TransactionID] = i
 		}
 	}
@@ -424,7 +430,7 @@ func (m *matcher) match(e device.HistoryEntry) *journal.Attempt {
 		return nil
 	}
 	for i, a := range m.atts {
-		if m.matched[i] || a.TransactionID != "" || a.OrderID != e.CartID || a.Kind != kind || a.Amount != e.Amount {
+		if m.matched[i] || !onTerminal(a) || a.TransactionID != "" || a.OrderID != e.CartID || a.Kind != kind || a.Amount != e.Amount {
 			continue
 		}
 		// A declined entry never stands for an attempt the journal holds
@@ -634,7 +640,7 @@ func (s *Staff) compare(ctx context.Context, d dayData) Comparison {
 		}
 		v := s.view(ctx, a, cache)
 		c.Journal = append(c.Journal, v)
-		if m.matched[i] || a.State != journal.StateApproved {
+		if m.matched[i] || a.State != journal.StateApproved || !onTerminal(a) {
 			continue
 		}
 		c.Differences = append(c.Differences, Difference{Kind: DiffJournalOnly, At: a.CreatedAt, TransactionID: a.TransactionID,

@@ -487,3 +487,27 @@ func TestReportSalesByDiningAndRate(t *testing.T) {
 		t.Errorf("CSV lacks the take-away 5.5 %% row:\n%s", csvText)
 	}
 }
+
+// A payment link is paid on the provider's page, never on the terminal: the
+// comparison with the terminal's history does not call it missing.
+func TestCompareLeavesPaymentLinksOut(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	id := e.order(1500)
+	uuid := "0192f0c4-8b1e-7c3a-9d2e-00000000a11c"
+	if _, err := e.db.PrepareAttempt(e.ctx, journal.Attempt{UUID: uuid, OrderID: id, Kind: journal.KindDebit, Channel: journal.ChannelLink,
+		Amount: 1500, Policy: journal.PolicyKiosk, Terminal: "links/" + id, RequestBody: []byte(`{"cart_id":"x"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.MarkSent(e.ctx, uuid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.Transition(e.ctx, uuid, journal.StateSent, journal.StateApproved, journal.TransitionInfo{
+		TransactionID: "trs_a,trs_b", Charged: &journal.Charge{Amount: 1500}}); err != nil {
+		t.Fatal(err)
+	}
+	cmp, err := e.st.Compare(e.ctx, s.ID, "")
+	if err != nil || len(cmp.Journal) != 1 || len(cmp.Differences) != 0 {
+		t.Fatalf("compare %+v, %v", cmp, err)
+	}
+}
