@@ -74,6 +74,10 @@ type Sale struct {
 	Net    int64  `json:"net"`
 }
 
+// SchemeLink is the scheme line of the payments made through payment
+// links in the journal's totals.
+const SchemeLink = "link"
+
 type totaler map[[2]string]*Total
 
 func (t totaler) add(kind, scheme string, amount, gift int64) {
@@ -157,8 +161,13 @@ func (s *Staff) Report(ctx context.Context, sessionID, day string) (Report, erro
 				gift = tx.GiftAmount
 			}
 		}
-		if a.Kind == journal.KindReversal {
+		switch {
+		case a.Kind == journal.KindReversal:
 			scheme = schemeOf[a.InitialTransactionID]
+		case a.Channel == journal.ChannelLink:
+			// Paid on the customer's phone: its own line, which the
+			// terminal's totals never have.
+			scheme = SchemeLink
 		}
 		jt.add(string(a.Kind), scheme, a.Paid(), gift)
 	}
