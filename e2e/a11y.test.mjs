@@ -5,27 +5,9 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { setup } from "./harness.mjs";
+import { axe, setup } from "./harness.mjs";
 
 const tid = (id) => `[data-testid="${id}"]`;
-const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-
-/** axe runs axe-core on the page and returns its WCAG 2.1 A/AA violations, one line each. */
-async function axe(page) {
-  // Colours are judged once transitions end (a dialog fading in is not
-  // low contrast).
-  await page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== "running" || a.effect?.getTiming().iterations === Infinity));
-  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ content: axeSource });
-  const violations = await page.evaluate(async () => {
-    // eslint-disable-next-line no-undef
-    const r = await axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } });
-    return r.violations.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
-  });
-  return violations;
-}
-
 const screen = (page, name) => page.locator(tid(`screen-${name}`)).waitFor({ timeout: 20000 });
 
 /**

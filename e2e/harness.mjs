@@ -6,7 +6,8 @@
 // embedded); CHROMIUM the browser (default /usr/bin/chromium).
 
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -213,4 +214,20 @@ export async function order(env, items, lang = "en", dining = "eat_in") {
   }
   await page.locator(tid("open-cart")).click();
   await page.locator(tid("screen-cart")).waitFor();
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** axe runs axe-core on the page and returns its WCAG 2.1 A/AA violations, one line each. */
+export async function axe(page) {
+  // Colours are judged once transitions end (a dialog fading in is not
+  // low contrast).
+  await page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== "running" || a.effect?.getTiming().iterations === Infinity));
+  if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ content: axeSource });
+  const violations = await page.evaluate(async () => {
+    // eslint-disable-next-line no-undef
+    const r = await axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } });
+    return r.violations.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+  });
+  return violations;
 }

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import jsQR from "jsqr";
 import { PNG } from "pngjs";
-import { setup, binary, order } from "./harness.mjs";
+import { axe, setup, binary, order } from "./harness.mjs";
 
 const tid = (id) => `[data-testid="${id}"]`;
 
@@ -88,4 +88,25 @@ test("pay with the phone: Cancel cancels the link at the provider", async (t) =>
   await page.locator(tid("screen-declined")).waitFor();
   const cart = (await cloud(env, "/sim/carts")).find((c) => c.payment_link === link);
   assert.equal(cart.status, "ko");
+});
+
+test("pay with the phone: the screen in fr, en and es, without a WCAG 2.1 AA violation", async (t) => {
+  const env = await setup(t, { cloud: true });
+  const { page } = env;
+  const found = [];
+  const titles = new Set();
+  for (const lang of ["fr", "en", "es"]) {
+    await order(env, { croissant: 1 }, lang);
+    await page.locator(tid("go-pay")).click();
+    await page.locator(tid("pay-phone")).click();
+    await page.locator(tid("phone-qr")).waitFor();
+    titles.add(await page.locator("#phone-title").innerText());
+    for (const v of await axe(page)) found.push(`${lang}: ${v}`);
+    await page.locator(tid("cancel-payment")).click();
+    await page.locator(tid("screen-declined")).waitFor();
+    await page.locator(tid("cancel-order")).click();
+    await page.locator(tid("screen-welcome")).waitFor();
+  }
+  assert.deepEqual(found, []);
+  assert.equal(titles.size, 3, "the same title in two languages");
 });
