@@ -146,11 +146,5 @@ func printGiveBack(ctx context.Context, p *payments, v payment.View, stdout, std
 		r.Givable = m.Givable()
 	}
 	printJSON(stdout, r)
-	switch v.State {
-	case journal.StateApproved:
-		return 0
-	case journal.StateUnknown:
-		return 3
-	}
-	return 1
+	return exitCode(v.State)
 }

@@ -77,14 +77,7 @@ func cmdLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if _, err := p.links.Recover(ctx); err != nil {
 		return fail(err)
 	}
-	if *orderID == "" {
-		*orderID = newOrderID()
-	}
-	if _, err := db.Order(ctx, *orderID); journal.ErrorCode(err) == journal.ENOTFOUND {
-		if err := db.CreateOrder(ctx, journal.Order{ID: *orderID, Currency: "EUR", Total: *amount}); err != nil {
-			return fail(err)
-		}
-	} else if err != nil {
+	if err := ensureOrder(ctx, db, orderID, *amount); err != nil {
 		return fail(err)
 	}
 	req := payment.Request{OrderID: *orderID, Amount: *amount, Policy: policy, Link: &payment.LinkDetails{
@@ -107,13 +100,7 @@ func cmdLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Amount: v.Amount, Paid: v.Paid, ChargedAmount: v.ChargedAmount, GiftAmount: v.GiftAmount, TransactionID: v.TransactionID,
 		Message: v.Message, ChargedDespiteCancel: v.ChargedDespiteCancel, OrderPaid: v.OrderPaid,
 	})
-	switch v.State {
-	case journal.StateApproved:
-		return 0
-	case journal.StateUnknown:
-		return 3
-	}
-	return 1
+	return exitCode(v.State)
 }
 
 // followLink prints the link once the provider gave it, and what is paid

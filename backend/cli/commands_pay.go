@@ -81,15 +81,7 @@ func cmdPay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code := recoverFirst(ctx, p, stderr); code != 0 {
 		return code
 	}
-	if *orderID == "" {
-		*orderID = newOrderID()
-	}
-	if _, err := p.db.Order(ctx, *orderID); journal.ErrorCode(err) == journal.ENOTFOUND {
-		if err := p.db.CreateOrder(ctx, journal.Order{ID: *orderID, Currency: "EUR", Total: *amount}); err != nil {
-			fmt.Fprintln(stderr, "comptoir pay:", err)
-			return 1
-		}
-	} else if err != nil {
+	if err := ensureOrder(ctx, p.db, orderID, *amount); err != nil {
 		fmt.Fprintln(stderr, "comptoir pay:", err)
 		return 1
 	}
@@ -103,13 +95,31 @@ func cmdPay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Amount: v.Amount, GiftAmount: v.GiftAmount, ChargedAmount: v.ChargedAmount, Message: v.Message, Abort: v.Abort,
 		ChargedDespiteCancel: v.ChargedDespiteCancel, OrderPaid: v.OrderPaid,
 	})
-	switch v.State {
+	return exitCode(v.State)
+}
+
+// exitCode is a payment's: 0 approved, 3 outcome unknown, 1 otherwise.
+func exitCode(s journal.State) int {
+	switch s {
 	case journal.StateApproved:
 		return 0
 	case journal.StateUnknown:
 		return 3
 	}
 	return 1
+}
+
+// ensureOrder names a new order of amount when *id is empty, and records
+// the order when the journal does not know it.
+func ensureOrder(ctx context.Context, db *journal.DB, id *string, amount int64) error {
+	if *id == "" {
+		*id = newOrderID()
+	}
+	_, err := db.Order(ctx, *id)
+	if journal.ErrorCode(err) == journal.ENOTFOUND {
+		return db.CreateOrder(ctx, journal.Order{ID: *id, Currency: "EUR", Total: amount})
+	}
+	return err
 }
 
 // recoverFirst resolves unfinished attempts before anything new starts.

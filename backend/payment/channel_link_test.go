@@ -17,18 +17,7 @@ import (
 
 func newLinkEnv(t *testing.T, opts LinkOptions) *env {
 	t.Helper()
-	cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_test_links", Serials: []string{cloudSerial}, TimeScale: 0.001})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cloud.Start(""); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cloud.Close() })
-	client, err := cloudapi.New(cloud.URL(), cloud.Key())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cloud, client := startCloud(t, "sk_test_links")
 	if opts.ReturnURL == "" {
 		opts.ReturnURL = "https://shop.example/thanks"
 	}
@@ -69,6 +58,15 @@ func (e *env) until(h *Handle, ok func(View) bool) View {
 			e.t.Fatalf("never: %+v", h.View())
 		}
 	}
+}
+
+// startLink starts a link attempt for a new order and waits for its link.
+func (e *env) startLink(orderID string, amount int64) (h *Handle, cartID string) {
+	e.t.Helper()
+	e.order(orderID, amount)
+	h = e.start(Request{OrderID: orderID, Amount: amount, Policy: journal.PolicyKiosk})
+	_, cartID = e.linkOf(h)
+	return h, cartID
 }
 
 func (e *env) pay(cartID string, amount int64, kind string) cloudsim.CartView {
@@ -161,9 +159,7 @@ func TestLinkRefused(t *testing.T) {
 func TestLinkPartialThenRest(t *testing.T) {
 	e := newLinkEnv(t, LinkOptions{})
 	e.recover()
-	e.order("K4", 2000)
-	h := e.start(Request{OrderID: "K4", Amount: 2000, Policy: journal.PolicyKiosk})
-	_, cartID := e.linkOf(h)
+	h, cartID := e.startLink("K4", 2000)
 	e.pay(cartID, 1200, cloudsim.PayMealVoucher)
 	if v := e.until(h, func(v View) bool { return v.Paid == 1200 }); v.Final() {
 		t.Fatalf("final after a part: %+v", v)
@@ -180,9 +176,7 @@ func TestLinkPartialThenRest(t *testing.T) {
 func TestLinkExpiredUnpaid(t *testing.T) {
 	e := newLinkEnv(t, LinkOptions{})
 	e.recover()
-	e.order("K5", 700)
-	h := e.start(Request{OrderID: "K5", Amount: 700, Policy: journal.PolicyKiosk})
-	_, cartID := e.linkOf(h)
+	h, cartID := e.startLink("K5", 700)
 	if err := e.cloud.ExpireCart(cartID); err != nil {
 		t.Fatal(err)
 	}
@@ -203,18 +197,14 @@ func TestLinkPartialThenExpiry(t *testing.T) {
 	e.close()
 	e.open(nil, lim)
 	e.recover()
-	e.order("K6", 2000)
-	h := e.start(Request{OrderID: "K6", Amount: 2000, Policy: journal.PolicyKiosk})
-	_, cartID := e.linkOf(h)
+	h, cartID := e.startLink("K6", 2000)
 	e.pay(cartID, 800, cloudsim.PayMealVoucher)
 	v := e.wait(h)
 	if v.State != journal.StateUnknown || v.Paid != 800 || e.orderStatus("K6") != journal.OrderNeedsAttention {
 		t.Fatalf("view %+v, order %s", v, e.orderStatus("K6"))
 	}
 	// With a card part instead, the cancel gives it back: cancelled.
-	e.order("K7", 2000)
-	h = e.start(Request{OrderID: "K7", Amount: 2000, Policy: journal.PolicyKiosk})
-	_, cartID = e.linkOf(h)
+	h, cartID = e.startLink("K7", 2000)
 	e.pay(cartID, 800, cloudsim.PayCard)
 	if v := e.wait(h); v.State != journal.StateCancelled || v.OrderPaid {
 		t.Fatalf("card part: view %+v", v)
@@ -229,9 +219,7 @@ func TestLinkPartialThenExpiry(t *testing.T) {
 func TestLinkCancelRacingPayment(t *testing.T) {
 	e := newLinkEnv(t, LinkOptions{PollEvery: time.Hour})
 	e.recover()
-	e.order("K8", 1500)
-	h := e.start(Request{OrderID: "K8", Amount: 1500, Policy: journal.PolicyKiosk})
-	_, cartID := e.linkOf(h)
+	h, cartID := e.startLink("K8", 1500)
 	e.pay(cartID, 0, cloudsim.PayCard)
 	h.Cancel()
 	v := e.wait(h)
@@ -239,9 +227,7 @@ func TestLinkCancelRacingPayment(t *testing.T) {
 		t.Fatalf("view %+v", v)
 	}
 	// A cancel with nothing paid: the cart is cancelled, then read.
-	e.order("K9", 1500)
-	h = e.start(Request{OrderID: "K9", Amount: 1500, Policy: journal.PolicyKiosk})
-	_, cartID = e.linkOf(h)
+	h, cartID = e.startLink("K9", 1500)
 	h.Cancel()
 	if v := e.wait(h); v.State != journal.StateCancelled {
 		t.Fatalf("view %+v", v)

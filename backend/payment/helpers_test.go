@@ -90,7 +90,21 @@ func newEnvOn(t *testing.T, channel string, limits Limits) *env {
 	if channel == "local" {
 		return newEnv(t, limits)
 	}
-	cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_test_env", Serials: []string{cloudSerial}, TimeScale: 0.001,
+	cloud, client := startCloud(t, "sk_test_env")
+	sim, _ := cloud.Terminal(cloudSerial)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	e := &env{t: t, ctx: ctx, sim: sim, cloud: cloud, dir: t.TempDir(),
+		channel: Cloud(client, cloudSerial, &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: "test"}, 5*time.Millisecond)}
+	e.open(nil, limits)
+	return e
+}
+
+// startCloud starts a simulated provider cloud with one virtual terminal
+// (cloudSerial), at test speed, and a client of it.
+func startCloud(t *testing.T, key string) (*cloudsim.Cloud, *cloudapi.Client) {
+	t.Helper()
+	cloud, err := cloudsim.New(cloudsim.Config{Key: key, Serials: []string{cloudSerial}, TimeScale: 0.001,
 		Terminal: terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true}})
 	if err != nil {
 		t.Fatal(err)
@@ -103,13 +117,7 @@ func newEnvOn(t *testing.T, channel string, limits Limits) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, _ := cloud.Terminal(cloudSerial)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	e := &env{t: t, ctx: ctx, sim: sim, cloud: cloud, dir: t.TempDir(),
-		channel: Cloud(client, cloudSerial, &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: "test"}, 5*time.Millisecond)}
-	e.open(nil, limits)
-	return e
+	return cloud, client
 }
 
 // abortBeforeHandover is the cancel's answer before the handover: the
