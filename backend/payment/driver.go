@@ -390,7 +390,7 @@ func (d *driver) onAnswer(a Answer) {
 		case d.att.SendCount == 1 && !d.r.recovery && d.att.ProviderID == "":
 			// The only send never left this machine: nothing can have happened.
 			d.finish(journal.StateFailed, nil, "the terminal is unreachable: "+a.Message, nil)
-		case d.r.recovery && !d.cancel && !d.rules.Concurrent:
+		case d.leftOpenWhenUnreachable() && !d.cancel:
 			d.unreachable("unreachable during recovery: the attempt stays open: " + a.Message)
 		default:
 			d.record(nil, "unreachable: "+a.Message)
@@ -431,6 +431,12 @@ type refusal struct {
 	msg string
 	raw []byte
 }
+
+// leftOpenWhenUnreachable: the attempt is being recovered, and recovery
+// waits for it, so a provider that cannot be reached leaves it open for
+// the next recovery. An attempt of a concurrent channel is not waited for:
+// it keeps asking.
+func (d *driver) leftOpenWhenUnreachable() bool { return d.r.recovery && !d.rules.Concurrent }
 
 // unreachable leaves a recovered attempt open: the provider cannot be asked
 // about it now.
@@ -524,7 +530,7 @@ func (d *driver) onCancelAnswer(a CancelAnswer) {
 		// An answer that came after the outcome's (see finish): recorded only.
 		return
 	}
-	if a.Outcome == CancelNotSent && d.r.recovery && d.pay == nil && !d.rules.Concurrent {
+	if a.Outcome == CancelNotSent && d.leftOpenWhenUnreachable() && d.pay == nil {
 		d.unreachable("unreachable during recovery while the customer's cancel is pending: the attempt stays open")
 		return
 	}
@@ -585,7 +591,7 @@ func (d *driver) searchHistory() {
 func (d *driver) onSearch(res searchResult) {
 	if res.err != nil {
 		d.record(nil, "the provider's history could not be read: "+res.err.Error())
-		if d.r.recovery && !isSent(res.err) && !d.rules.Concurrent {
+		if d.leftOpenWhenUnreachable() && !isSent(res.err) {
 			d.unreachable("unreachable during recovery: the attempt stays open")
 			return
 		}
