@@ -310,6 +310,8 @@ describe("Paying with the phone", () => {
     fake.answers.PrintLink = () => ({ ...fake.state.view, payment: { ...phone, link: "https://pay.example/c/1", linkPaid: 600, linkPrinted: true } });
     render(Paying, { context });
     expect(screen.getByTestId("phone-paid").textContent!.trim()).toBe("€6.00 of €15.00 paid");
+    // With money in it the link is never abandoned: no time on screen shown.
+    expect(screen.queryByTestId("phone-time-left")).toBeNull();
     await fireEvent.click(screen.getByRole("button", { name: "Print the code and pay at your table" }));
     await fireEvent.click(screen.getByRole("button", { name: "Cancel" }));
     expect(fake.intents()).toEqual(["PrintLink", "Cancel"]);
