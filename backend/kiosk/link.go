@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 
 	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 )
@@ -102,6 +103,7 @@ func (s *Service) linkScreenOver(gen int, att *attempt) bool {
 		c, t := s.snapshotsLocked(true)
 		s.mu.Unlock()
 		s.publish(c, t)
+		s.followAway(att.h)
 		return true
 	}
 	s.co.phase = PhaseCanceling
@@ -110,6 +112,92 @@ func (s *Service) linkScreenOver(gen int, att *attempt) bool {
 	att.h.Cancel()
 	s.poke(att)
 	return false
+}
+
+// followAway follows a link no screen shows any more (its QR code was
+// printed, or recovery resumed it after a stop) to its end, in the
+// background, and then does what the screen would have done: the kitchen
+// gets the order's ticket once the link paid it; an order the link leaves
+// unpaid is closed (cancelled, or needs attention when part was paid).
+func (s *Service) followAway(h *payment.Handle) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		select {
+		case <-h.Done():
+		case <-s.ctx.Done():
+			return
+		}
+		v := h.View()
+		s.linkEndedAway(v.UUID, v.OrderID, v.State)
+	}()
+}
+
+// linkAway takes up a payment link recovery found after a stop: followed
+// to its end when it still runs, its end acted on when it came meanwhile.
+// It reports whether v was a link.
+func (s *Service) linkAway(v payment.View) bool {
+	if s.cfg.Links == nil || v.Channel != journal.ChannelLink {
+		return false
+	}
+	if h, ok := s.cfg.Links.Active(v.UUID); ok {
+		s.followAway(h)
+		return true
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		state := v.State
+		if !v.Final() { // it ended between recovery's answer and now
+			att, err := s.cfg.Journal.Attempt(s.ctx, v.UUID)
+			if err != nil {
+				s.log.Error("read a recovered payment link", "uuid", v.UUID, "err", err)
+				return
+			}
+			state = att.State
+		}
+		s.linkEndedAway(v.UUID, v.OrderID, state)
+	}()
+	return true
+}
+
+func (s *Service) linkEndedAway(uuid, orderID string, state journal.State) {
+	if !state.Final() {
+		return // the orchestrator closed: recovery takes it up at the next start
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, receiptTimeout)
+	defer cancel()
+	if state != journal.StateApproved {
+		s.settleLeft(ctx, orderID, "its payment link ended unpaid ("+string(state)+")")
+		return
+	}
+	sum, err := s.cfg.Links.Summary(ctx, orderID)
+	if err != nil || sum.Paid < sum.Total {
+		s.log.Warn("payment link paid away from the screen, the order not yet paid", "order", orderID, "uuid", uuid, "err", err)
+		return
+	}
+	if s.cfg.Printer == nil {
+		return
+	}
+	s.mu.Lock()
+	st := s.settings
+	s.mu.Unlock()
+	r, opt, err := OrderReceipt(ctx, s.cfg.Journal, st, orderID)
+	if err != nil {
+		// Not an order taken at this kiosk (a link sent by the counter):
+		// nothing for its kitchen ticket.
+		s.log.Info("payment link paid away from the screen", "order", orderID, "uuid", uuid, "ticket", err)
+		return
+	}
+	b, err := receipt.OrderTicket(r.Order, opt)
+	if err == nil {
+		_, err = s.cfg.Printer.Print(ctx, device.Print{Data: hex.EncodeToString(b), Format: device.FormatESCPOS})
+	}
+	if err != nil {
+		s.log.Warn("order ticket of a link paid away from the screen not printed", "order", orderID, "err", err)
+		return
+	}
+	s.log.Info("payment link paid away from the screen: order ticket printed", "order", orderID, "uuid", uuid)
 }
 
 // poke wakes the attempt's follower.

@@ -141,3 +141,55 @@ func TestPayByPhonePrintedThenAtTheTable(t *testing.T) {
 	}
 	e.waitFor("order paid", func(CheckoutView) bool { return e.order(id).Status == journal.OrderPaid })
 }
+
+// The printed QR code paid at the table, away from the screen: the kitchen
+// still gets the order's ticket, once, when the link pays the order.
+func TestPayByPhonePrintedPaidLaterTicket(t *testing.T) {
+	e := newEnv(t, withLinks(200*time.Millisecond))
+	e.cart("croissant", 1)
+	v := e.payByPhone()
+	id, cart := v.OrderID, e.cartOf(v)
+	e.must(e.s.PrintLink())
+	e.waitPhase(PhaseWelcome)
+	tickets := func() (n int) {
+		for _, p := range e.printedFrom("print") {
+			if strings.Contains(p.Text, "Commande") && strings.Contains(p.Text, "Croissant") && !strings.Contains(p.Text, "[QR ") {
+				n++
+			}
+		}
+		return n
+	}
+	if n := tickets(); n != 0 {
+		t.Fatalf("an order ticket before the payment: %d", n)
+	}
+	if _, err := e.cloud.PayCart(cart, 0, 0, cloudsim.PayCard, false); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("the order ticket", func(CheckoutView) bool { return tickets() == 1 })
+	if o := e.order(id); o.Status != journal.OrderPaid {
+		t.Fatalf("order %+v", o)
+	}
+}
+
+// The printed QR code never paid: when the provider ends the link, the
+// order is closed as cancelled instead of staying open for ever.
+func TestPayByPhonePrintedExpiredClosesOrder(t *testing.T) {
+	e := newEnv(t, withLinks(200*time.Millisecond))
+	e.cart("croissant", 1)
+	v := e.payByPhone()
+	id, cart := v.OrderID, e.cartOf(v)
+	e.must(e.s.PrintLink())
+	e.waitPhase(PhaseWelcome)
+	if o := e.order(id); o.Status != journal.OrderOpen {
+		t.Fatalf("order closed while its link runs: %+v", o)
+	}
+	if err := e.cloud.ExpireCart(cart); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("order cancelled", func(CheckoutView) bool { return e.order(id).Status == journal.OrderCancelled })
+	for _, p := range e.printedFrom("print") {
+		if !strings.Contains(p.Text, "[QR ") {
+			t.Fatalf("printed for an unpaid link: %q", p.Text)
+		}
+	}
+}

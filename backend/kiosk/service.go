@@ -269,11 +269,13 @@ func (s *Service) Run(ctx context.Context) {
 	}
 }
 
-// settleRecovered closes an order recovery left behind, the customer long
-// gone, once none of its attempts is still open: cancelled when nothing
+// settleLeft closes an order no screen follows any more (recovery left it
+// behind, the customer long gone; or its payment link ended away from the
+// screen), once none of its attempts is still open: cancelled when nothing
 // was charged, needs_attention when a part was (a meal-voucher part and no
-// card part after it): nobody else would ever look at either.
-func (s *Service) settleRecovered(ctx context.Context, orderID string) {
+// card part after it): nobody else would ever look at either. why says
+// what left it.
+func (s *Service) settleLeft(ctx context.Context, orderID, why string) {
 	sum, err := s.cfg.Payments.Summary(ctx, orderID)
 	if err != nil || sum.Paid >= sum.Total {
 		return
@@ -291,16 +293,16 @@ func (s *Service) settleRecovered(ctx context.Context, orderID string) {
 			return // still being resolved, or staff's to settle
 		}
 	}
-	status, note := journal.OrderCancelled, "recovered after a stop: not charged, the customer gone"
+	status, note := journal.OrderCancelled, why+": not charged, the customer gone"
 	if sum.Paid > 0 {
 		status = journal.OrderNeedsAttention
-		note = fmt.Sprintf("recovered partly paid: %d of %d charged, no attempt left; call the customer or refund", sum.Paid, sum.Total)
+		note = fmt.Sprintf("%s partly paid: %d of %d charged, no attempt left; call the customer or refund", why, sum.Paid, sum.Total)
 	}
 	if err := s.cfg.Journal.SetOrderStatus(ctx, orderID, status, note); err != nil {
 		s.log.Error("settle a recovered order", "order", orderID, "status", status, "err", err)
 		return
 	}
-	s.log.Warn("order settled after recovery", "order", orderID, "status", status, "paid", sum.Paid, "total", sum.Total)
+	s.log.Warn("order settled: "+why, "order", orderID, "status", status, "paid", sum.Paid, "total", sum.Total)
 }
 
 func (s *Service) recoverLoop(ctx context.Context) {
@@ -314,7 +316,10 @@ func (s *Service) recoverLoop(ctx context.Context) {
 		}
 		for _, v := range views {
 			s.log.Warn("recovered an unfinished attempt", "uuid", v.UUID, "order", v.OrderID, "state", v.State, "message", v.Message)
-			s.settleRecovered(ctx, v.OrderID)
+			if s.linkAway(v) {
+				continue
+			}
+			s.settleLeft(ctx, v.OrderID, "recovered after a stop")
 		}
 		s.mu.Lock()
 		if err == nil {
