@@ -24,6 +24,7 @@ func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Servi
 	st, err := staff.New(staff.Config{
 		Journal: p.db, Payments: p.o, Terminal: p.link.device, Limits: lim,
 		Logger: logger, Demo: c.isDemo(),
+		Links: p.links, Currency: func() string { return svc.Info().Currency },
 		OnSettingsChanged: func(key string) {
 			if err := svc.Reload(); err != nil {
 				logger.Warn("settings reloaded after a change, with an error", "key", key, "err", err)

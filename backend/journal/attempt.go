@@ -572,6 +572,48 @@ func (db *DB) SetProvider(ctx context.Context, id, providerID, status string, ra
 	return out, nil
 }
 
+// ProviderAuthorised is the provider status of an approved link whose
+// cart holds authorised transactions not yet captured.
+const ProviderAuthorised = "authorised"
+
+// RecordCapture records what became of an approved link attempt whose
+// cart was only authorised: its new provider status (ok once captured; ko
+// when the provider released the money instead), who asked and the
+// provider's answer, as an event of the attempt. The attempt's outcome
+// and amounts are not touched: the capture is of what was approved.
+func (db *DB) RecordCapture(ctx context.Context, id, who, status string, raw []byte, note string) (Attempt, error) {
+	if strings.TrimSpace(who) == "" || status == "" {
+		return Attempt{}, Errorf(EINVALID, "attempt %s: a capture names who asked and the provider's status", id)
+	}
+	var out Attempt
+	err := db.update(ctx, "record the capture of attempt "+id, func(tx *sql.Tx) error {
+		a, err := getAttempt(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if a.Channel != ChannelLink || a.State != StateApproved || a.ProviderStatus != ProviderAuthorised {
+			return Errorf(ECONFLICT, "attempt %s is a %s %s attempt with provider status %q: nothing to capture", id, a.State, a.Channel, a.ProviderStatus)
+		}
+		now := unixMS(db.now())
+		if status != a.ProviderStatus {
+			if _, err := tx.ExecContext(ctx, `UPDATE attempts SET provider_status = ?, updated_at = ? WHERE id = ?`,
+				status, now, a.ID); err != nil {
+				return err
+			}
+		}
+		detail := strings.TrimSpace("provider status " + status + "; " + note)
+		if err := insertEvent(ctx, tx, a.ID, now, a.State, a.State, EventCaptured, who, strings.TrimSuffix(detail, ";"), raw); err != nil {
+			return err
+		}
+		out, err = getAttempt(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return Attempt{}, err
+	}
+	return out, nil
+}
+
 // AddNote writes a free-text event on an attempt, for the audit trail.
 func (db *DB) AddNote(ctx context.Context, id, who, note string) error {
 	if note == "" {

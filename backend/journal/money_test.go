@@ -394,3 +394,45 @@ func TestSetProvider(t *testing.T) {
 	_, err = db.SetProvider(ctx, a.UUID, "", "ok", nil, "")
 	wantCode(t, err, ECONFLICT)
 }
+
+// An approved link whose cart was only authorised takes one capture: its
+// provider status moves on as an event naming who asked; nothing else
+// takes it (an open attempt, another channel, one already captured).
+func TestRecordCapture(t *testing.T) {
+	ctx := t.Context()
+	db := openMemory(t)
+	link := fixture(t, db)
+	link.Channel = ChannelLink
+	a, err := db.PrepareAttempt(ctx, link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, err = db.MarkSent(ctx, a.UUID); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.RecordCapture(ctx, a.UUID, "staff:1", "ok", nil, "")
+	wantCode(t, err, ECONFLICT) // still open
+	if _, err = db.Transition(ctx, a.UUID, StateSent, StateApproved, TransitionInfo{ProviderStatus: ProviderAuthorised,
+		Charged: &Charge{Amount: a.Amount}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.RecordCapture(ctx, a.UUID, "", "ok", nil, "")
+	wantCode(t, err, EINVALID)
+	got, err := db.RecordCapture(ctx, a.UUID, "staff:1", "ok", []byte(`{"message":"ok"}`), "captured by staff")
+	if err != nil || got.ProviderStatus != "ok" || got.State != StateApproved || got.ChargedAmount != a.Amount {
+		t.Fatalf("captured %+v, %v", got, err)
+	}
+	evs, err := db.Events(ctx, a.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := evs[len(evs)-1]
+	if last.Kind != EventCaptured || last.Actor != "staff:1" || !strings.Contains(last.Detail, "provider status ok") {
+		t.Fatalf("last event %+v", last)
+	}
+	_, err = db.RecordCapture(ctx, a.UUID, "staff:1", "ok", nil, "")
+	wantCode(t, err, ECONFLICT) // captured once
+	card := attemptIn(t, db, StateApproved)
+	_, err = db.RecordCapture(ctx, card.UUID, "staff:1", "ok", nil, "")
+	wantCode(t, err, ECONFLICT)
+}

@@ -156,4 +156,7 @@ const (
 	// EventAdopted: a charge found in the provider's history, recorded as
 	// an approved debit of an order of its own (AdoptCharge).
 	EventAdopted EventKind = "adopted"
+	// EventCaptured: an approved link whose cart was only authorised moved
+	// on at the provider (captured, or released): RecordCapture.
+	EventCaptured EventKind = "captured"
 )

@@ -85,6 +85,7 @@ type Orchestrator struct {
 	// recovering serialises Recover and SettleUnknown: two would drive or
 	// settle the same attempt twice.
 	recovering sync.Mutex
+	captureMu  sync.Mutex // one capture of a link at a time (CaptureLink)
 }
 
 // ErrClosed is returned by Start after Close.

@@ -30,7 +30,7 @@ var ownActions = map[string]bool{
 	"lock": true, "pin_change_refused": true, "pin_changed": true, "pin_reset": true, "pin_set": true,
 	"ping": true, "refund_refused": true, "report": true, "report_print_failed": true,
 	"report_printed": true, actionReversal: true, "setting": true, "setting_refused": true,
-	"unlock": true, "unlock_failed": true, "charge_adopted": true,
+	"unlock": true, "unlock_failed": true, "charge_adopted": true, "link_refused": true,
 }
 
 // Actions read back by the day's comparison (readDay).

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -60,6 +62,8 @@ type env struct {
 	st     *Staff
 	cfg    Config
 	orders int
+	cloud  *cloudsim.Cloud // withLinks
+	links  *payment.Orchestrator
 }
 
 type option func(*env, *Config)
@@ -71,6 +75,41 @@ func withLimits(l payment.Limits) option { return func(e *env, _ *Config) { e.ne
 // withPaymentTerminal drives payments and reversals through term.
 func withPaymentTerminal(term payment.Terminal, l payment.Limits) option {
 	return func(e *env, _ *Config) { e.newOrchestratorOn(term, "sim", l) }
+}
+
+// withLinks sends payment links through a simulated cloud, whose carts
+// are read every poll; api wraps the cloud's client (nil: none).
+func withLinks(poll time.Duration, api func(*cloudapi.Client) payment.LinkAPI) option {
+	return func(e *env, c *Config) {
+		cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_staff_links", TimeScale: 0.001})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if err := cloud.Start(""); err != nil {
+			e.t.Fatal(err)
+		}
+		e.t.Cleanup(func() { cloud.Close() })
+		client, err := cloudapi.New(cloud.URL(), cloud.Key())
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		var linkAPI payment.LinkAPI = client
+		if api != nil {
+			linkAPI = api(client)
+		}
+		links, err := payment.New(payment.Config{Journal: e.db, TerminalID: "links", Limits: testLimits,
+			Channel:       payment.Link(linkAPI, payment.LinkOptions{ReturnURL: "https://shop.example/", Currency: "EUR", PollEvery: poll}),
+			OtherChannels: []journal.Channel{journal.ChannelLocal}})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if _, err := links.Recover(e.ctx); err != nil {
+			e.t.Fatal(err)
+		}
+		e.t.Cleanup(links.Close)
+		e.cloud, e.links = cloud, links
+		c.Links = links
+	}
 }
 
 func newSim(t *testing.T) (*terminalsim.Terminal, *localapi.Client) {
@@ -120,7 +159,8 @@ func (e *env) newOrchestratorOn(term payment.Terminal, id string, l payment.Limi
 	if e.o != nil {
 		e.o.Close()
 	}
-	o, err := payment.New(payment.Config{Journal: e.db, Terminal: term, TerminalID: id, Limits: l})
+	o, err := payment.New(payment.Config{Journal: e.db, Terminal: term, TerminalID: id, Limits: l,
+		OtherChannels: []journal.Channel{journal.ChannelLink}})
 	if err != nil {
 		e.t.Fatal(err)
 	}

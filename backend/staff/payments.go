@@ -63,6 +63,14 @@ type AttemptView struct {
 	// the same rules again when an action is asked.
 	CanReverse     bool  `json:"canReverse"`
 	RefundableLeft int64 `json:"refundableLeft"`
+	// A payment link: its address, the provider's word on its cart
+	// (authorised: paid, to capture), what is paid into it so far while it
+	// runs, and whether it can be cancelled (it runs) or captured.
+	Link           string `json:"link,omitempty"`
+	ProviderStatus string `json:"providerStatus,omitempty"`
+	LinkPaid       int64  `json:"linkPaid,omitempty"`
+	CanCancelLink  bool   `json:"canCancelLink"`
+	CanCapture     bool   `json:"canCapture"`
 }
 
 // ReversalView is a debit's reversal as staff see it.
@@ -132,6 +140,16 @@ func (s *Staff) view(ctx context.Context, a journal.Attempt, cache orderCache) A
 		v.OrderNumber, v.OrderStatus, v.Currency = orderNumber(*o), o.Status, o.Currency
 	}
 	v.NeedsAttention = a.State == journal.StateUnknown || v.OrderStatus == journal.OrderNeedsAttention
+	if a.Channel == journal.ChannelLink {
+		v.Link, v.ProviderStatus = a.ProviderID, a.ProviderStatus
+		if s.cfg.Links != nil {
+			if h, ok := s.cfg.Links.Active(a.UUID); ok {
+				run := h.View()
+				v.LinkPaid, v.CanCancelLink = run.Paid, !run.Final()
+			}
+		}
+		v.CanCapture = s.cfg.Links != nil && a.State == journal.StateApproved && a.ProviderStatus == journal.ProviderAuthorised
+	}
 	return v
 }
 

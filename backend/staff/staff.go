@@ -40,6 +40,12 @@ import (
 type Config struct {
 	Journal  *journal.DB
 	Payments *payment.Orchestrator // refunds go through it; nil: Refund is refused
+	// Links sends, cancels and captures payment links (the provider's
+	// cloud); nil: not offered.
+	Links *payment.Orchestrator
+	// Currency is the kiosk's currency when no setting names one (the
+	// catalog's). Nil: the default.
+	Currency func() string
 	// Terminal prints, shares receipts and reads the history (whatever
 	// channel carries them); reversals and refunds go through Payments.
 	Terminal device.Terminal

@@ -67,6 +67,15 @@ var calls = map[string]call{
 	"Refund": c3(func(ctx context.Context, a *API, sid, orderID string, amount int64) (any, error) {
 		return a.cfg.Staff.Refund(ctx, sid, orderID, amount)
 	}),
+	"SendLink": c2(func(ctx context.Context, a *API, sid string, r staff.LinkRequest) (any, error) {
+		return a.cfg.Staff.SendLink(ctx, sid, r)
+	}),
+	"CancelLink": c2(func(ctx context.Context, a *API, sid, uuid string) (any, error) {
+		return a.cfg.Staff.CancelLink(ctx, sid, uuid)
+	}),
+	"CaptureLink": c2(func(ctx context.Context, a *API, sid, uuid string) (any, error) {
+		return a.cfg.Staff.CaptureLink(ctx, sid, uuid)
+	}),
 	"Reprint": c2(func(ctx context.Context, a *API, sid, uuid string) (any, error) {
 		return nil, a.cfg.Staff.Reprint(ctx, sid, uuid)
 	}),

@@ -54,6 +54,8 @@ type About struct {
 	Mode      string `json:"mode"`
 	// Browser: browser mode, where the app cannot close its own window.
 	Browser bool `json:"browser"`
+	// Links: staff can send payment links (the provider's cloud is set up).
+	Links bool `json:"links"`
 }
 
 // Endpoint is a terminal's name and Local API address.
@@ -266,6 +268,7 @@ func (a *API) about(sid string) (About, error) {
 	}
 	ab := a.cfg.About
 	ab.Browser = a.cfg.Quit == nil
+	ab.Links = a.cfg.Staff.OffersLinks()
 	if a.cfg.Kiosk != nil {
 		ab.Mode = a.cfg.Kiosk.Settings().Mode
 	}
