@@ -5,6 +5,7 @@
 // COMPTOIR_BIN names the binary (scripts/test builds it with the frontend
 // embedded); CHROMIUM the browser (default /usr/bin/chromium).
 
+import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -230,4 +231,63 @@ export async function axe(page) {
     return r.violations.map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
   });
   return violations;
+}
+
+// ---- Staff mode ----
+
+const tid = (id) => `[data-testid="${id}"]`;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * tapCorner taps the hidden staff corner n times, pause ms apart. The taps
+ * go straight to the mouse at the corner's centre, found once: a locator's
+ * click waits for actionability each time, which on a loaded machine can
+ * spread five taps over more than the gesture's three seconds.
+ */
+export async function tapCorner(env, n, pause = 0) {
+  const box = await env.page.locator(tid("staff-corner")).boundingBox();
+  assert.ok(box, "the staff corner is not on screen");
+  for (let i = 0; i < n; i++) {
+    if (i && pause) await sleep(pause);
+    await env.page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+  }
+}
+
+/** openPad opens the PIN pad the way staff do: five taps on the corner. */
+export async function openPad(env) {
+  await tapCorner(env, 5);
+  await env.page.locator(tid("pin-pad")).waitFor();
+}
+
+/** typePin enters a PIN on the pad's keys and presses OK. */
+export async function typePin(env, pin) {
+  for (const d of pin) await env.page.locator(tid(`pin-key-${d}`)).click();
+  await env.page.locator(tid("pin-ok")).click();
+}
+
+/**
+ * enterStaff opens the staff screens with the PIN the harness set, then
+ * switches them to English.
+ */
+export async function enterStaff(env) {
+  const { page } = env;
+  await openPad(env);
+  await typePin(env, STAFF_PIN);
+  await page.locator(tid("staff-shell")).waitFor();
+  await page.locator(tid("staff-lang-en")).click();
+}
+
+/** openTab shows a staff tab. */
+export async function openTab(env, tab) {
+  await env.page.locator(tid(`staff-tab-${tab}`)).click();
+  await env.page.locator(`#staff-panel[data-tab="${tab}"]`).waitFor();
+}
+
+/** confirmYes waits for the confirmation dialog, checks its amount, and says yes. */
+export async function confirmYes(env, amount) {
+  const { page } = env;
+  await page.locator(tid("confirm-dialog")).waitFor();
+  if (amount) assert.match(await page.locator(tid("confirm-amount")).innerText(), amount);
+  await page.locator(tid("confirm-yes")).click();
+  await page.locator(tid("confirm-dialog")).waitFor({ state: "detached" });
 }
