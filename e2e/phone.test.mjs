@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import jsQR from "jsqr";
 import { PNG } from "pngjs";
-import { axe, setup, binary, order } from "./harness.mjs";
+import { axe, setup, binary, order, enterStaff, openTab, confirmYes } from "./harness.mjs";
 
 const tid = (id) => `[data-testid="${id}"]`;
 
@@ -109,4 +109,58 @@ test("pay with the phone: the screen in fr, en and es, without a WCAG 2.1 AA vio
   }
   assert.deepEqual(found, []);
   assert.equal(titles.size, 3, "the same title in two languages");
+});
+
+test("counter: staff send a link by SMS, the customer pays it, staff capture it", async (t) => {
+  const env = await setup(t, { cloud: true });
+  const { page } = env;
+  await enterStaff(env);
+  await openTab(env, "payments");
+  await page.locator(tid("link-open")).click();
+  await page.locator(tid("link-amount")).fill("24.50");
+  await page.locator(tid("link-label")).fill("Commande Martin 12:30");
+  await page.locator(tid("link-first")).fill("Claire");
+  await page.locator(tid("link-last")).fill("Martin");
+  await page.locator(tid("link-phone")).fill("+33 6 12 34 56 78");
+  await page.locator(tid("link-authorise")).check();
+  await page.locator(tid("link-send")).click();
+  const detail = page.locator(tid("attempt-detail"));
+  await detail.waitFor();
+  const uuid = await detail.getAttribute("data-uuid");
+  const link = (await page.locator(tid("attempt-link-url")).innerText()).trim();
+  // The QR code staff can show at the counter is the link's.
+  await page.locator(tid("attempt-link-qr")).waitFor();
+  assert.equal(await scan(page), link);
+  for (const v of await axe(page)) assert.fail(`staff link detail: ${v}`);
+  await env.screenshot("staff-link-sent");
+
+  const cart = (await cloud(env, "/sim/carts")).find((c) => c.payment_link === link);
+  assert.ok(cart, "no cart for the link");
+  assert.equal(cart.requested_amount, 2450);
+  assert.ok(cart.cart_id.endsWith(uuid), `cart ${cart.cart_id} is not attempt ${uuid}'s`);
+  await cloud(env, `/sim/carts/${cart.cart_id}/pay`, { kind: "card" });
+
+  // The list, read again, shows the link paid and waiting for its capture.
+  const row = page.locator(`${tid("attempt-row")}[data-uuid="${uuid}"]`);
+  for (let i = 0; (await row.getAttribute("data-state")) !== "approved"; i++) {
+    assert.ok(i < 100, "the paid link never showed approved");
+    await page.locator(tid("filter-apply")).click();
+    await page.waitForTimeout(100);
+  }
+  await row.click();
+  await page.locator(`${tid("attempt-link-detail")}[data-provider-status="authorised"]`).waitFor();
+  await page.locator(tid("action-capture")).click();
+  await confirmYes(env, /24[.,]50/);
+  await page.locator(`${tid("attempt-link-detail")}[data-provider-status="ok"]`).waitFor();
+  assert.match(await page.locator(tid("staff-message")).innerText(), /Captured/);
+  const after = (await cloud(env, "/sim/carts")).find((c) => c.cart_id === cart.cart_id);
+  assert.equal(after.status, "ok");
+  // The journal agrees with the cloud: approved, captured.
+  await env.stopKiosk();
+  const attempts = JSON.parse(execFileSync(binary(), ["attempts", "--data-dir", env.dataDir], { encoding: "utf8" }));
+  const att = attempts.find((a) => a.idempotentUuid === uuid);
+  assert.ok(att, "the link is not in the journal");
+  assert.equal(att.state, "approved");
+  assert.equal(att.providerStatus, "ok");
+  assert.equal(att.providerId, link);
 });

@@ -182,6 +182,10 @@ type attemptRow struct {
 	Terminal             string     `json:"terminal"`
 	CreatedAt            time.Time  `json:"createdAt"`
 	FinalAt              *time.Time `json:"finalAt,omitempty"`
+	// The provider's id and word (a payment link's address; its cart's
+	// status, "authorised" until captured).
+	ProviderID     string `json:"providerId,omitempty"`
+	ProviderStatus string `json:"providerStatus,omitempty"`
 }
 
 func cmdAttempts(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -213,7 +217,8 @@ func cmdAttempts(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		r := attemptRow{IdempotentUUID: a.UUID, Order: a.OrderID, Kind: a.Kind, Policy: a.Policy, State: a.State,
 			Channel: a.Channel, Amount: a.Amount, GiftAmount: a.GiftAmount, TransactionID: a.TransactionID, Error: a.Error,
 			InitialTransactionID: a.InitialTransactionID,
-			SendCount:            a.SendCount, Terminal: a.Terminal, CreatedAt: a.CreatedAt.UTC()}
+			SendCount:            a.SendCount, Terminal: a.Terminal, CreatedAt: a.CreatedAt.UTC(),
+			ProviderID: a.ProviderID, ProviderStatus: a.ProviderStatus}
 		if a.Charged {
 			r.ChargedAmount, r.ChargedGift = &a.ChargedAmount, &a.ChargedGift
 		}

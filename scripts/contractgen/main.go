@@ -76,7 +76,7 @@ var contracts = []contract{
 			"staffapi.Result", "staffapi.ErrorView", "staffapi.Gate", "staffapi.About", "staffapi.TerminalPanel", "staffapi.CSVExport", "staffapi.Certificate", "staffapi.CloudChoice",
 			"staff.Session", "staff.Filter", "staff.AttemptPage", "staff.HistoryFilter", "staff.HistoryPage", "staff.Comparison",
 			"staff.ReversalResult", "staff.Evidence", "staff.Setting", "staff.Report", "staff.AuditEntry",
-			"payment.View", "kiosk.MerchantSetting", "staff.Decision", "device.Medium",
+			"payment.View", "kiosk.MerchantSetting", "staff.Decision", "device.Medium", "staff.LinkRequest",
 		},
 		consts: []string{
 			// staff's error codes, then staffapi's

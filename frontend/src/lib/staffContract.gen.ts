@@ -17,6 +17,10 @@ export interface About {
      * Browser: browser mode, where the app cannot close its own window.
      */
     browser: boolean;
+    /**
+     * Links: staff can send payment links (the provider's cloud is set up).
+     */
+    links: boolean;
 }
 
 // From staff/payments.go
@@ -87,6 +91,16 @@ export interface AttemptView {
      */
     canReverse: boolean;
     refundableLeft: number;
+    /**
+     * A payment link: its address, the provider's word on its cart
+     * (authorised: paid, to capture), what is paid into it so far while it
+     * runs, and whether it can be cancelled (it runs) or captured.
+     */
+    link?: string;
+    providerStatus?: string;
+    linkPaid?: number;
+    canCancelLink: boolean;
+    canCapture: boolean;
 }
 
 // From staff/audit.go
@@ -465,6 +479,32 @@ export const KindRefund = "refund";
  * Kinds of money movement in a report.
  */
 export const KindReversal = "reversal";
+
+// From staff/links.go
+/**
+ * LinkRequest is a payment link staff send to a customer.
+ */
+export interface LinkRequest {
+    amount: number; // cents
+    /**
+     * Label says what the link pays ("Order for Mrs Martin, 12:30"); the
+     * link shows it as its message. Optional.
+     */
+    label: string;
+    firstName: string;
+    lastName: string;
+    /**
+     * Email and Phone: where the provider sends the link (one or both).
+     * A phone number is in international format (+33612345678).
+     */
+    email: string;
+    phone: string;
+    /**
+     * AuthoriseOnly: the payment is only authorised; staff capture it
+     * (CaptureLink) when the order is handed over.
+     */
+    authoriseOnly: boolean;
+}
 
 // From kiosk/settings.go
 /**

@@ -26,6 +26,7 @@ import type {
   Gate,
   HistoryFilter,
   HistoryPage,
+  LinkRequest,
   PaymentView,
   Report,
   ReversalResult,
@@ -123,6 +124,12 @@ export interface StaffCalls {
   Reverse(sid: string, uuid: string): ReversalResult;
   ReverseTransaction(sid: string, transactionId: string): ReversalResult;
   Refund(sid: string, orderId: string, amountCents: number): PaymentView;
+  /** A new order of the amount, paid on a link the provider sends the customer by SMS and/or email. */
+  SendLink(sid: string, request: LinkRequest): AttemptView;
+  /** Cancels a running link: its cart decides (paid in full first means paid). */
+  CancelLink(sid: string, uuid: string): AttemptView;
+  /** Captures all of a paid link whose payment was only authorised. */
+  CaptureLink(sid: string, uuid: string): AttemptView;
   Reprint(sid: string, uuid: string): null;
   Share(sid: string, uuid: string, medium: ShareMedium): null;
   ResolveUnknown(sid: string, uuid: string): Evidence;

@@ -21,6 +21,7 @@ import type {
   Filter,
   HistoryEntry,
   HistoryFilter,
+  LinkRequest,
   PaymentView,
   Report,
   ReversalResult,
@@ -101,6 +102,8 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
     currency: "EUR",
     canReverse: false,
     refundableLeft: 0,
+    canCancelLink: false,
+    canCapture: false,
     ...a,
   });
   // What an order can still give back: as the journal counts it, approved
@@ -369,7 +372,7 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
     },
     About: (sid: string): About => {
       session(sid);
-      return { version: "mock", commit: "0000000", buildTime: iso(now()), dataDir: "/tmp/comptoir-mock", demo, mode: String(settings.get("kiosk.mode") ?? "kiosk"), browser: false };
+      return { version: "mock", commit: "0000000", buildTime: iso(now()), dataDir: "/tmp/comptoir-mock", demo, mode: String(settings.get("kiosk.mode") ?? "kiosk"), browser: false, links: true };
     },
     Terminal: (sid: string, greet: boolean) => {
       const s = session(sid);
@@ -493,6 +496,32 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
       attempts.push(a);
       history.push(entry({ transactionId: id, type: "refund", amount, scheme: a.scheme, cartId: orderId, createdAt: iso(now()) }));
       return { idempotentUuid: a.idempotentUuid, order: orderId, kind: "refund", policy: "refund", state: "approved", amount, giftAmount: 0, transactionId: id, sendCount: 1 };
+    },
+    SendLink: (sid: string, r: LinkRequest): AttemptView => {
+      const s = session(sid);
+      if (!Number.isInteger(r.amount) || r.amount <= 0) refuse("EINVALID", "The amount of the link must be more than zero.");
+      if (!r.email?.trim() && !r.phone?.trim()) refuse("EINVALID", "Give the customer's mobile phone number or email address: the provider sends the link there.");
+      if (!r.firstName?.trim() || !r.lastName?.trim()) refuse("EINVALID", "Give the customer's first and last names: the provider needs both to send the link.");
+      const n = ++seq;
+      const a = attempt({ idempotentUuid: `0192f0c4-00l${n}-7000-8000-000000000000`, orderId: `link-mock-${n}`, orderStatus: "open", state: "sent", channel: "link", policy: "counter",
+        amount: r.amount, createdAt: iso(now()), link: `https://pay.example/l/${n}`, providerStatus: "pending", canCancelLink: true });
+      attempts.push(a);
+      note(s.who, "attempt_note", a.idempotentUuid, `payment link of ${r.amount} sent by staff`);
+      return { ...a };
+    },
+    CancelLink: (sid: string, uuid: string): AttemptView => {
+      session(sid);
+      const a = find(uuid);
+      if (!a.canCancelLink) refuse("EINVALID", `This link has already ended (${a.state}): there is nothing to cancel.`);
+      Object.assign(a, { state: "cancelled", providerStatus: "ko", canCancelLink: false, orderStatus: "cancelled" });
+      return { ...a };
+    },
+    CaptureLink: (sid: string, uuid: string): AttemptView => {
+      session(sid);
+      const a = find(uuid);
+      if (!a.canCapture) refuse("EINVALID", "Only a paid link whose payment was authorised and not yet captured can be captured.");
+      Object.assign(a, { providerStatus: "ok", canCapture: false });
+      return { ...a };
     },
     Reprint: (sid: string, uuid: string) => {
       session(sid);

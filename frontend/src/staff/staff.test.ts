@@ -672,6 +672,108 @@ describe("money actions", () => {
   });
 });
 
+describe("payment links", () => {
+  const link = {
+    ...approvedAttempt,
+    idempotentUuid: "0192-l",
+    orderId: "link-1",
+    orderNumber: "",
+    orderStatus: "open" as const,
+    channel: "link" as const,
+    policy: "counter" as const,
+    state: "sent" as const,
+    amount: 2450,
+    giftAmount: 0,
+    transactionId: undefined,
+    scheme: undefined,
+    canReverse: false,
+    refundableLeft: 0,
+    link: "https://pay.example/l/1",
+    providerStatus: "pending",
+    linkPaid: 1000,
+    canCancelLink: true,
+    canCapture: false,
+  };
+
+  it("offers the link form only when the cloud is set up", async () => {
+    await unlocked();
+    await fireEvent.click(screen.getByTestId("staff-tab-payments"));
+    await screen.findByTestId("attempt-row");
+    expect(screen.queryByTestId("link-open")).toBeNull();
+  });
+
+  it("sends a link with what staff typed, amount in cents, and shows it", async () => {
+    const { staff } = await unlocked({ answers: { About: () => ({ ...baseAbout, links: true }), SendLink: () => link } });
+    await fireEvent.click(screen.getByTestId("staff-tab-payments"));
+    await fireEvent.click(await screen.findByTestId("link-open"));
+    const send = screen.getByTestId("link-send") as HTMLButtonElement;
+    await fireEvent.input(screen.getByTestId("link-amount"), { target: { value: "24,50" } });
+    await fireEvent.input(screen.getByTestId("link-first"), { target: { value: "Claire" } });
+    await fireEvent.input(screen.getByTestId("link-last"), { target: { value: "Martin" } });
+    expect(send.disabled).toBe(true); // nowhere to send it yet
+    await fireEvent.input(screen.getByTestId("link-phone"), { target: { value: "+33612345678" } });
+    await fireEvent.input(screen.getByTestId("link-label"), { target: { value: "Commande 12:30" } });
+    await fireEvent.click(screen.getByTestId("link-authorise"));
+    expect(send.disabled).toBe(false);
+    await fireEvent.click(send);
+    expect(staff.last("SendLink")?.args).toEqual([
+      "sid-1",
+      { amount: 2450, label: "Commande 12:30", firstName: "Claire", lastName: "Martin", phone: "+33612345678", email: "", authoriseOnly: true },
+    ]);
+    expect((await screen.findByTestId("staff-message")).textContent).toBe(
+      "Link of €24.50 sent: it is listed with the payments until the customer pays it.",
+    );
+    const detail = await screen.findByTestId("attempt-detail");
+    expect(detail.dataset.uuid).toBe("0192-l");
+    expect(screen.getByTestId("attempt-link-url").textContent).toBe(link.link);
+    expect(screen.getByTestId("attempt-link-paid").textContent).toBe("€10.00 of €24.50 paid so far");
+    expect(screen.getByTestId("attempt-link-qr")).toBeTruthy();
+    expect(screen.queryByTestId("link-form")).toBeNull();
+  });
+
+  it("cancels a running link after confirming, and says how it ended", async () => {
+    const { staff } = await unlocked({
+      answers: {
+        Attempts: () => ({ attempts: [link], total: 1, limit: 20, offset: 0 }),
+        CancelLink: () => ({ ...link, state: "approved", providerStatus: "ok", canCancelLink: false }),
+      },
+    });
+    await fireEvent.click(screen.getByTestId("staff-tab-payments"));
+    const row = await screen.findByTestId("attempt-row");
+    expect(within(row).getByTestId("attempt-link")).toBeTruthy();
+    await fireEvent.click(row);
+    expect(screen.queryByTestId("action-capture")).toBeNull();
+    await fireEvent.click(screen.getByTestId("action-cancel-link"));
+    await fireEvent.click(screen.getByTestId("confirm-no"));
+    expect(staff.names()).not.toContain("CancelLink");
+    await fireEvent.click(screen.getByTestId("action-cancel-link"));
+    await fireEvent.click(screen.getByTestId("confirm-yes"));
+    expect(staff.last("CancelLink")?.args).toEqual(["sid-1", "0192-l"]);
+    // The customer paid first: the cart says so, and so does the message.
+    expect((await screen.findByTestId("staff-message")).textContent).toBe("The customer paid before the cancel: the link is paid (€24.50).");
+  });
+
+  it("captures an authorised link for its amount, after confirming", async () => {
+    const authorised = { ...link, state: "approved" as const, providerStatus: "authorised", linkPaid: 0, canCancelLink: false, canCapture: true, orderStatus: "paid" as const };
+    const { staff } = await unlocked({
+      answers: {
+        Attempts: () => ({ attempts: [authorised], total: 1, limit: 20, offset: 0 }),
+        CaptureLink: () => ({ ...authorised, providerStatus: "ok", canCapture: false }),
+      },
+    });
+    await fireEvent.click(screen.getByTestId("staff-tab-payments"));
+    await fireEvent.click(await screen.findByTestId("attempt-row"));
+    expect(screen.getByTestId("attempt-link-detail").textContent).toContain("paid, to capture");
+    expect(screen.queryByTestId("action-share")).toBeNull();
+    expect(screen.queryByTestId("action-cancel-link")).toBeNull();
+    await fireEvent.click(screen.getByTestId("action-capture"));
+    expect(screen.getByTestId("confirm-amount").textContent).toBe("€24.50");
+    await fireEvent.click(screen.getByTestId("confirm-yes"));
+    expect(staff.last("CaptureLink")?.args).toEqual(["sid-1", "0192-l"]);
+    expect((await screen.findByTestId("staff-message")).textContent).toBe("Captured: the customer is charged €24.50.");
+  });
+});
+
 describe("history comparison", () => {
   it("lists the differences with their kind", async () => {
     await unlocked({

@@ -23,6 +23,7 @@ export const baseAbout: About = {
   demo: false,
   mode: "kiosk",
   browser: true,
+  links: false,
 };
 
 export const approvedAttempt: AttemptView = {
@@ -44,6 +45,8 @@ export const approvedAttempt: AttemptView = {
   needsAttention: false,
   canReverse: true,
   refundableLeft: 1700,
+  canCancelLink: false,
+  canCapture: false,
 };
 
 type Answer = (args: unknown[]) => unknown;
