@@ -398,6 +398,11 @@ func (c *Cloud) PayCart(id string, amount, gift int64, kind string, failed bool)
 		p.Status, p.GiftAmount, p.TotalAmount = StatusKO, 0, amount
 	}
 	ct.view.Transactions = append(ct.view.Transactions, p)
+	// The company's transactions hold it too, as an online payment (no
+	// terminal serial): the Webservices list it.
+	c.addLocked(&txn{Transaction: Transaction{Status: p.Status, TransactionID: p.TransactionID, Amount: amount,
+		GiftAmount: p.GiftAmount, CurrencyCode: ct.currency, TransactionType: "debit", CreatedAt: c.cfg.Now(),
+		Scheme: strings.ToUpper(kind), Issuer: p.Issuer, CartID: id}})
 	ct.view.PaidAmount, ct.view.GiftAmount = ct.paid()
 	if !failed {
 		ct.view.Action = "payment_received"
