@@ -57,6 +57,11 @@ const usage = `Usage:
   comptoir recover               resolve every unfinished attempt now
   comptoir attempts [--open] [--limit N]
                                  the journal, newest first
+  comptoir reconcile [--date YYYY-MM-DD] [--ws URL] [--serials S1,S2] [--tz ZONE] [--no-terminal]
+                                 a day (default yesterday) of the journal beside
+                                 the terminal's history and the provider's
+                                 Webservices, as JSON; exit 3 when something
+                                 needs staff
   comptoir receipt --order ID [--preview | --print --terminal URL]
                                  a paid order's receipt, rebuilt from the journal
   comptoir settings [list | get KEY | set KEY JSON]
@@ -147,6 +152,8 @@ func Run(args []string, stdout, stderr io.Writer, p Program) int {
 		return cmdRecover(ctx, rest, stdout, stderr)
 	case "attempts":
 		return cmdAttempts(ctx, rest, stdout, stderr)
+	case "reconcile":
+		return cmdReconcile(ctx, rest, stdout, stderr)
 	case "discover":
 		return cmdDiscover(ctx, rest, stdout, stderr)
 	case "serve":
