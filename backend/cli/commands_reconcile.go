@@ -155,4 +155,3 @@ func openHistory(ctx context.Context, c commonFlags, db *journal.DB) (func(), de
 	}
 	return stop, link.device, nil
 }
-

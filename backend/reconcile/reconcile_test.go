@@ -88,7 +88,9 @@ func (e *env) run(now time.Time, serials ...string) Report {
 	e.t.Helper()
 	e.clock.Set(now)
 	src := Sources{
-		Terminal: func(context.Context, time.Time, time.Time) ([]device.HistoryEntry, error) { return e.terminal, e.termErr },
+		Terminal: func(context.Context, time.Time, time.Time) ([]device.HistoryEntry, error) {
+			return e.terminal, e.termErr
+		},
 		Provider: func(context.Context, time.Time, time.Time) ([]cloudapi.HistoryEntry, error) { return e.provider, nil },
 	}
 	rep, err := Day(e.ctx, e.db, src, "2026-11-24", Config{Location: paris, Serials: serials, Now: e.clock.Now})
