@@ -142,15 +142,23 @@ func TestPayByPhonePrintedThenAtTheTable(t *testing.T) {
 	e.waitFor("order paid", func(CheckoutView) bool { return e.order(id).Status == journal.OrderPaid })
 }
 
+// printedAndLeft orders, shows the QR code, prints it, and lets the
+// screen's time end: the kiosk is back at welcome, the link runs on.
+func printedAndLeft(t *testing.T) (e *env, orderID, cart string) {
+	t.Helper()
+	e = newEnv(t, withLinks(200*time.Millisecond))
+	e.cart("croissant", 1)
+	v := e.payByPhone()
+	orderID, cart = v.OrderID, e.cartOf(v)
+	e.must(e.s.PrintLink())
+	e.waitPhase(PhaseWelcome)
+	return e, orderID, cart
+}
+
 // The printed QR code paid at the table, away from the screen: the kitchen
 // still gets the order's ticket, once, when the link pays the order.
 func TestPayByPhonePrintedPaidLaterTicket(t *testing.T) {
-	e := newEnv(t, withLinks(200*time.Millisecond))
-	e.cart("croissant", 1)
-	v := e.payByPhone()
-	id, cart := v.OrderID, e.cartOf(v)
-	e.must(e.s.PrintLink())
-	e.waitPhase(PhaseWelcome)
+	e, id, cart := printedAndLeft(t)
 	tickets := func() (n int) {
 		for _, p := range e.printedFrom("print") {
 			if strings.Contains(p.Text, "Commande") && strings.Contains(p.Text, "Croissant") && !strings.Contains(p.Text, "[QR ") {
@@ -174,12 +182,7 @@ func TestPayByPhonePrintedPaidLaterTicket(t *testing.T) {
 // The printed QR code never paid: when the provider ends the link, the
 // order is closed as cancelled instead of staying open for ever.
 func TestPayByPhonePrintedExpiredClosesOrder(t *testing.T) {
-	e := newEnv(t, withLinks(200*time.Millisecond))
-	e.cart("croissant", 1)
-	v := e.payByPhone()
-	id, cart := v.OrderID, e.cartOf(v)
-	e.must(e.s.PrintLink())
-	e.waitPhase(PhaseWelcome)
+	e, id, cart := printedAndLeft(t)
 	if o := e.order(id); o.Status != journal.OrderOpen {
 		t.Fatalf("order closed while its link runs: %+v", o)
 	}

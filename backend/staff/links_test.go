@@ -49,6 +49,23 @@ func (e *env) cartOf(v AttemptView) cloudsim.CartView {
 	return cloudsim.CartView{}
 }
 
+// authorisedLink sends an authorise-only link, has the customer pay it,
+// and waits until the journal holds it paid, to capture.
+func (e *env) authorisedLink() (string, AttemptView) {
+	e.t.Helper()
+	sid := e.unlock().ID
+	r := martin
+	r.AuthoriseOnly = true
+	v, err := e.st.SendLink(e.ctx, sid, r)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.cloud.PayCart(e.cartOf(v).CartID, 0, 0, cloudsim.PayCard, false); err != nil {
+		e.t.Fatal(err)
+	}
+	return sid, e.linkUntil(sid, v.UUID, "authorised", func(v AttemptView) bool { return v.CanCapture && v.OrderStatus == journal.OrderPaid })
+}
+
 // Staff send a link by SMS to a phone order's customer: an order of the
 // amount, a link attempt journaled with the provider's SMS feature and
 // the customer, shown among the payments until the customer pays it.
@@ -249,18 +266,8 @@ func (l lostCapture) Capture(ctx context.Context, cartID string, amount int64) (
 // captured, and the journal records that; nothing is asked twice.
 func TestCaptureLinkLostAnswer(t *testing.T) {
 	e := newEnv(t, withLinks(5*time.Millisecond, func(c *cloudapi.Client) payment.LinkAPI { return lostCapture{c} }))
-	sid := e.unlock().ID
-	r := martin
-	r.AuthoriseOnly = true
-	v, err := e.st.SendLink(e.ctx, sid, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.cloud.PayCart(e.cartOf(v).CartID, 0, 0, cloudsim.PayCard, false); err != nil {
-		t.Fatal(err)
-	}
-	e.linkUntil(sid, v.UUID, "authorised", func(v AttemptView) bool { return v.CanCapture && v.OrderStatus == journal.OrderPaid })
-	v, err = e.st.CaptureLink(e.ctx, sid, v.UUID)
+	sid, v := e.authorisedLink()
+	v, err := e.st.CaptureLink(e.ctx, sid, v.UUID)
 	if err != nil || v.ProviderStatus != cloudapi.CartOK {
 		t.Fatalf("captured %+v, %v", v, err)
 	}
@@ -270,17 +277,7 @@ func TestCaptureLinkLostAnswer(t *testing.T) {
 // link stays authorised and can be captured again.
 func TestCaptureLinkRefused(t *testing.T) {
 	e := newEnv(t, withLinks(5*time.Millisecond, nil))
-	sid := e.unlock().ID
-	r := martin
-	r.AuthoriseOnly = true
-	v, err := e.st.SendLink(e.ctx, sid, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.cloud.PayCart(e.cartOf(v).CartID, 0, 0, cloudsim.PayCard, false); err != nil {
-		t.Fatal(err)
-	}
-	e.linkUntil(sid, v.UUID, "authorised", func(v AttemptView) bool { return v.CanCapture && v.OrderStatus == journal.OrderPaid })
+	sid, v := e.authorisedLink()
 	resp, err := http.Post(e.cloud.URL()+"/sim/carts/refuse-next-capture", "application/json", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -321,18 +318,8 @@ func (r releasedCart) Cart(ctx context.Context, id string) (*cloudapi.Cart, erro
 // staff: the customer was not charged in the end.
 func TestCaptureLinkReleased(t *testing.T) {
 	e := newEnv(t, withLinks(5*time.Millisecond, func(c *cloudapi.Client) payment.LinkAPI { return releasedCart{c, new(atomic.Bool)} }))
-	sid := e.unlock().ID
-	r := martin
-	r.AuthoriseOnly = true
-	v, err := e.st.SendLink(e.ctx, sid, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.cloud.PayCart(e.cartOf(v).CartID, 0, 0, cloudsim.PayCard, false); err != nil {
-		t.Fatal(err)
-	}
-	e.linkUntil(sid, v.UUID, "authorised", func(v AttemptView) bool { return v.CanCapture && v.OrderStatus == journal.OrderPaid })
-	_, err = e.st.CaptureLink(e.ctx, sid, v.UUID)
+	sid, v := e.authorisedLink()
+	_, err := e.st.CaptureLink(e.ctx, sid, v.UUID)
 	wantCode(t, err, EINVALID)
 	v, _ = e.st.linkView(e.ctx, v.UUID)
 	if v.ProviderStatus != cloudapi.CartKO || v.CanCapture || v.OrderStatus != journal.OrderNeedsAttention || !v.NeedsAttention {
