@@ -226,7 +226,21 @@ func (s *Staff) CancelLink(ctx context.Context, sessionID, uuid string) (Attempt
 	wait, cancel := context.WithTimeout(ctx, s.cfg.TerminalTimeout)
 	defer cancel()
 	s.waitRun(wait, h, func(payment.View) bool { return false })
+	if v := h.View(); v.Final() && v.State != journal.StateApproved && v.State != journal.StateUnknown && v.Paid == 0 {
+		// A counter link is its order's only payment: nothing was paid.
+		if o, err := s.cfg.Journal.Order(ctx, v.OrderID); err == nil && o.Status == journal.OrderOpen && isLinkOrder(o) {
+			if err := s.cfg.Journal.SetOrderStatus(ctx, o.ID, journal.OrderCancelled, "its payment link was cancelled by staff: nothing paid"); err != nil {
+				s.log.Error("staff: close a cancelled link's order", "order", o.ID, "err", err)
+			}
+		}
+	}
 	return s.linkView(ctx, uuid)
+}
+
+// isLinkOrder: an order staff made for a payment link.
+func isLinkOrder(o journal.Order) bool {
+	var d linkOrderData
+	return json.Unmarshal(o.Data, &d) == nil && d.Source == linkSource
 }
 
 // CaptureLink captures the whole of an approved link whose cart was only

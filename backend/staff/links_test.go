@@ -177,7 +177,7 @@ func TestCancelLink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.State != journal.StateCancelled || v.CanCancelLink {
+	if v.State != journal.StateCancelled || v.CanCancelLink || v.OrderStatus != journal.OrderCancelled {
 		t.Fatalf("cancelled %+v", v)
 	}
 	if c := e.cartOf(v); c.Status != cloudsim.CartKO {
