@@ -113,9 +113,13 @@ func (c *Cloud) handleTransactionGet() http.Handler {
 func (c *Cloud) handleWSDetails(w http.ResponseWriter, r *http.Request) {
 	id := strings.TrimSpace(r.URL.Query().Get("transactionId"))
 	c.mu.Lock()
-	t := c.txs[id]
+	var t txn // a copy: a refund's status changes when it is decided
+	found := c.txs[id] != nil
+	if found {
+		t = *c.txs[id]
+	}
 	c.mu.Unlock()
-	if t == nil {
+	if !found {
 		writeJSONCode(w, http.StatusNotFound, map[string]string{"detail": "Not found."})
 		return
 	}
@@ -195,8 +199,8 @@ func (c *Cloud) handleWSRefund(w http.ResponseWriter, r *http.Request) {
 	c.refunds[rv.ID] = rv
 	if outcome == ScriptRefunded || outcome == ScriptLost {
 		rv.Status = ScriptRefunded
-		c.addRefundLocked(orig, rv)
 	}
+	c.addRefundLocked(orig, rv)
 	c.log.Info("refund by API", "original", id, "amount", rv.Amount, "outcome", outcome)
 	switch outcome {
 	case ScriptLost:
@@ -211,9 +215,14 @@ func (c *Cloud) handleWSRefund(w http.ResponseWriter, r *http.Request) {
 // RefundStatusNotPossible is the status of an HTTP 422 refund.
 const RefundStatusNotPossible = "not_possible"
 
-// addRefundLocked records the refund as a company transaction.
+// addRefundLocked records the refund as a company transaction: ok once
+// refunded, pending while it waits for its checks or a manager.
 func (c *Cloud) addRefundLocked(orig *txn, rv *RefundView) {
-	t := &txn{Transaction: Transaction{Status: StatusOK, TransactionID: rv.ID, Amount: rv.Amount, CurrencyCode: orig.CurrencyCode,
+	status := StatusOK
+	if rv.Status != ScriptRefunded {
+		status = StatusPending
+	}
+	t := &txn{Transaction: Transaction{Status: status, TransactionID: rv.ID, Amount: rv.Amount, CurrencyCode: orig.CurrencyCode,
 		TransactionType: "refund", CreatedAt: c.cfg.Now(), SerialNumber: orig.SerialNumber, Scheme: orig.Scheme, Issuer: orig.Issuer,
 		Reference: orig.Reference, CartID: orig.CartID, Initial: orig.TransactionID}}
 	c.addLocked(t)
@@ -239,11 +248,9 @@ func (c *Cloud) DecideRefund(id string, accept bool) (RefundView, error) {
 	if rv.Status != ScriptPending && rv.Status != ScriptWaiting {
 		return *rv, fmt.Errorf("refund %q is %s", id, rv.Status)
 	}
-	if accept {
-		rv.Status = "success"
-		c.addRefundLocked(c.txs[rv.Original], rv)
-	} else {
-		rv.Status = "rejected"
+	rv.Status, c.txs[id].Status = "success", StatusOK
+	if !accept {
+		rv.Status, c.txs[id].Status = "rejected", StatusKO
 		delete(c.refundedBy, rv.Original)
 	}
 	c.broadcastLocked()

@@ -132,8 +132,18 @@ func TestEveryRefundAnswer(t *testing.T) {
 	if d, err := ws.Details(ctx, waiting.TransactionID); err != nil || d.Type != "refund" || d.AskedAmount != 400 {
 		t.Fatalf("approved refund %+v %v", d, err)
 	}
-	if _, err := ws.Details(ctx, pending.TransactionID); err == nil {
-		t.Fatal("a pending refund is a transaction already")
+	if d, err := ws.Details(ctx, waiting.TransactionID); err != nil || d.Status != "ok" {
+		t.Fatalf("approved refund %+v %v", d, err)
+	}
+	// The pending one is a pending transaction until it is decided.
+	if d, err := ws.Details(ctx, pending.TransactionID); err != nil || d.Status != "pending" {
+		t.Fatalf("pending refund %+v %v", d, err)
+	}
+	if _, err := c.DecideRefund(pending.TransactionID, false); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := ws.Details(ctx, pending.TransactionID); err != nil || d.Status != "ko" {
+		t.Fatalf("rejected refund %+v %v", d, err)
 	}
 }
 

@@ -202,6 +202,8 @@ func validateAttempt(a Attempt) error {
 		return Errorf(EINVALID, "attempt %s: a reversal needs policy reversal, not %q", a.UUID, a.Policy)
 	case a.Kind == KindReversal && (a.InitialTransactionID == "" || a.GiftAmount != 0):
 		return Errorf(EINVALID, "attempt %s: a reversal names the transaction it reverses and asks for its whole amount, gift included, in amount", a.UUID)
+	case a.Channel == ChannelWebservices && (a.Kind != KindRefund || a.InitialTransactionID == "" || a.GiftAmount != 0):
+		return Errorf(EINVALID, "attempt %s: the Webservices only refund, a transaction they name, its whole amount asked in amount", a.UUID)
 	case a.Amount <= 0:
 		return Errorf(EINVALID, "attempt %s: amount %d is not positive", a.UUID, a.Amount)
 	case a.GiftAmount < 0:

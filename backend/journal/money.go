@@ -93,6 +93,11 @@ func checkMoney(ctx context.Context, tx *sql.Tx, a Attempt) error {
 			return err
 		}
 	}
+	if a.Channel == ChannelWebservices {
+		if err := checkAPIRefund(ctx, tx, a); err != nil {
+			return err
+		}
+	}
 	switch a.Kind {
 	case KindDebit:
 		if due := m.Due(); a.Amount > due {
@@ -128,10 +133,47 @@ func checkReversal(ctx context.Context, tx *sql.Tx, a Attempt) error {
 		return Errorf(EINVALID, "a reversal gives back the whole debit, %d (amount + gift), not %d", debit.Total(), a.Amount)
 	}
 	var other string
-	err = tx.QueryRowContext(ctx, `SELECT uuid FROM attempts WHERE kind = 'reversal' AND initial_transaction_id = ?
-		AND state IN ('prepared', 'sent', 'abort_requested', 'approved', 'unknown')`, a.InitialTransactionID).Scan(&other)
+	var kind Kind
+	err = tx.QueryRowContext(ctx, `SELECT uuid, kind FROM attempts WHERE initial_transaction_id = ?
+		AND (kind = 'reversal' OR (kind = 'refund' AND channel = 'webservices'))
+		AND state IN ('prepared', 'sent', 'abort_requested', 'approved', 'unknown')`, a.InitialTransactionID).Scan(&other, &kind)
 	if err == nil {
-		return Errorf(ECONFLICT, "transaction %s already has reversal %s", a.InitialTransactionID, other)
+		return Errorf(ECONFLICT, "transaction %s already has %s %s", a.InitialTransactionID, kind, other)
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	return nil
+}
+
+// checkAPIRefund: a refund by API (the Webservices) gives back part or all
+// of one approved debit of its order, once: the provider refunds a
+// transaction once, and a partial refund leaves the rest of it
+// non-refundable by API. A refund declined or failed leaves it refundable;
+// one not final yet, or unknown, may have been made. A reversal of the
+// same transaction, made or possibly made, leaves nothing to refund.
+func checkAPIRefund(ctx context.Context, tx *sql.Tx, a Attempt) error {
+	debit, err := scanAttempt(tx.QueryRowContext(ctx, `SELECT `+attemptColumns+` FROM attempts
+		WHERE transaction_id = ? AND kind = 'debit' AND state = 'approved'`, a.InitialTransactionID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Errorf(ECONFLICT, "no approved debit holds transaction %s: nothing to refund", a.InitialTransactionID)
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case debit.OrderID != a.OrderID:
+		return Errorf(EINVALID, "transaction %s is order %s's, not %s's", a.InitialTransactionID, debit.OrderID, a.OrderID)
+	case a.Amount+a.GiftAmount > debit.Total():
+		return Errorf(EINVALID, "transaction %s took %d: a refund gives back no more, not %d", a.InitialTransactionID, debit.Total(), a.Amount+a.GiftAmount)
+	}
+	var other string
+	var kind Kind
+	err = tx.QueryRowContext(ctx, `SELECT uuid, kind FROM attempts WHERE initial_transaction_id = ?
+		AND ((kind = 'refund' AND channel = 'webservices') OR kind = 'reversal')
+		AND state IN ('prepared', 'sent', 'abort_requested', 'approved', 'unknown')`, a.InitialTransactionID).Scan(&other, &kind)
+	if err == nil {
+		return Errorf(ECONFLICT, "transaction %s already has %s %s: the provider gives a transaction back once", a.InitialTransactionID, kind, other)
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return err

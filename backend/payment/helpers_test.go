@@ -143,6 +143,8 @@ func (e *env) open(term Terminal, limits Limits) {
 		Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: "test"}}
 	if e.channel != nil {
 		cfg.Terminal, cfg.Channel, cfg.TerminalID = nil, e.channel, "cloud:"+cloudSerial
+		// Refunds by API are the Webservices' orchestrator's.
+		cfg.OtherChannels = []journal.Channel{journal.ChannelWebservices}
 		if e.terminalID != "" {
 			cfg.TerminalID = e.terminalID
 		}

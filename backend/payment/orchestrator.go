@@ -185,6 +185,10 @@ type run struct {
 	cancelOnce sync.Once
 	cancelCh   chan struct{}
 	done       chan struct{}
+	// said is closed once the provider's first word on the attempt is
+	// journaled (a refund by API pending or waiting).
+	saidOnce sync.Once
+	said     chan struct{}
 
 	mu          sync.Mutex
 	view        View
@@ -335,7 +339,7 @@ func (o *Orchestrator) lookup(ctx context.Context, ch Channel, att journal.Attem
 func (o *Orchestrator) newRun(att journal.Attempt, policy Policy, recovery bool) *run {
 	r := &run{
 		uuid: att.UUID, body: att.RequestBody, policy: policy, recovery: recovery,
-		cancelCh: make(chan struct{}), done: make(chan struct{}),
+		cancelCh: make(chan struct{}), done: make(chan struct{}), said: make(chan struct{}),
 	}
 	r.view = View{
 		UUID: att.UUID, OrderID: att.OrderID, Kind: att.Kind, Policy: att.Policy, State: att.State, Channel: att.Channel,
@@ -368,7 +372,11 @@ func (o *Orchestrator) launch(r *run, att journal.Attempt) error {
 			o.mu.Unlock()
 			close(r.done)
 		}()
-		if att.Kind == journal.KindReversal {
+		switch {
+		case att.Channel == journal.ChannelWebservices:
+			(&apiRefund{reversal: reversal{o: o, r: r, ch: o.ch, att: att}}).run()
+			return
+		case att.Kind == journal.KindReversal:
 			(&reversal{o: o, r: r, ch: o.ch, att: att}).run()
 			return
 		}
@@ -453,7 +461,9 @@ func (o *Orchestrator) recoverOne(ctx context.Context, att journal.Attempt) (Vie
 		return o.closeUnsent(ctx, r, att, journal.StateUnknown, fmt.Sprintf(
 			"sent to terminal %s, and this kiosk now uses %s: asking another terminal would start a new payment; call staff",
 			att.Terminal, o.cfg.TerminalID))
-	case att.Kind != journal.KindReversal && o.ch.Rules().Lifetime == 0 && !o.cfg.Now().Before(o.cfg.Limits.lastSend(att.FirstSentAt)):
+	case att.Kind != journal.KindReversal && att.Channel != journal.ChannelWebservices && o.ch.Rules().Lifetime == 0 &&
+		!o.cfg.Now().Before(o.cfg.Limits.lastSend(att.FirstSentAt)):
+		// (A refund by API is known by its transaction, for good.)
 		return o.closeUnsent(ctx, r, att, journal.StateUnknown,
 			"first sent too long ago: the terminal may have forgotten the uuid, and asking again would start a new payment; call staff")
 	}

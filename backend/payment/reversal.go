@@ -266,7 +266,7 @@ func (v *reversal) finish(to journal.State, raw []byte, c *Charge, note string) 
 	msg := note
 	att, err := v.o.cfg.Journal.Transition(v.o.ctx, v.r.uuid, v.att.State, to, info)
 	if err != nil {
-		v.o.log.Error("journal the reversal's outcome", "uuid", v.r.uuid, "to", to, "err", err)
+		v.o.log.Error("journal the outcome", "uuid", v.r.uuid, "to", to, "err", err)
 		msg = fmt.Sprintf("%s (not recorded: %s)", note, journal.ErrorMessage(err))
 	} else {
 		v.att = att
@@ -279,7 +279,7 @@ func (v *reversal) finish(to journal.State, raw []byte, c *Charge, note string) 
 	})
 	if err == nil && to == journal.StateUnknown {
 		if err := v.o.cfg.Journal.SetOrderStatus(v.o.ctx, v.att.OrderID, journal.OrderNeedsAttention,
-			"reversal "+v.r.uuid+" outcome unknown"); err != nil {
+			string(v.att.Kind)+" "+v.r.uuid+" outcome unknown"); err != nil {
 			v.o.log.Error("order status", "order", v.att.OrderID, "err", err)
 		}
 	}

@@ -55,6 +55,8 @@ func (o *Orchestrator) settleUnknown(ctx context.Context) ([]View, error) {
 					res.Charged = &journal.Charge{Amount: att.Amount}
 				}
 			}
+		case m.Verdict == NotInHistory && att.Channel == journal.ChannelWebservices:
+			continue // a refund the list does not show yet may still be waiting: staff decide
 		case m.Verdict == NotInHistory:
 			last := att.LastSentAt
 			if last.IsZero() {

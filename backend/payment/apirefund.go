@@ -1,0 +1,327 @@
+package payment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/google/uuid"
+)
+
+// Refunds by API give back part or all of an approved debit without the
+// card, through the provider's Webservices: the day after, when a reversal
+// is no longer possible, or for a payment taken by a link or on another
+// terminal. They are attempts of the journal like the others: kind refund,
+// channel webservices, the transaction refunded in InitialTransactionID,
+// the exact request committed before it leaves, and counted with the other
+// refunds and reversals in what an order can still give back.
+
+// Errors of StartAPIRefund, before anything is journaled or sent.
+var (
+	ErrNotWebservices = errors.New("payment: refunds by API go through the Webservices' orchestrator")
+	// ErrNotRefundable: the provider's rules say no (a scheme it never
+	// refunds by API, an amount above the original, a transaction not
+	// approved).
+	ErrNotRefundable = errors.New("payment: not refundable by API")
+)
+
+// nonRefundableByAPI are the means of payment the Webservices never refund
+// (AMEX, China UnionPay, cash, the ANCV's and CONECS' vouchers), as the
+// provider names them in a transaction's scheme or issuer.
+var nonRefundableByAPI = []string{"AMEX", "AMERICAN EXPRESS", "CUP", "UNIONPAY", "UNION PAY", "CASH", "ANCV", "CONECS"}
+
+// refundableByAPI reports why a scheme or issuer is not refundable by API,
+// "" when it is.
+func refundableByAPI(names ...string) string {
+	for _, n := range names {
+		up := " " + strings.Join(strings.FieldsFunc(strings.ToUpper(n), func(r rune) bool {
+			return (r < 'A' || r > 'Z') && (r < '0' || r > '9')
+		}), " ") + " "
+		for _, no := range nonRefundableByAPI {
+			if strings.Contains(up, " "+no+" ") {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
+// StartAPIRefund journals a refund by API of amount (cents) of an approved
+// debit (its uuid) and starts driving it. Before anything is journaled the
+// provider's rules are checked on the transaction as the Webservices fetch
+// it (approved, a means of payment they refund, amount not above it); the
+// journal then refuses a second refund of the transaction, or more than
+// the order can still give back, in the same transaction as the new row.
+func (o *Orchestrator) StartAPIRefund(ctx context.Context, debitUUID string, amount int64) (*Handle, error) {
+	o.mu.Lock()
+	ready, closed := o.ready, o.closed
+	o.mu.Unlock()
+	switch {
+	case closed:
+		return nil, ErrClosed
+	case !ready:
+		return nil, ErrNotReady
+	}
+	ws, ok := o.ch.(*wsChannel)
+	if !ok {
+		return nil, ErrNotWebservices
+	}
+	debit, err := o.cfg.Journal.Attempt(ctx, debitUUID)
+	if err != nil {
+		return nil, fmt.Errorf("payment: %w", err)
+	}
+	switch {
+	case debit.Kind != journal.KindDebit || debit.State != journal.StateApproved:
+		return nil, fmt.Errorf("payment: only an approved debit is refunded; attempt %s is a %s %s", debitUUID, debit.State, debit.Kind)
+	case debit.TransactionID == "":
+		return nil, fmt.Errorf("payment: attempt %s has no transaction of the provider to refund", debitUUID)
+	case amount <= 0 || amount > debit.Total():
+		return nil, fmt.Errorf("%w: the refund is more than zero and at most the %d taken, not %d", ErrNotRefundable, debit.Total(), amount)
+	}
+	if err := ws.refundable(ctx, debit.TransactionID, amount); err != nil {
+		return nil, err
+	}
+	policy, err := o.cfg.Limits.Policy(journal.PolicyRefund)
+	if err != nil {
+		return nil, err
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, fmt.Errorf("payment: new uuid: %w", err)
+	}
+	body, err := ws.Body(NewAttempt{UUID: id.String(), Policy: policy, Terminal: o.cfg.TerminalID,
+		Request: Request{OrderID: debit.OrderID, Amount: amount, Policy: journal.PolicyRefund}})
+	if err != nil {
+		return nil, fmt.Errorf("payment: %w", err)
+	}
+	att, err := o.cfg.Journal.PrepareAttempt(ctx, journal.Attempt{
+		UUID: id.String(), OrderID: debit.OrderID, Kind: journal.KindRefund, Channel: journal.ChannelWebservices,
+		Amount: amount, Policy: journal.PolicyRefund, Terminal: o.cfg.TerminalID + "/" + debit.TransactionID,
+		InitialTransactionID: debit.TransactionID, RequestBody: body,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("payment: %w", err)
+	}
+	r := o.newRun(att, policy, false)
+	if err := o.launch(r, att); err != nil {
+		return nil, err
+	}
+	return &Handle{o: o, r: r}, nil
+}
+
+// refundable checks the provider's rules on the transaction as fetched.
+func (c *wsChannel) refundable(ctx context.Context, transactionID string, amount int64) error {
+	d, err := c.api.Details(ctx, transactionID)
+	if err != nil {
+		return fmt.Errorf("payment: the transaction %s could not be fetched from the Webservices, so its refund rules could not be checked; nothing was sent: %w", transactionID, err)
+	}
+	switch {
+	case !wsStatus(d.Status, wsOK):
+		return fmt.Errorf("%w: the provider lists transaction %s as %q, not approved", ErrNotRefundable, transactionID, d.Status)
+	case refundableByAPI(d.Scheme, d.Issuer) != "":
+		return fmt.Errorf("%w: %s payments are not refunded by API; give it back on the terminal with the card", ErrNotRefundable, refundableByAPI(d.Scheme, d.Issuer))
+	case d.TotalAmount > 0 && amount > d.TotalAmount:
+		return fmt.Errorf("%w: the provider took %d in transaction %s, less than %d", ErrNotRefundable, d.TotalAmount, transactionID, amount)
+	}
+	return nil
+}
+
+// APIRefund runs a refund by API until its provider's first word is known
+// (refunded, declined, pending, waiting) or ctx ends: a refund pending or
+// waiting for a manager goes on by itself, followed by fetching.
+func (o *Orchestrator) APIRefund(ctx context.Context, debitUUID string, amount int64) (View, error) {
+	h, err := o.StartAPIRefund(context.WithoutCancel(ctx), debitUUID, amount)
+	if err != nil {
+		return View{}, err
+	}
+	select {
+	case <-h.Done():
+	case <-h.r.said:
+	case <-ctx.Done():
+	}
+	return h.View(), nil
+}
+
+// apiRefund drives one refund by API. The provider refunds a transaction
+// once, so a request whose answer was lost is never sent again while the
+// company's list may hold its refund: the list is searched first, and the
+// request goes out again only when it shows none (a second refund would
+// then be refused, and that refusal says nothing of the first: staff
+// decide). Pending and waiting refunds are fetched every PollEvery until
+// they end, for as long as they take (a manager may approve days later);
+// recovery resumes them.
+type apiRefund struct {
+	reversal // the journal and view helpers
+	searches int
+}
+
+type wsStep int
+
+const (
+	wsSend   wsStep = iota // send the journaled request
+	wsFollow               // fetch the refund's transaction
+	wsSearch               // search the company's list for it
+	wsDone
+)
+
+// wsSearches is how many times the list is read, PollEvery apart, before
+// a refund it does not show is asked for again.
+const wsSearches = 3
+
+func (v *apiRefund) run() {
+	next := wsSend
+	switch {
+	case v.att.SendCount > 0 && v.att.ProviderID != "":
+		next = wsFollow
+	case v.att.SendCount > 0:
+		next = wsSearch
+	}
+	for next != wsDone && !v.over {
+		if v.o.ctx.Err() != nil {
+			return
+		}
+		switch next {
+		case wsSend:
+			next = v.send()
+		case wsFollow:
+			next = v.follow()
+		case wsSearch:
+			next = v.search()
+		}
+	}
+}
+
+// pause waits PollEvery, then goes to step; wsDone if the orchestrator
+// closes meanwhile.
+func (v *apiRefund) pause(step wsStep) wsStep {
+	t := time.NewTimer(v.ch.Rules().PollEvery)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return step
+	case <-v.o.ctx.Done():
+		return wsDone
+	}
+}
+
+func (v *apiRefund) call(f func(context.Context, journal.Attempt) Answer) Answer {
+	ctx, cancel := context.WithTimeout(v.o.ctx, v.r.policy.ClientTimeout)
+	defer cancel()
+	return f(ctx, v.att)
+}
+
+func (v *apiRefund) send() wsStep {
+	att, err := v.o.cfg.Journal.MarkSent(v.o.ctx, v.r.uuid)
+	if err != nil {
+		msg := fmt.Sprintf("could not record the send: %s", journal.ErrorMessage(err))
+		if v.att.State == journal.StatePrepared {
+			v.finish(journal.StateFailed, nil, nil, msg+": nothing was sent")
+		} else {
+			v.update(func(view *View) { view.Message = msg + ": call staff" })
+		}
+		return wsDone
+	}
+	v.att = att
+	v.update(func(view *View) { view.State, view.SendCount = att.State, att.SendCount })
+	a := v.call(v.ch.Send)
+	if v.o.ctx.Err() != nil {
+		return wsDone
+	}
+	switch a.Outcome {
+	case OutcomeCharged:
+		v.finish(journal.StateApproved, a.Raw, a.Charge, "refunded by API: refund transaction "+a.Charge.TransactionID)
+		return wsDone
+	case OutcomeNotCharged:
+		v.finish(journal.StateDeclined, a.Raw, nil, "refused by the issuer: "+a.Message)
+		return wsDone
+	case OutcomePending:
+		v.provider(a, "the provider has the refund ("+a.ProviderStatus+"): following it")
+		return v.pause(wsFollow)
+	case OutcomeRefused, OutcomeInvalid:
+		if att.SendCount > 1 {
+			v.finish(journal.StateUnknown, a.Raw, nil, "refused when asked again ("+a.Message+
+				"): the first request may have made the refund, which the provider's list does not show; check the back office")
+			return wsDone
+		}
+		v.finish(journal.StateFailed, a.Raw, nil, "not refunded: "+a.Message)
+		return wsDone
+	case OutcomeNotSent:
+		if att.SendCount == 1 && !v.r.recovery {
+			v.finish(journal.StateFailed, nil, nil, "the Webservices are unreachable: nothing was sent: "+a.Message)
+			return wsDone
+		}
+	}
+	v.record(a.Raw, "no clear answer ("+a.Outcome.String()+": "+a.Message+"): the company's list decides")
+	return v.pause(wsSearch)
+}
+
+// provider journals the provider's id and word of the refund.
+func (v *apiRefund) provider(a Answer, note string) {
+	att, err := v.o.cfg.Journal.SetProvider(v.o.ctx, v.r.uuid, a.ProviderID, a.ProviderStatus, a.Raw, note)
+	if err != nil {
+		v.o.log.Error("journal the provider's word", "uuid", v.r.uuid, "err", err)
+		return
+	}
+	v.att = att
+	v.update(func(view *View) { view.setProvider(att) })
+	v.r.saidOnce.Do(func() { close(v.r.said) })
+}
+
+func (v *apiRefund) follow() wsStep {
+	a := v.call(v.ch.Follow)
+	if v.o.ctx.Err() != nil {
+		return wsDone
+	}
+	switch a.Outcome {
+	case OutcomeCharged:
+		v.finish(journal.StateApproved, a.Raw, a.Charge, "refunded by API: refund transaction "+a.Charge.TransactionID+" is done")
+		return wsDone
+	case OutcomeNotCharged:
+		v.finish(journal.StateDeclined, a.Raw, nil, a.Message)
+		return wsDone
+	case OutcomePending:
+	default:
+		v.o.log.Warn("refund by API: fetching it failed", "uuid", v.r.uuid, "outcome", a.Outcome, "err", a.Message)
+	}
+	return v.pause(wsFollow)
+}
+
+func (v *apiRefund) search() wsStep {
+	m, err := v.o.lookup(v.o.ctx, v.ch, v.att)
+	if err != nil {
+		if v.o.ctx.Err() != nil {
+			return wsDone
+		}
+		v.record(nil, "the company's list could not be read: "+err.Error())
+		return v.pause(wsSearch)
+	}
+	switch {
+	case m.Verdict == InHistory && m.Pending:
+		v.provider(Answer{ProviderID: m.Charge.TransactionID, ProviderStatus: "pending", Raw: m.Raw}, "found in the company's list: "+m.String())
+		return v.pause(wsFollow)
+	case m.Verdict == InHistory && m.Charge.Approved:
+		v.finish(journal.StateApproved, m.Raw, &m.Charge, "refunded by API: "+m.String())
+		return wsDone
+	case m.Verdict == InHistory:
+		v.finish(journal.StateDeclined, m.Raw, &m.Charge, "not refunded: "+m.String())
+		return wsDone
+	case m.Verdict == AmbiguousHistory:
+		v.finish(journal.StateUnknown, nil, nil, m.String()+": call staff")
+		return wsDone
+	}
+	v.searches++
+	if v.searches < wsSearches {
+		return v.pause(wsSearch)
+	}
+	if v.att.SendCount > 1 {
+		v.finish(journal.StateUnknown, nil, nil, "asked twice, and the company's list shows no refund: check the back office")
+		return wsDone
+	}
+	// Not made: the provider refunds a transaction once, so the same
+	// request makes it now, or is refused.
+	v.record(nil, m.String()+": asking again")
+	return wsSend
+}
