@@ -121,7 +121,7 @@ func (c *wsChannel) Send(ctx context.Context, a journal.Attempt) Answer {
 // webhook; the others are words a provider may reasonably use. Any other
 // status, and a refund not found yet, is still open.
 var (
-	wsOK    = []string{"ok", "success", "succeeded", "refunded", "approved", "accepted", "completed", "done"}
+	wsOK = []string{"ok", "success", "succeeded", "refunded", "approved", "accepted", "completed", "done"}
 	wsKO = []string{"ko", "rejected", "refused", "declined", "failed", "cancelled", "canceled", "not_possible", "expired"}
 )
 
