@@ -48,6 +48,11 @@ const usage = `Usage:
   comptoir refund --order ID --amount CENTS
                                  give part or all of a paid order back on the
                                  terminal (card present); Ctrl-C cancels
+  comptoir refund --by-api (--order ID | --attempt UUID) --amount CENTS
+                                 the same without the card, through the
+                                 provider's Webservices (ws.user_email asks
+                                 it); pending or waiting for a manager, it
+                                 is followed until it ends
   comptoir reverse --order ID | --attempt UUID
                                  reverse an approved payment, tip included, on
                                  the terminal that took it

@@ -45,11 +45,13 @@ func cmdRefund(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	lf.register(fs)
 	amount := fs.Int64("amount", 0, "amount to give back, in cents (required)")
 	orderID := fs.String("order", "", "the order (required)")
+	byAPI := fs.Bool("by-api", false, "without the card, through the provider's Webservices: the order's approved debit (or --attempt)")
+	attempt := fs.String("attempt", "", "with --by-api: the debit's idempotentUuid, when the order has several")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *amount <= 0 || *orderID == "" {
-		fmt.Fprintln(stderr, "comptoir refund: --order and a positive --amount are required")
+	if *amount <= 0 || (*orderID == "" && !(*byAPI && *attempt != "")) {
+		fmt.Fprintln(stderr, "comptoir refund: --order (or --by-api --attempt) and a positive --amount are required")
 		return 2
 	}
 	p, err := openPayments(context.WithoutCancel(ctx), common, lf.limits(), nil, warnLogger(stderr), false)
@@ -61,10 +63,56 @@ func cmdRefund(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if code := recoverFirst(ctx, p, stderr); code != 0 {
 		return code
 	}
+	if *byAPI {
+		return refundByAPI(ctx, p, *orderID, *attempt, *amount, stdout, stderr)
+	}
 	v, err := p.o.Pay(ctx, payment.Request{OrderID: *orderID, Amount: *amount, Policy: journal.PolicyRefund, Reference: cliWho()})
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir refund:", err)
 		return 1
+	}
+	return printGiveBack(ctx, p, v, stdout, stderr)
+}
+
+// refundByAPI refunds part or all of an approved debit through the
+// Webservices, and prints the provider's first word: refunded, declined,
+// or pending or waiting (for its checks, or a manager's approval), which
+// goes on by itself (`comptoir recover` follows it again).
+func refundByAPI(ctx context.Context, p *payments, orderID, attempt string, amount int64, stdout, stderr io.Writer) int {
+	if p.refunds == nil {
+		fmt.Fprintln(stderr, "comptoir refund: refunds by API need the provider's cloud (--cloud or "+settingCloudURL+", and the key)")
+		return 1
+	}
+	views, err := p.recoverAPIRefunds(ctx)
+	for _, v := range views {
+		fmt.Fprintf(stderr, "recovered refund %s of order %s: %s %s\n", v.UUID, v.OrderID, v.State, v.Message)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir refund:", err)
+		return 1
+	}
+	if attempt == "" {
+		if attempt, err = onlyApprovedDebit(ctx, p.db, orderID); err != nil {
+			fmt.Fprintln(stderr, "comptoir refund:", err)
+			return 1
+		}
+	}
+	v, err := p.refunds.APIRefund(ctx, attempt, amount)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir refund:", err)
+		return 1
+	}
+	if !v.Final() {
+		// Pending or waiting: the provider decides, and this process
+		// follows it until it does or Ctrl-C (recovery follows it then).
+		fmt.Fprintf(stderr, "refund %s is %s at the provider: following it (Ctrl-C leaves it to `comptoir recover`)\n", v.UUID, v.ProviderStatus)
+		if h, ok := p.refunds.Active(v.UUID); ok {
+			select {
+			case <-h.Done():
+				v = h.View()
+			case <-ctx.Done():
+			}
+		}
 	}
 	return printGiveBack(ctx, p, v, stdout, stderr)
 }

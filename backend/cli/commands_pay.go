@@ -150,6 +150,11 @@ func cmdRecover(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	defer p.close()
 	views, err := p.o.Recover(ctx)
+	if err == nil {
+		var more []payment.View
+		more, err = p.recoverAPIRefunds(ctx)
+		views = append(views, more...)
+	}
 	if views == nil {
 		views = []payment.View{}
 	}

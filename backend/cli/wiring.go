@@ -163,7 +163,12 @@ type payments struct {
 	// provider's cloud is set up (nil otherwise).
 	links     *payment.Orchestrator
 	linkCloud *cloudapi.Client
-	close     func()
+	// cloudKey is the company's key of cloud, for its Webservices.
+	cloudKey string
+	// refunds drives the refunds by API (the Webservices), when they are
+	// set up (nil otherwise).
+	refunds *payment.Orchestrator
+	close   func()
 }
 
 // openPayments opens the journal (locking the data directory) and an
@@ -178,6 +183,10 @@ func openPayments(ctx context.Context, c commonFlags, lim payment.Limits, em pay
 		p.close()
 		return nil, err
 	}
+	if err := openAPIRefunds(ctx, c, p, lim, em, logger); err != nil {
+		p.close()
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -187,7 +196,7 @@ func terminalOthers(ctx context.Context, c commonFlags, db *journal.DB) []journa
 	if linksConfigured(ctx, c, db) == nil {
 		return nil
 	}
-	return []journal.Channel{journal.ChannelLink}
+	return []journal.Channel{journal.ChannelLink, journal.ChannelWebservices}
 }
 
 func openTerminalPayments(ctx context.Context, c commonFlags, lim payment.Limits, em payment.Emitter, logger *slog.Logger, kioskDemo bool) (*payments, error) {
@@ -259,6 +268,16 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() { defer close(done); svc.Run(runCtx) }()
+	go func() {
+		// Refunds by API left open go on beside the kiosk's payments.
+		views, err := p.recoverAPIRefunds(runCtx)
+		for _, v := range views {
+			logger.Warn("recovered a refund by API", "uuid", v.UUID, "order", v.OrderID, "state", v.State, "message", v.Message)
+		}
+		if err != nil {
+			logger.Warn("refunds by API not recovered", "err", err)
+		}
+	}()
 	return &Stack{Svc: svc, Staff: api, URL: p.link.url, Close: func() {
 		cancel()
 		<-done

@@ -98,7 +98,7 @@ func openCloudPayments(ctx context.Context, c commonFlags, db *journal.DB, dir s
 	}
 	link := &terminalLink{id: "cloud:" + c.serial, url: client.BaseURL(), how: "cloud", device: device.Cloud(client, c.serial),
 		source: kiosk.FixedTerminal("Terminal "+c.serial+" (cloud)", client.BaseURL()), stop: func() {}}
-	return &payments{dir: dir, db: db, link: link, o: o, cloud: client, close: func() { o.Close(); db.Close() }}, nil
+	return &payments{dir: dir, db: db, link: link, o: o, cloud: client, cloudKey: key, close: func() { o.Close(); db.Close() }}, nil
 }
 
 // demoCloudSerial is the virtual terminal of --demo-cloud.

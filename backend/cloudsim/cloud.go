@@ -77,6 +77,7 @@ type Cloud struct {
 	refunds      map[string]*RefundView
 	refundedBy   map[string]string
 	refundScript []string
+	refundHold   *refundHold
 	// refuseCapture: the issuer refuses the next capture.
 	refuseCapture bool
 	srv           *http.Server

@@ -160,6 +160,16 @@ func (c *Cloud) handleWSRefund(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.PathValue("id")
 	c.mu.Lock()
+	hold := c.refundHold
+	c.refundHold = nil
+	c.mu.Unlock()
+	if hold != nil {
+		close(hold.arrived)
+		if !<-hold.release {
+			panic(http.ErrAbortHandler) // never processed, never answered
+		}
+	}
+	c.mu.Lock()
 	defer c.mu.Unlock()
 	orig := c.txs[id]
 	impossible := func(msg string) { writeJSONCode(w, http.StatusBadRequest, map[string]string{"error": msg}) }
@@ -226,6 +236,24 @@ func (c *Cloud) addRefundLocked(orig *txn, rv *RefundView) {
 		TransactionType: "refund", CreatedAt: c.cfg.Now(), SerialNumber: orig.SerialNumber, Scheme: orig.Scheme, Issuer: orig.Issuer,
 		Reference: orig.Reference, CartID: orig.CartID, Initial: orig.TransactionID}}
 	c.addLocked(t)
+}
+
+// refundHold stops the next refund on its arrival until it is released.
+type refundHold struct {
+	arrived chan struct{}
+	release chan bool
+}
+
+// HoldNextRefund stops the next refund request as it arrives, before it is
+// processed: arrived is closed then, and release(true) processes it (its
+// answer goes to a client that may be gone), release(false) drops it
+// unprocessed.
+func (c *Cloud) HoldNextRefund() (arrived <-chan struct{}, release func(process bool)) {
+	h := &refundHold{arrived: make(chan struct{}), release: make(chan bool, 1)}
+	c.mu.Lock()
+	c.refundHold = h
+	c.mu.Unlock()
+	return h.arrived, func(process bool) { h.release <- process }
 }
 
 // ScriptRefunds sets the outcomes of the next refunds, in order; then

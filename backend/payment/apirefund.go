@@ -139,7 +139,7 @@ func (o *Orchestrator) APIRefund(ctx context.Context, debitUUID string, amount i
 	}
 	select {
 	case <-h.Done():
-	case <-h.r.said:
+	case <-h.Said():
 	case <-ctx.Done():
 	}
 	return h.View(), nil
@@ -175,6 +175,7 @@ func (v *apiRefund) run() {
 	next := wsSend
 	switch {
 	case v.att.SendCount > 0 && v.att.ProviderID != "":
+		v.r.saidOnce.Do(func() { close(v.r.said) }) // resumed: the provider's word is journaled
 		next = wsFollow
 	case v.att.SendCount > 0:
 		next = wsSearch

@@ -168,6 +168,11 @@ func (h *Handle) UUID() string { return h.r.uuid }
 // orchestrator closed.
 func (h *Handle) Done() <-chan struct{} { return h.r.done }
 
+// Said is closed once the provider's first word on a refund by API is
+// journaled (pending or waiting: it goes on by itself); never for other
+// attempts, whose Done says when they end.
+func (h *Handle) Said() <-chan struct{} { return h.r.said }
+
 // View is the attempt's latest snapshot.
 func (h *Handle) View() View { return h.r.snapshot() }
 

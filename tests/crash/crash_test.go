@@ -142,14 +142,21 @@ func TestKillNineDuringPayments(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and kills the real binary")
 	}
+	bin := buildBinary(t)
+	for _, ch := range crashChannels {
+		t.Run(ch.name, func(t *testing.T) { killNine(t, bin, ch.start(t)) })
+	}
+}
+
+// buildBinary builds the real comptoir binary for the test.
+func buildBinary(t *testing.T) string {
+	t.Helper()
 	bin := filepath.Join(t.TempDir(), "comptoir")
 	build := exec.Command("go", "build", "-o", bin, "../..")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	for _, ch := range crashChannels {
-		t.Run(ch.name, func(t *testing.T) { killNine(t, bin, ch.start(t)) })
-	}
+	return bin
 }
 
 func killNine(t *testing.T, bin string, term crashTerminal) {
