@@ -167,8 +167,9 @@ type payments struct {
 	cloudKey string
 	// refunds drives the refunds by API (the Webservices), when they are
 	// set up (nil otherwise).
-	refunds *payment.Orchestrator
-	close   func()
+	refunds     *payment.Orchestrator
+	webservices *cloudapi.Webservices
+	close       func()
 }
 
 // openPayments opens the journal (locking the data directory) and an
@@ -259,7 +260,7 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 		p.close()
 		return nil, err
 	}
-	api, err := startStaff(c, p, lim, svc, logger)
+	api, st, err := startStaff(c, p, lim, svc, logger)
 	if err != nil {
 		svc.Close()
 		p.close()
@@ -268,7 +269,9 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() { defer close(done); svc.Run(runCtx) }()
+	beside := make(chan struct{})
 	go func() {
+		defer close(beside)
 		// Refunds by API left open go on beside the kiosk's payments.
 		views, err := p.recoverAPIRefunds(runCtx)
 		for _, v := range views {
@@ -277,10 +280,13 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 		if err != nil {
 			logger.Warn("refunds by API not recovered", "err", err)
 		}
+		// Then the previous day is reconciled, and each day once ended.
+		st.RunReconciliation(runCtx)
 	}()
 	return &Stack{Svc: svc, Staff: api, URL: p.link.url, Close: func() {
 		cancel()
 		<-done
+		<-beside
 		svc.Close()
 		p.close()
 	}}, nil

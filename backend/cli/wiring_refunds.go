@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/reconcile"
 )
 
 // Refunds by API go through the provider's Webservices when the cloud is
@@ -78,7 +80,7 @@ func openAPIRefunds(ctx context.Context, c commonFlags, p *payments, lim payment
 	if err != nil {
 		return err
 	}
-	p.refunds = o
+	p.refunds, p.webservices = o, ws
 	closeAll := p.close
 	p.close = func() { o.Close(); closeAll() }
 	return nil
@@ -104,4 +106,27 @@ func (p *payments) recoverAPIRefunds(ctx context.Context) ([]payment.View, error
 		}
 	}
 	return views, err
+}
+
+// reconciler reconciles a day of this kiosk: the journal beside the
+// terminal's history and, when they are set up, the provider's
+// Webservices (this kiosk's terminal only, when it is a cloud one).
+func (p *payments) reconciler() func(ctx context.Context, day string) (reconcile.Report, error) {
+	var src reconcile.Sources
+	cfg := reconcile.Config{Location: time.Local}
+	if p.webservices != nil {
+		src.Provider = reconcile.FromWebservices(p.webservices, time.Now)
+	}
+	if p.link != nil && p.link.device != nil {
+		hist := p.link.device
+		src.Terminal = func(ctx context.Context, from, to time.Time) ([]device.HistoryEntry, error) {
+			return device.ReadHistory(ctx, hist, from, to, 0, 30*time.Second)
+		}
+	}
+	if serial, ok := strings.CutPrefix(p.o.TerminalID(), "cloud:"); ok {
+		cfg.Serials = []string{serial}
+	}
+	return func(ctx context.Context, day string) (reconcile.Report, error) {
+		return reconcile.Day(ctx, p.db, src, day, cfg)
+	}
 }

@@ -20,11 +20,12 @@ import (
 
 // startStaff builds the staff service and its calls on a running kiosk.
 // A saved setting makes the kiosk read its settings again.
-func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Service, logger *slog.Logger) (*staffapi.API, error) {
+func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Service, logger *slog.Logger) (*staffapi.API, *staff.Staff, error) {
 	st, err := staff.New(staff.Config{
 		Journal: p.db, Payments: p.o, Terminal: p.link.device, Limits: lim,
 		Logger: logger, Demo: c.isDemo(),
-		Links: p.links, Currency: func() string { return svc.Info().Currency },
+		Links: p.links, Refunds: p.refunds, Reconcile: p.reconciler(),
+		Currency: func() string { return svc.Info().Currency },
 		OnSettingsChanged: func(key string) {
 			if err := svc.Reload(); err != nil {
 				logger.Warn("settings reloaded after a change, with an error", "key", key, "err", err)
@@ -32,7 +33,7 @@ func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Servi
 		},
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Without a staff PIN, the first person to find the staff corner would
 	// choose it and could then refund onto their own card: a kiosk takes
@@ -42,7 +43,7 @@ func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Servi
 			svc.Hold(staffapi.NoPINHold)
 		}
 	}
-	return staffapi.New(staffapi.Config{
+	api := staffapi.New(staffapi.Config{
 		Staff: st, Kiosk: svc, Terminal: &terminalControl{link: p.link, db: p.db},
 		About: staffapi.About{Version: version, Commit: commit, BuildTime: buildTime, DataDir: p.dir, Demo: c.isDemo()},
 		Busy: func() string {
@@ -51,7 +52,8 @@ func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Servi
 			}
 			return ""
 		},
-	}), nil
+	})
+	return api, st, nil
 }
 
 // startStaffOnly is staff mode without a kiosk: no terminal was found, or

@@ -129,6 +129,8 @@ type Difference struct {
 	OtherAmount   int64         `json:"otherAmount,omitempty"`   // the list's amount + tip, cents
 	JournalState  journal.State `json:"journalState,omitempty"`
 	OtherStatus   string        `json:"otherStatus,omitempty"`
+	// OtherType is the list's transaction type (debit, refund...).
+	OtherType string `json:"otherType,omitempty"`
 }
 
 // Report is a day reconciled.
@@ -292,7 +294,7 @@ func (r *run) column(source string, entries []Entry, matched [][]Entry) {
 			continue
 		}
 		d := Difference{Kind: KindNoOrder, Source: source, At: e.Created, TransactionID: e.TransactionID, OrderID: e.CartID,
-			OtherAmount: e.Amount + e.GiftAmount, OtherStatus: e.Status,
+			OtherAmount: e.Amount + e.GiftAmount, OtherStatus: e.Status, OtherType: e.Type,
 			Message: fmt.Sprintf("The %s lists an approved %s of %s that no order of the journal knows.", source, e.Type, money(e.Amount+e.GiftAmount, e.Currency))}
 		switch {
 		case e.Type == device.HistoryRefund:

@@ -71,6 +71,16 @@ type AttemptView struct {
 	LinkPaid       int64  `json:"linkPaid,omitempty"`
 	CanCancelLink  bool   `json:"canCancelLink"`
 	CanCapture     bool   `json:"canCapture"`
+	// A refund by API (channel webservices): ProviderStatus is the
+	// provider's word while it runs (pending: more checks; waiting: a
+	// manager approves it), and ApprovalURL where the manager does.
+	ApprovalURL string `json:"approvalUrl,omitempty"`
+	// APIRefund is a debit's refund by API, when one was asked; and
+	// APIRefundable what can still be refunded by API (0: not possible:
+	// the Webservices are not set up, the debit has no provider
+	// transaction, or it already has a refund by API or a reversal).
+	APIRefund     *ReversalView `json:"apiRefund,omitempty"`
+	APIRefundable int64         `json:"apiRefundable"`
 }
 
 // ReversalView is a debit's reversal as staff see it.
@@ -150,7 +160,33 @@ func (s *Staff) view(ctx context.Context, a journal.Attempt, cache orderCache) A
 		}
 		v.CanCapture = s.cfg.Links != nil && a.State == journal.StateApproved && a.ProviderStatus == journal.ProviderAuthorised
 	}
+	if a.Channel == journal.ChannelWebservices {
+		v.ProviderStatus = a.ProviderStatus
+		if a.State.Open() || a.State == journal.StateUnknown {
+			v.ApprovalURL = s.approvalURL(ctx, a)
+		}
+	}
 	return v
+}
+
+// approvalURL is the manager's approval link of a refund by API that waits
+// for one, from the provider's answer in the attempt's audit trail.
+func (s *Staff) approvalURL(ctx context.Context, a journal.Attempt) string {
+	raws := [][]byte{a.Response}
+	if evs, err := s.cfg.Journal.Events(ctx, a.UUID); err == nil {
+		for _, e := range evs {
+			raws = append(raws, e.RawResponse)
+		}
+	}
+	for _, raw := range raws {
+		var ans struct {
+			ApprovalURL string `json:"approval_url"`
+		}
+		if json.Unmarshal(raw, &ans) == nil && ans.ApprovalURL != "" {
+			return ans.ApprovalURL
+		}
+	}
+	return ""
 }
 
 // dayBounds is [start of day, start of next day) in the configured zone.
@@ -241,6 +277,8 @@ func (s *Staff) withActions(ctx context.Context, v *AttemptView) error {
 		case a.Kind == journal.KindReversal && v.TransactionID != "" && a.InitialTransactionID == v.TransactionID:
 			// The latest counts: a failed reversal may be followed by another.
 			v.Reversal = &ReversalView{UUID: a.UUID, State: a.State, TransactionID: a.TransactionID, Message: a.Error}
+		case a.Channel == journal.ChannelWebservices && v.TransactionID != "" && a.InitialTransactionID == v.TransactionID:
+			v.APIRefund = &ReversalView{UUID: a.UUID, State: a.State, TransactionID: a.TransactionID, Message: a.Error}
 		}
 	}
 	if r := v.Reversal; r != nil && r.State == journal.StateApproved {
@@ -257,6 +295,11 @@ func (s *Staff) withActions(ctx context.Context, v *AttemptView) error {
 	reversible := debit.Channel == journal.ChannelLocal || debit.Channel == journal.ChannelCloud
 	v.CanReverse = debit.TransactionID != "" && reversible && !live &&
 		m.Givable() >= debit.Total() && s.cfg.Payments != nil && s.cfg.Payments.TerminalID() == debit.Terminal
+	// The provider refunds a transaction once; after a reversal, nothing.
+	refunded := v.APIRefund != nil && v.APIRefund.State != journal.StateFailed && v.APIRefund.State != journal.StateDeclined
+	if s.cfg.Refunds != nil && debit.TransactionID != "" && !live && !refunded {
+		v.APIRefundable = min(m.Givable(), debit.Total())
+	}
 	return nil
 }
 

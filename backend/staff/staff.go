@@ -34,6 +34,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/reconcile"
 )
 
 // Config wires a Staff service.
@@ -43,6 +44,13 @@ type Config struct {
 	// Links sends, cancels and captures payment links (the provider's
 	// cloud); nil: not offered.
 	Links *payment.Orchestrator
+	// Refunds gives money back without the card, through the provider's
+	// Webservices (refunds by API); nil: not offered.
+	Refunds *payment.Orchestrator
+	// Reconcile sets a day (yyyy-MM-dd, the kiosk's; "" today) of the
+	// journal beside the terminal's history and the provider's record;
+	// nil: not offered.
+	Reconcile func(ctx context.Context, day string) (reconcile.Report, error)
 	// Currency is the kiosk's currency when no setting names one (the
 	// catalog's). Nil: the default.
 	Currency func() string

@@ -76,6 +76,12 @@ var calls = map[string]call{
 	"CaptureLink": c2(func(ctx context.Context, a *API, sid, uuid string) (any, error) {
 		return a.cfg.Staff.CaptureLink(ctx, sid, uuid)
 	}),
+	"RefundByAPI": c3(func(ctx context.Context, a *API, sid, uuid string, amount int64) (any, error) {
+		return a.cfg.Staff.RefundByAPI(ctx, sid, uuid, amount)
+	}),
+	"Reconcile": c2(func(ctx context.Context, a *API, sid, day string) (any, error) {
+		return a.cfg.Staff.Reconcile(ctx, sid, day)
+	}),
 	"Reprint": c2(func(ctx context.Context, a *API, sid, uuid string) (any, error) {
 		return nil, a.cfg.Staff.Reprint(ctx, sid, uuid)
 	}),

@@ -56,6 +56,9 @@ type About struct {
 	Browser bool `json:"browser"`
 	// Links: staff can send payment links (the provider's cloud is set up).
 	Links bool `json:"links"`
+	// APIRefunds: staff can refund without the card (the provider's
+	// Webservices are set up).
+	APIRefunds bool `json:"apiRefunds"`
 }
 
 // Endpoint is a terminal's name and Local API address.
@@ -269,6 +272,7 @@ func (a *API) about(sid string) (About, error) {
 	ab := a.cfg.About
 	ab.Browser = a.cfg.Quit == nil
 	ab.Links = a.cfg.Staff.OffersLinks()
+	ab.APIRefunds = a.cfg.Staff.OffersAPIRefunds()
 	if a.cfg.Kiosk != nil {
 		ab.Mode = a.cfg.Kiosk.Settings().Mode
 	}

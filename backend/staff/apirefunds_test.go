@@ -1,0 +1,183 @@
+package staff
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/reconcile"
+)
+
+// withAPIRefunds refunds by API through the Webservices of withLinks'
+// simulated cloud (give it after withLinks).
+func withAPIRefunds() option {
+	return func(e *env, c *Config) {
+		ws, err := cloudapi.NewWebservices(cloudapi.DefaultWebservicesURL(e.cloud.URL()), e.cloud.Key())
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		o, err := payment.New(payment.Config{Journal: e.db, TerminalID: "webservices", Limits: testLimits,
+			Channel: payment.Webservices(ws, payment.WebservicesOptions{UserEmail: "owner@example.com", PollEvery: 5 * time.Millisecond,
+				Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: "test"}}),
+			OtherChannels: []journal.Channel{journal.ChannelLocal, journal.ChannelLink}})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if _, err := o.Recover(e.ctx); err != nil {
+			e.t.Fatal(err)
+		}
+		e.t.Cleanup(o.Close)
+		c.Refunds = o
+	}
+}
+
+// paidLink is a link paid in full by its customer, as staff see it.
+func (e *env) paidLink(sid string) AttemptView {
+	e.t.Helper()
+	v, err := e.st.SendLink(e.ctx, sid, martin)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.cloud.PayCart(e.cartOf(v).CartID, 0, 0, cloudsim.PayCard, false); err != nil {
+		e.t.Fatal(err)
+	}
+	return e.linkUntil(sid, v.UUID, "paid", func(v AttemptView) bool { return v.State == journal.StateApproved })
+}
+
+// debitView is the debit as the payments list shows it, actions included.
+func (e *env) debitView(sid, uuid string) AttemptView {
+	e.t.Helper()
+	page, err := e.st.Attempts(e.ctx, sid, Filter{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, v := range page.Attempts {
+		if v.UUID == uuid {
+			return v
+		}
+	}
+	e.t.Fatalf("no attempt %s", uuid)
+	return AttemptView{}
+}
+
+// A paid link is refunded without the card: part of it, once; the
+// payments list offers it until it is made, then shows it.
+func TestRefundByAPI(t *testing.T) {
+	e := newEnv(t, withLinks(5*time.Millisecond, nil), withAPIRefunds())
+	sid := e.unlock().ID
+	debit := e.paidLink(sid)
+	if v := e.debitView(sid, debit.UUID); v.APIRefundable != 2450 || v.APIRefund != nil {
+		t.Fatalf("before %+v", v)
+	}
+	r, err := e.st.RefundByAPI(e.ctx, sid, debit.UUID, 1000)
+	if err != nil || r.State != journal.StateApproved || r.Channel != journal.ChannelWebservices || r.Kind != journal.KindRefund ||
+		r.InitialTransactionID != debit.TransactionID || r.TransactionID == "" {
+		t.Fatalf("refund %+v %v", r, err)
+	}
+	v := e.debitView(sid, debit.UUID)
+	if v.APIRefundable != 0 || v.APIRefund == nil || v.APIRefund.State != journal.StateApproved || v.RefundableLeft != 1450 {
+		t.Fatalf("after %+v", v)
+	}
+	_, err = e.st.RefundByAPI(e.ctx, sid, debit.UUID, 100)
+	if se := wantCode(t, err, EINVALID); !strings.Contains(se.Message, "Nothing was sent") {
+		t.Fatalf("second refund: %v", se.Message)
+	}
+	if n := len(e.cloud.Refunds()); n != 1 {
+		t.Fatalf("%d refunds at the provider", n)
+	}
+}
+
+// A refund waiting for a manager shows the approval link, and ends when
+// the manager approves it.
+func TestRefundByAPIWaitsForAManager(t *testing.T) {
+	e := newEnv(t, withLinks(5*time.Millisecond, nil), withAPIRefunds())
+	sid := e.unlock().ID
+	debit := e.paidLink(sid)
+	e.cloud.ScriptRefunds(cloudsim.ScriptWaiting)
+	r, err := e.st.RefundByAPI(e.ctx, sid, debit.UUID, 2450)
+	if err != nil || r.State != journal.StateSent || r.ProviderStatus != cloudsim.ScriptWaiting || !strings.Contains(r.ApprovalURL, "approve-") {
+		t.Fatalf("waiting %+v %v", r, err)
+	}
+	if _, err := e.cloud.DecideRefund(e.cloud.Refunds()[0].ID, true); err != nil {
+		t.Fatal(err)
+	}
+	e.linkUntil(sid, r.UUID, "approved", func(v AttemptView) bool { return v.State == journal.StateApproved && v.ApprovalURL == "" })
+}
+
+// Without the Webservices, nothing is offered and the call says why.
+func TestRefundByAPIOff(t *testing.T) {
+	e := newEnv(t)
+	sid := e.unlock().ID
+	v := e.pay(e.order(1000), 1000, journal.PolicyKiosk, journal.StateApproved)
+	if e.debitView(sid, v.UUID).APIRefundable != 0 || e.st.OffersAPIRefunds() {
+		t.Fatal("refunds by API offered without the Webservices")
+	}
+	_, err := e.st.RefundByAPI(e.ctx, sid, v.UUID, 100)
+	wantCode(t, err, ETERMINAL)
+}
+
+// withReconcile reconciles against the simulated terminal's history.
+func withReconcile() option {
+	return func(e *env, c *Config) {
+		term := c.Terminal
+		c.Reconcile = func(ctx context.Context, day string) (reconcile.Report, error) {
+			return reconcile.Day(ctx, e.db, reconcile.Sources{Terminal: func(ctx context.Context, from, to time.Time) ([]device.HistoryEntry, error) {
+				return device.ReadHistory(ctx, term, from, to, 0, 10*time.Second)
+			}}, day, reconcile.Config{Location: time.Local, Now: e.clock.Now})
+		}
+	}
+}
+
+// A charge no order knows is found by the reconciliation, with the fix
+// (a reversal, under 16 hours) that gives it back; once reversed the day
+// agrees. The kiosk's own run writes what needs staff to the audit trail.
+func TestReconcileFindsAChargeAndItsFix(t *testing.T) {
+	e := newEnv(t, withReconcile())
+	sid := e.unlock().ID
+	e.pay(e.order(1000), 1000, journal.PolicyKiosk, journal.StateApproved)
+	keypadCharge(e, 640)
+	r, err := e.st.Reconcile(e.ctx, sid, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Differences) != 1 || len(r.Fixes) != 1 || !r.NeedsStaff {
+		t.Fatalf("reconciliation %+v", r)
+	}
+	d, fix := r.Differences[0], r.Fixes[0]
+	if d.Kind != reconcile.KindNoOrder || fix.Do != FixReverse || fix.Amount != 640 || fix.TransactionID != d.TransactionID {
+		t.Fatalf("difference %+v, fix %+v", d, fix)
+	}
+	if _, err := e.st.ReconcileDay(e.ctx, r.Day); err != nil {
+		t.Fatal(err)
+	}
+	audit, err := e.st.Audit(e.ctx, sid, 10)
+	if err != nil || len(audit) == 0 || audit[0].Action != ReconcileAction || audit[0].Who != reconcileWho {
+		t.Fatalf("audit %+v %v", audit, err)
+	}
+	// Past the reversal window, the fix is no longer offered.
+	e.clock.Advance(reconcile.ReversalWindow + time.Minute)
+	if late, err := e.st.ReconcileDay(e.ctx, r.Day); err != nil || late.Fixes[0].Do != "" {
+		t.Fatalf("late fix %+v %v", late.Fixes, err)
+	}
+	e.clock.Advance(-reconcile.ReversalWindow - time.Minute)
+	sid = e.unlock().ID
+	if _, err := e.st.ReverseTransaction(e.ctx, sid, fix.TransactionID); err != nil {
+		t.Fatal(err)
+	}
+	after, err := e.st.Reconcile(e.ctx, sid, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range after.Differences {
+		if d.Kind == reconcile.KindNoOrder && d.TransactionID == fix.TransactionID {
+			t.Fatalf("still no order: %+v", after.Differences)
+		}
+	}
+}
