@@ -123,4 +123,3 @@ func (s *Staff) RunReconciliation(ctx context.Context) {
 // ReconcileAfter is how long after midnight the day that ended is
 // reconciled.
 const ReconcileAfter = reconcile.Margin
-
