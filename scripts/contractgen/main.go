@@ -71,12 +71,14 @@ var contracts = []contract{
 		packages: map[string]string{
 			"backend/staff": "", "backend/staffapi": "", "backend/kiosk": "",
 			"backend/journal": "Journal", "backend/payment": "Payment", "backend/device": "Terminal",
+			"backend/reconcile": "Reconcile",
 		},
 		roots: []string{
 			"staffapi.Result", "staffapi.ErrorView", "staffapi.Gate", "staffapi.About", "staffapi.TerminalPanel", "staffapi.CSVExport", "staffapi.Certificate", "staffapi.CloudChoice",
 			"staff.Session", "staff.Filter", "staff.AttemptPage", "staff.HistoryFilter", "staff.HistoryPage", "staff.Comparison",
 			"staff.ReversalResult", "staff.Evidence", "staff.Setting", "staff.Report", "staff.AuditEntry",
 			"payment.View", "kiosk.MerchantSetting", "staff.Decision", "device.Medium", "staff.LinkRequest",
+			"staff.Reconciliation",
 		},
 		consts: []string{
 			// staff's error codes, then staffapi's
@@ -85,6 +87,8 @@ var contracts = []contract{
 			// the kinds of a difference, of a report's total
 			"DiffTerminalOnly", "DiffJournalOnly", "DiffAmount", "DiffState", "DiffReversalUnknown",
 			"KindDebit", "KindRefund", "KindReversal",
+			// the fixes of a reconciliation's difference
+			"FixReverse", "FixOpen",
 			// the keys of the settings
 			"SettingMode", "SettingLanguages", "SettingDefaultLanguage", "SettingCurrency", "SettingIdleSeconds",
 			"SettingVoucherCap", "SettingMerchant", "SettingReceiptFormat", "SettingReceiptColumns", "SettingDining",

@@ -21,6 +21,11 @@ export interface About {
      * Links: staff can send payment links (the provider's cloud is set up).
      */
     links: boolean;
+    /**
+     * APIRefunds: staff can refund without the card (the provider's
+     * Webservices are set up).
+     */
+    apiRefunds: boolean;
 }
 
 // From staff/payments.go
@@ -101,6 +106,20 @@ export interface AttemptView {
     linkPaid?: number;
     canCancelLink: boolean;
     canCapture: boolean;
+    /**
+     * A refund by API (channel webservices): ProviderStatus is the
+     * provider's word while it runs (pending: more checks; waiting: a
+     * manager approves it), and ApprovalURL where the manager does.
+     */
+    approvalUrl?: string;
+    /**
+     * APIRefund is a debit's refund by API, when one was asked; and
+     * APIRefundable what can still be refunded by API (0: not possible:
+     * the Webservices are not set up, the debit has no provider
+     * transaction, or it already has a refund by API or a reversal).
+     */
+    apiRefund?: ReversalView;
+    apiRefundable: number;
 }
 
 // From staff/audit.go
@@ -399,6 +418,34 @@ export interface Filter {
     offset: number;
 }
 
+// From staff/reconcile.go
+/**
+ * Fix is what staff mode can do about one difference ("" when only the
+ * difference's Action sentence helps).
+ */
+export interface Fix {
+    do?: string;
+    transactionId?: string;
+    attemptUuid?: string;
+    amount?: number; // cents, what a reversal gives back
+}
+
+// From staff/reconcile.go
+/**
+ * Fix actions staff mode offers for a difference.
+ * FixOpen: the difference concerns an attempt of the journal: its
+ * detail (Attempts) has the money actions still possible.
+ */
+export const FixOpen = "open";
+
+// From staff/reconcile.go
+/**
+ * Fix actions staff mode offers for a difference.
+ * FixReverse: a charge no order knows, on this kiosk's terminal, under
+ * 16 hours old: reversed in full (ReverseTransaction).
+ */
+export const FixReverse = "reverse";
+
 // From staffapi/staffapi.go
 /**
  * Gate is what the PIN pad needs before any session.
@@ -574,6 +621,112 @@ export interface PaymentView {
      * OrderPaid is true once the order's approved debits cover its total.
      */
     orderPaid?: boolean;
+}
+
+// From reconcile/reconcile.go
+/**
+ * Attempt is a journal attempt in the reconciliation.
+ */
+export interface ReconcileAttempt {
+    idempotentUuid: string;
+    orderId: string;
+    kind: JournalKind;
+    channel: JournalChannel;
+    state: JournalState;
+    amount: number; // charged (or asked), without the tip
+    giftAmount: number;
+    transactionId?: string;
+    created: string;
+}
+
+// From reconcile/reconcile.go
+/**
+ * Difference is one disagreement, with the action that fixes it.
+ */
+export interface ReconcileDifference {
+    kind: string;
+    source: string; // the list that disagrees with the journal
+    message: string;
+    action: string;
+    at: string;
+    transactionId?: string;
+    attemptUuid?: string;
+    orderId?: string;
+    journalAmount?: number; // amount + tip, cents
+    otherAmount?: number; // the list's amount + tip, cents
+    journalState?: JournalState;
+    otherStatus?: string;
+    /**
+     * OtherType is the list's transaction type (debit, refund...).
+     */
+    otherType?: string;
+}
+
+// From reconcile/reconcile.go
+/**
+ * Entry is one transaction of the terminal's or the provider's list.
+ */
+export interface ReconcileEntry {
+    source: string;
+    transactionId?: string;
+    type: string;
+    status: string;
+    amount: number; // cents, without the tip
+    giftAmount: number;
+    currency?: string;
+    created: string;
+    cartId?: string;
+    serialNumber?: string;
+}
+
+// From reconcile/reconcile.go
+/**
+ * Line is one payment seen side by side: the journal's attempt and the
+ * transactions of each list matched to it (several for a link paid in
+ * parts). A transaction nothing matched has a line of its own.
+ */
+export interface ReconcileLine {
+    journal?: ReconcileAttempt;
+    terminal: ReconcileEntry[];
+    provider: ReconcileEntry[];
+}
+
+// From reconcile/reconcile.go
+/**
+ * Report is a day reconciled.
+ */
+export interface ReconcileReport {
+    day: string;
+    zone: string;
+    from: string;
+    to: string;
+    /**
+     * TerminalError and ProviderError say why a column could not be read
+     * ("" when it was, or was not asked for: see Read*).
+     */
+    terminalRead: boolean;
+    terminalError?: string;
+    providerRead: boolean;
+    providerError?: string;
+    lines: ReconcileLine[];
+    differences: ReconcileDifference[];
+    /**
+     * NeedsStaff: a difference, or a column that could not be read.
+     */
+    needsStaff: boolean;
+}
+
+// From staff/reconcile.go
+/**
+ * Reconciliation is a day of the journal beside the terminal's history and
+ * the provider's record (reconcile.Report), with what staff mode can do
+ * about each difference.
+ */
+export interface Reconciliation extends ReconcileReport {
+    /**
+     * Fixes has one entry per difference, in the same order.
+     */
+    fixes: Fix[];
 }
 
 // From staff/report.go

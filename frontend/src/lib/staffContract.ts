@@ -28,6 +28,7 @@ import type {
   HistoryPage,
   LinkRequest,
   PaymentView,
+  Reconciliation,
   Report,
   ReversalResult,
   Session,
@@ -130,6 +131,10 @@ export interface StaffCalls {
   CancelLink(sid: string, uuid: string): AttemptView;
   /** Captures all of a paid link whose payment was only authorised. */
   CaptureLink(sid: string, uuid: string): AttemptView;
+  /** Refunds part or all of an approved debit without the card (the provider's Webservices); pending or waiting go on by themselves. */
+  RefundByAPI(sid: string, uuid: string, amountCents: number): AttemptView;
+  /** A day of the journal beside the terminal's history and the provider's record, with the fix of each difference. */
+  Reconcile(sid: string, day: string): Reconciliation;
   Reprint(sid: string, uuid: string): null;
   Share(sid: string, uuid: string, medium: ShareMedium): null;
   ResolveUnknown(sid: string, uuid: string): Evidence;

@@ -23,6 +23,10 @@ import type {
   HistoryFilter,
   LinkRequest,
   PaymentView,
+  Reconciliation,
+  ReconcileDifference,
+  ReconcileEntry,
+  ReconcileLine,
   Report,
   ReversalResult,
   Session,
@@ -104,6 +108,7 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
     refundableLeft: 0,
     canCancelLink: false,
     canCapture: false,
+    apiRefundable: 0,
     ...a,
   });
   // What an order can still give back: as the journal counts it, approved
@@ -116,9 +121,17 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
     return Math.max(taken - back, 0);
   };
   const withActions = (a: AttemptView): AttemptView => {
-    if (a.kind !== "debit" || a.state !== "approved") return { ...a, canReverse: false, refundableLeft: 0 };
+    if (a.kind !== "debit" || a.state !== "approved") return { ...a, canReverse: false, refundableLeft: 0, apiRefundable: 0 };
     const left = givable(a.orderId);
-    return { ...a, refundableLeft: left, canReverse: !!a.transactionId && !a.reversalTransactionId && left >= a.amount + a.giftAmount };
+    const apiRefund = attempts.find((r) => r.channel === "webservices" && r.initialTransactionId === a.transactionId);
+    const once = !!a.transactionId && !a.reversalTransactionId && !apiRefund;
+    return {
+      ...a,
+      refundableLeft: left,
+      canReverse: !!a.transactionId && !a.reversalTransactionId && !apiRefund && left >= a.amount + a.giftAmount,
+      apiRefund: apiRefund && { uuid: apiRefund.idempotentUuid, state: apiRefund.state, transactionId: apiRefund.transactionId },
+      apiRefundable: once ? Math.min(left, a.amount + a.giftAmount) : 0,
+    };
   };
   const attempts: AttemptView[] = [
     attempt({ idempotentUuid: "0192f0c4-0001-7000-8000-000000000001", orderId: "ord_0041", orderNumber: "41", orderStatus: "paid", state: "approved", amount: 1500, transactionId: "TX-0041", scheme: "VISA", createdAt: minutesAgo(95), finalAt: minutesAgo(94) }),
@@ -142,6 +155,11 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
     entry({ transactionId: "TX-0044", type: "refund", amount: 500, scheme: "VISA", cartId: "ord_0041", createdAt: minutesAgo(20) }),
   ];
 
+  /** A history entry as a column of the reconciliation shows it. */
+  const reconcileEntry = (e: HistoryEntry, source: string): ReconcileEntry => ({
+    source, transactionId: e.transactionId, type: e.type ?? "", status: e.status ?? "", amount: e.amount ?? 0, giftAmount: e.giftAmount ?? 0,
+    currency: e.currencyCode, created: e.createdAt ?? "", cartId: e.cartId,
+  });
   function marked(): HistoryEntry[] {
     return history
       .map((e) => {
@@ -372,7 +390,7 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
     },
     About: (sid: string): About => {
       session(sid);
-      return { version: "mock", commit: "0000000", buildTime: iso(now()), dataDir: "/tmp/comptoir-mock", demo, mode: String(settings.get("kiosk.mode") ?? "kiosk"), browser: false, links: true };
+      return { version: "mock", commit: "0000000", buildTime: iso(now()), dataDir: "/tmp/comptoir-mock", demo, mode: String(settings.get("kiosk.mode") ?? "kiosk"), browser: false, links: true, apiRefunds: true };
     },
     Terminal: (sid: string, greet: boolean) => {
       const s = session(sid);
@@ -522,6 +540,48 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
       if (!a.canCapture) refuse("EINVALID", "Only a paid link whose payment was authorised and not yet captured can be captured.");
       Object.assign(a, { providerStatus: "ok", canCapture: false });
       return { ...a };
+    },
+    RefundByAPI: (sid: string, uuid: string, amount: number): AttemptView => {
+      const s = session(sid);
+      if (!Number.isInteger(amount) || amount <= 0) refuse("EINVALID", "The amount to refund must be more than zero.");
+      const d = withActions(find(uuid));
+      if (amount > d.apiRefundable)
+        refuse("EINVALID", d.apiRefundable <= 0 ? "This payment cannot be refunded by API again. Nothing was sent." : `The refund could not be started: at most ${d.apiRefundable} cents. Nothing was sent.`);
+      const n = ++seq;
+      // Above 50,00 the mock provider waits for a manager, as a real one does for an unknown user.
+      const waiting = amount > 5000;
+      const a = attempt({ idempotentUuid: `0192f0c4-00w${n}-7000-8000-000000000000`, orderId: d.orderId, orderNumber: d.orderNumber, orderStatus: d.orderStatus,
+        state: waiting ? "sent" : "approved", kind: "refund", policy: "refund", channel: "webservices", amount, initialTransactionId: d.transactionId,
+        transactionId: waiting ? undefined : `WS-${n}`, providerStatus: waiting ? "waiting" : "refunded", createdAt: iso(now()),
+        approvalUrl: waiting ? `https://backoffice.example/refunds/approve-${n}` : undefined });
+      attempts.push(a);
+      note(s.who, "attempt_note", a.idempotentUuid, `refund by API of ${amount} asked by staff`);
+      return { ...a };
+    },
+    Reconcile: (sid: string, d: string): Reconciliation => {
+      session(sid);
+      const dd = d || day(now());
+      const inDay = (t?: string) => !!t && day(Date.parse(t)) === dd;
+      const unknown = marked().filter((e) => inDay(e.createdAt) && !e.inJournal && e.status === "ok" && e.type === "debit");
+      const lines: ReconcileLine[] = attempts
+        .filter((a) => inDay(a.createdAt))
+        .map((a) => ({
+          journal: { idempotentUuid: a.idempotentUuid, orderId: a.orderId, kind: a.kind, channel: a.channel, state: a.state, amount: a.amount, giftAmount: a.giftAmount, transactionId: a.transactionId, created: a.createdAt },
+          terminal: history.filter((e) => e.transactionId && e.transactionId === a.transactionId).map((e) => reconcileEntry(e, "terminal")),
+          provider: [],
+        }));
+      for (const e of unknown) lines.push({ terminal: [reconcileEntry(e, "terminal")], provider: [] });
+      const recent = (t?: string) => now() - Date.parse(t ?? "") < 16 * 3600_000;
+      const differences: ReconcileDifference[] = unknown.map((e) => ({
+        kind: "charged_no_order", source: "terminal", at: e.createdAt ?? iso(now()), transactionId: e.transactionId, otherAmount: (e.amount ?? 0) + (e.giftAmount ?? 0),
+        otherStatus: e.status, otherType: e.type, message: "The terminal lists an approved debit that no order of the journal knows.",
+        action: recent(e.createdAt) ? "Find its order, or reverse it from staff mode." : "Find its order, or refund it by API from staff mode.",
+      }));
+      return {
+        day: dd, zone: "Europe/Paris", from: dd + "T00:00:00Z", to: dd + "T23:59:59Z", terminalRead: true, providerRead: false,
+        providerError: "", lines, differences, needsStaff: differences.length > 0,
+        fixes: differences.map((x) => (recent(x.at) ? { do: "reverse", transactionId: x.transactionId, amount: x.otherAmount } : {})),
+      };
     },
     Reprint: (sid: string, uuid: string) => {
       session(sid);

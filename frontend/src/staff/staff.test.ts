@@ -894,3 +894,106 @@ describe("report and audit", () => {
     expect(rows[0].textContent).toContain("staff session opened");
   });
 });
+
+describe("refunds without the card", () => {
+  const paid = { ...approvedAttempt, canReverse: false, apiRefundable: 1700 };
+  const waiting = {
+    ...approvedAttempt,
+    idempotentUuid: "0192-w",
+    kind: "refund" as const,
+    policy: "refund" as const,
+    channel: "webservices" as const,
+    state: "sent" as const,
+    amount: 1200,
+    giftAmount: 0,
+    transactionId: undefined,
+    initialTransactionId: "TX-41",
+    providerStatus: "waiting",
+    approvalUrl: "https://backoffice.example/approve-1",
+    canReverse: false,
+    refundableLeft: 0,
+  };
+
+  it("is not offered when the payment cannot be refunded that way", async () => {
+    await unlocked();
+    await fireEvent.click(screen.getByTestId("staff-tab-payments"));
+    await fireEvent.click(await screen.findByTestId("attempt-row"));
+    await screen.findByTestId("attempt-detail");
+    expect(screen.queryByTestId("apirefund-form")).toBeNull();
+  });
+
+  it("refunds the amount typed, in cents, after confirming, and shows the manager's approval link", async () => {
+    const { staff } = await unlocked({
+      answers: { Attempts: () => ({ attempts: [paid], total: 1, limit: 20, offset: 0 }), RefundByAPI: () => waiting },
+    });
+    await fireEvent.click(screen.getByTestId("staff-tab-payments"));
+    await fireEvent.click(await screen.findByTestId("attempt-row"));
+    expect(screen.getByTestId("apirefund-form").textContent).toContain("€17.00");
+    await fireEvent.input(screen.getByTestId("apirefund-amount-input"), { target: { value: "12" } });
+    await fireEvent.click(screen.getByTestId("action-apirefund"));
+    await fireEvent.click(screen.getByTestId("confirm-no"));
+    expect(staff.names()).not.toContain("RefundByAPI");
+    await fireEvent.click(screen.getByTestId("action-apirefund"));
+    await fireEvent.click(screen.getByTestId("confirm-yes"));
+    expect(staff.last("RefundByAPI")?.args).toEqual(["sid-1", "0192-a", 1200]);
+    expect((await screen.findByTestId("staff-message")).textContent).toBe(
+      "Refund of €12.00 without the card: waiting for a manager's approval.",
+    );
+    const detail = await screen.findByTestId("attempt-detail");
+    expect(detail.dataset.uuid).toBe("0192-w");
+    expect(screen.getByTestId("attempt-approval-url").textContent).toBe(waiting.approvalUrl);
+    expect(screen.getByTestId("attempt-approval-qr")).toBeTruthy();
+  });
+});
+
+describe("reconciliation", () => {
+  const rec = {
+    day: "2025-01-10",
+    zone: "Europe/Paris",
+    from: "2025-01-09T23:00:00Z",
+    to: "2025-01-10T23:00:00Z",
+    terminalRead: true,
+    providerRead: false,
+    providerError: "HTTP 502",
+    needsStaff: true,
+    lines: [
+      { terminal: [{ source: "terminal", transactionId: "TX-K", type: "debit", status: "ok", amount: 640, giftAmount: 0, created: "2025-01-10T10:00:00Z" }], provider: [] },
+    ],
+    differences: [
+      {
+        kind: "charged_no_order",
+        source: "terminal",
+        message: "The terminal lists an approved debit of €6.40 that no order of the journal knows.",
+        action: "Find its order, or reverse it from staff mode.",
+        at: "2025-01-10T10:00:00Z",
+        transactionId: "TX-K",
+        otherAmount: 640,
+        otherType: "debit",
+      },
+    ],
+    fixes: [{ do: "reverse", transactionId: "TX-K", amount: 640 }],
+  };
+
+  it("shows the three columns and reverses a charge no order knows from its difference", async () => {
+    const { staff } = await unlocked({
+      answers: {
+        Reconcile: () => rec,
+        ReverseTransaction: () => ({ initialTransactionId: "TX-K", reversalTransactionId: "RV-K", amount: 640 }),
+      },
+    });
+    await fireEvent.click(screen.getByTestId("staff-tab-report"));
+    await fireEvent.click(screen.getByTestId("reconcile-run"));
+    expect((await screen.findByTestId("reconcile-summary")).textContent).toBe("1 payment(s) side by side, 1 difference(s).");
+    expect(screen.getByTestId("reconcile-columns").textContent).toContain("Provider: not read (HTTP 502)");
+    const row = screen.getByTestId("reconcile-diff-row");
+    expect(row.dataset.kind).toBe("charged_no_order");
+    expect(row.textContent).toContain("Charged, and no order knows it");
+    expect(screen.getAllByTestId("reconcile-line")).toHaveLength(1);
+    await fireEvent.click(within(row).getByTestId("reconcile-fix"));
+    await fireEvent.click(screen.getByTestId("confirm-yes"));
+    expect(staff.last("ReverseTransaction")?.args).toEqual(["sid-1", "TX-K"]);
+    expect((await screen.findByTestId("staff-message")).textContent).toBe("Reversed €6.40: reversal RV-K.");
+    // The day is checked again after the fix.
+    expect(staff.names().filter((n) => n === "Reconcile")).toHaveLength(2);
+  });
+});

@@ -24,6 +24,7 @@ export const baseAbout: About = {
   mode: "kiosk",
   browser: true,
   links: false,
+  apiRefunds: false,
 };
 
 export const approvedAttempt: AttemptView = {
@@ -47,6 +48,7 @@ export const approvedAttempt: AttemptView = {
   refundableLeft: 1700,
   canCancelLink: false,
   canCapture: false,
+  apiRefundable: 0,
 };
 
 type Answer = (args: unknown[]) => unknown;
