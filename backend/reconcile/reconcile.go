@@ -302,7 +302,7 @@ func (r *run) column(source string, entries []Entry, matched [][]Entry) {
 		case e.Serial == "" && source == SourceProvider:
 			d.Action = "An online payment: find its order (its cartId), or refund it by API from staff mode."
 		case r.now.Sub(e.Created) < ReversalWindow:
-			d.Action = "Find its order, or reverse it from staff mode's terminal history (possible until " + e.Created.Add(ReversalWindow).In(r.cfg.Location).Format("02/01 15:04") + ")."
+			d.Action = "Find its order, or reverse it from staff mode: the day's check or the terminal's history (possible until " + e.Created.Add(ReversalWindow).In(r.cfg.Location).Format("02/01 15:04") + ")."
 		default:
 			d.Action = "Find its order, or refund it by API from staff mode (a reversal is no longer possible after 16 hours)."
 		}
