@@ -118,9 +118,12 @@ func (c *wsChannel) refundable(ctx context.Context, transactionID string, amount
 	if err != nil {
 		return fmt.Errorf("payment: the transaction %s could not be fetched from the Webservices, so its refund rules could not be checked; nothing was sent: %w", transactionID, err)
 	}
+	status := strings.ToLower(strings.TrimSpace(d.Status))
 	switch {
-	case !wsStatus(d.Status, wsOK):
+	case wsStatus(status, wsKO) || status == "pending" || status == "waiting":
 		return fmt.Errorf("%w: the provider lists transaction %s as %q, not approved", ErrNotRefundable, transactionID, d.Status)
+	case strings.Contains(status, "refund") || strings.Contains(status, "revers"):
+		return fmt.Errorf("%w: the provider lists transaction %s as %q: it was given back already", ErrNotRefundable, transactionID, d.Status)
 	case refundableByAPI(d.Scheme, d.Issuer) != "":
 		return fmt.Errorf("%w: %s payments are not refunded by API; give it back on the terminal with the card", ErrNotRefundable, refundableByAPI(d.Scheme, d.Issuer))
 	case d.TotalAmount > 0 && amount > d.TotalAmount:

@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -299,6 +300,28 @@ func TestRefundableByAPI(t *testing.T) {
 		"ANCV": false, "Conecs": false, "Mastercard": true, "cupcake": true} {
 		if got := refundableByAPI(name) == ""; got != want {
 			t.Errorf("%s: refundable %v", name, got)
+		}
+	}
+}
+
+// fakeDetails answers the fetch of one transaction.
+type fakeDetails struct {
+	WebservicesAPI
+	d cloudapi.TransactionDetails
+}
+
+func (f fakeDetails) Details(context.Context, string) (*cloudapi.TransactionDetails, error) { return &f.d, nil }
+
+// The status of the transaction refunded, as another provider may word it:
+// refused, still pending, or given back already stop the refund before it
+// is journaled; any other word lets the provider decide.
+func TestAPIRefundOriginalStatus(t *testing.T) {
+	for status, ok := range map[string]bool{"ok": true, "captured": true, "SUCCESS": true, "ko": false, "rejected": false,
+		"pending": false, "refunded": false, "partially_refunded": false, "reversed": false} {
+		ch := Webservices(fakeDetails{d: cloudapi.TransactionDetails{Status: status, TotalAmount: 1000, Scheme: "VISA"}}, WebservicesOptions{}).(*wsChannel)
+		err := ch.refundable(context.Background(), "T1", 500)
+		if (err == nil) != ok || (err != nil && !errors.Is(err, ErrNotRefundable)) {
+			t.Errorf("status %q: %v", status, err)
 		}
 	}
 }
