@@ -329,3 +329,35 @@ func (v *apiRefund) search() wsStep {
 	v.record(nil, m.String()+": asking again")
 	return wsSend
 }
+
+// ProviderCharge is one transaction of the company as the Webservices
+// fetch it.
+type ProviderCharge struct {
+	TransactionID string
+	Type, Status  string
+	Amount        int64 // cents, the tip excluded
+	GiftAmount    int64
+	Serial        string // the terminal's; "" for an online payment
+	Scheme        string
+	At            time.Time
+	Raw           []byte
+}
+
+// ProviderCharge fetches a transaction of the company (the Webservices'
+// orchestrator only).
+func (o *Orchestrator) ProviderCharge(ctx context.Context, transactionID string) (ProviderCharge, error) {
+	ws, ok := o.ch.(*wsChannel)
+	if !ok {
+		return ProviderCharge{}, ErrNotWebservices
+	}
+	d, err := ws.api.Details(ctx, transactionID)
+	if err != nil {
+		return ProviderCharge{}, fmt.Errorf("payment: transaction %s: %w", transactionID, err)
+	}
+	at, _ := time.Parse(time.RFC3339, d.ServerDatetime)
+	return ProviderCharge{TransactionID: d.TransactionID, Type: d.Type, Status: d.Status, Amount: d.AskedAmount, GiftAmount: d.GiftAmount,
+		Serial: d.SerialNumber, Scheme: d.Scheme, At: at, Raw: d.Raw}, nil
+}
+
+// Approved reports whether the provider says the charge moved money.
+func (c ProviderCharge) Approved() bool { return wsStatus(c.Status, wsOK) }

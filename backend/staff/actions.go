@@ -117,9 +117,7 @@ func (s *Staff) ReverseTransaction(ctx context.Context, sessionID, transactionID
 	}
 	currency := found.CurrencyCode
 	if currency == "" {
-		if st, err := kiosk.LoadSettings(ctx, s.cfg.Journal, s.log); err == nil {
-			currency = st.Currency
-		}
+		currency = s.currency(ctx)
 	}
 	at, _ := found.Created()
 	raw, _ := json.Marshal(found)
@@ -133,6 +131,20 @@ func (s *Staff) ReverseTransaction(ctx context.Context, sessionID, transactionID
 	s.audit(ctx, sess.Who, "charge_adopted", transactionID, fmt.Sprintf("a charge of %d (gift %d) the journal did not know, recorded as attempt %s of order %s before its reversal",
 		found.Amount, found.GiftAmount, att.UUID, att.OrderID), raw)
 	return s.reverse(ctx, sess, att)
+}
+
+// currency is the kiosk's currency: its setting, else the catalog's, else
+// the default.
+func (s *Staff) currency(ctx context.Context) string {
+	if st, err := kiosk.LoadSettings(ctx, s.cfg.Journal, s.log); err == nil && st.Currency != "" {
+		return st.Currency
+	}
+	if s.cfg.Currency != nil {
+		if c := s.cfg.Currency(); c != "" {
+			return c
+		}
+	}
+	return kiosk.DefaultCurrency
 }
 
 // reverse runs the reversal of an approved debit through the orchestrator

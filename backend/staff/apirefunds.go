@@ -63,3 +63,77 @@ func (s *Staff) RefundByAPI(ctx context.Context, sessionID, uuid string, amount 
 	}
 	return view, nil
 }
+
+// RefundTransactionByAPI refunds in full, without the card, a charge of the
+// provider's that the journal does not know (found by the day's check,
+// too old to reverse): the charge is first recorded in the journal as what
+// it is (an approved debit of an order of its own, from the transaction
+// the Webservices fetch, never typed), then refunded like any other. A
+// charge the journal holds is refunded for what its order can still give
+// back.
+func (s *Staff) RefundTransactionByAPI(ctx context.Context, sessionID, transactionID string) (AttemptView, error) {
+	sess, err := s.session(sessionID)
+	if err != nil {
+		return AttemptView{}, err
+	}
+	if s.cfg.Refunds == nil {
+		return AttemptView{}, errorf(ETERMINAL, "Refunds without the card are not available: the provider's Webservices are not set up.")
+	}
+	if transactionID == "" {
+		return AttemptView{}, errorf(EINVALID, "Choose the transaction to refund.")
+	}
+	att, err := s.cfg.Journal.AttemptByTransaction(ctx, transactionID)
+	switch {
+	case err == nil && att.Kind == journal.KindDebit && att.State == journal.StateApproved:
+	case err == nil:
+		return AttemptView{}, errorf(EINVALID, "The journal holds transaction %s as a %s %s: only an approved card payment can be refunded.", transactionID, att.State, att.Kind)
+	case journal.ErrorCode(err) != journal.ENOTFOUND:
+		return AttemptView{}, journalErr(err, "Finding the transaction")
+	default:
+		if att, err = s.adoptFromProvider(ctx, sess, transactionID); err != nil {
+			return AttemptView{}, err
+		}
+	}
+	m, err := s.cfg.Journal.OrderMoney(ctx, att.OrderID)
+	if err != nil {
+		return AttemptView{}, journalErr(err, "Reading the order's money")
+	}
+	amount := min(m.Givable(), att.Total())
+	if amount <= 0 {
+		return AttemptView{}, errorf(EINVALID, "Nothing is left to give back on this payment.")
+	}
+	return s.RefundByAPI(ctx, sessionID, att.UUID, amount)
+}
+
+// adoptFromProvider records a charge of the provider's that no attempt
+// holds, as an approved debit of an order of its own.
+func (s *Staff) adoptFromProvider(ctx context.Context, sess Session, transactionID string) (journal.Attempt, error) {
+	pc, err := s.cfg.Refunds.ProviderCharge(ctx, transactionID)
+	if err != nil {
+		return journal.Attempt{}, errorf(ETERMINAL, "The provider's record of transaction %s could not be read: %v. Nothing was sent.", transactionID, err)
+	}
+	if !strings.EqualFold(pc.Type, "debit") || !pc.Approved() || pc.Amount <= 0 {
+		return journal.Attempt{}, errorf(EINVALID, "Only an approved card payment can be refunded; the provider lists this one as a %s (%s).", pc.Type, pc.Status)
+	}
+	currency := s.currency(ctx)
+	// How it was taken: on a terminal of the company's (through the cloud),
+	// or online (a payment link).
+	channel, terminal := journal.ChannelLink, "links"
+	if pc.Serial != "" {
+		channel, terminal = journal.ChannelCloud, "cloud:"+pc.Serial
+	}
+	at := pc.At
+	if at.IsZero() {
+		at = s.now()
+	}
+	att, err := s.cfg.Journal.AdoptCharge(ctx, journal.AdoptedCharge{
+		TransactionID: transactionID, Amount: pc.Amount, GiftAmount: pc.GiftAmount, Currency: currency, Terminal: terminal,
+		Channel: channel, At: at, Raw: pc.Raw, Who: sess.Who,
+	})
+	if err != nil {
+		return journal.Attempt{}, journalErr(err, "Recording the provider's charge")
+	}
+	s.audit(ctx, sess.Who, "charge_adopted", transactionID, fmt.Sprintf("a charge of %d (gift %d) the journal did not know, recorded as attempt %s of order %s before its refund by API",
+		pc.Amount, pc.GiftAmount, att.UUID, att.OrderID), pc.Raw)
+	return att, nil
+}

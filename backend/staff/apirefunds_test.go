@@ -181,3 +181,44 @@ func TestReconcileFindsAChargeAndItsFix(t *testing.T) {
 		}
 	}
 }
+
+// A charge of the company's that the journal does not know (made on a
+// terminal through the cloud by another till) is recorded from the
+// provider's record, then refunded in full without the card, once.
+func TestRefundTransactionByAPI(t *testing.T) {
+	e := newEnv(t, withLinks(5*time.Millisecond, nil), withAPIRefunds())
+	sid := e.unlock().ID
+	client, err := cloudapi.New(e.cloud.URL(), e.cloud.Key())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ack, err := client.Payment(e.ctx, []byte(`{"serialNumber":"`+cloudSerial+`","amount":1800,"idempotentUuid":"0192f0c4-0000-7000-8000-00000000a001"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tx, err := e.cloud.Wait(e.ctx, "0192f0c4-0000-7000-8000-00000000a001"); err != nil || tx.Status != "ok" {
+		t.Fatalf("the other till's charge: %+v %v", tx, err)
+	}
+	r, err := e.st.RefundTransactionByAPI(e.ctx, sid, ack.TransactionID)
+	if err != nil || r.State != journal.StateApproved || r.Amount != 1800 || r.OrderID != journal.AdoptedOrderPrefix+ack.TransactionID {
+		t.Fatalf("refund %+v %v", r, err)
+	}
+	debit, err := e.db.AttemptByTransaction(e.ctx, ack.TransactionID)
+	if err != nil || debit.Channel != journal.ChannelCloud || debit.Terminal != "cloud:"+cloudSerial {
+		t.Fatalf("adopted %+v %v", debit, err)
+	}
+	if _, err := e.st.RefundTransactionByAPI(e.ctx, sid, ack.TransactionID); err == nil {
+		t.Fatal("refunded twice")
+	}
+	if n := len(e.cloud.Refunds()); n != 1 {
+		t.Fatalf("%d refunds at the provider", n)
+	}
+	audit, _ := e.st.Audit(e.ctx, sid, 10)
+	found := false
+	for _, a := range audit {
+		found = found || (a.Action == "charge_adopted" && a.Subject == ack.TransactionID)
+	}
+	if !found {
+		t.Fatalf("no adoption in the audit trail: %+v", audit)
+	}
+}

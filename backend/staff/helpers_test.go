@@ -68,6 +68,9 @@ type env struct {
 
 type option func(*env, *Config)
 
+// cloudSerial is withLinks' cloud's terminal, for charges made on it.
+const cloudSerial = "SN-STAFF"
+
 func withDemo() option { return func(_ *env, c *Config) { c.Demo = true } }
 
 func withLimits(l payment.Limits) option { return func(e *env, _ *Config) { e.newOrchestrator(l) } }
@@ -81,7 +84,8 @@ func withPaymentTerminal(term payment.Terminal, l payment.Limits) option {
 // are read every poll; api wraps the cloud's client (nil: none).
 func withLinks(poll time.Duration, api func(*cloudapi.Client) payment.LinkAPI) option {
 	return func(e *env, c *Config) {
-		cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_staff_links", TimeScale: 0.001})
+		cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_staff_links", TimeScale: 0.001, Serials: []string{cloudSerial},
+			Terminal: terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true}})
 		if err != nil {
 			e.t.Fatal(err)
 		}

@@ -23,6 +23,11 @@ const (
 	// FixReverse: a charge no order knows, on this kiosk's terminal, under
 	// 16 hours old: reversed in full (ReverseTransaction).
 	FixReverse = "reverse"
+	// FixRefundByAPI: a charge no order knows that can no longer be
+	// reversed here (older than 16 hours, another terminal's of the
+	// company, or online): refunded in full without the card
+	// (RefundTransactionByAPI).
+	FixRefundByAPI = "refund_by_api"
 	// FixOpen: the difference concerns an attempt of the journal: its
 	// detail (Attempts) has the money actions still possible.
 	FixOpen = "open"
@@ -69,6 +74,8 @@ func (s *Staff) reconcile(ctx context.Context, day string) (Reconciliation, erro
 		case d.Kind == reconcile.KindNoOrder && d.Source == reconcile.SourceTerminal && d.OtherType == device.HistoryDebit &&
 			d.TransactionID != "" && s.now().Sub(d.At) < reconcile.ReversalWindow && s.cfg.Payments != nil:
 			out.Fixes[i] = Fix{Do: FixReverse, TransactionID: d.TransactionID, Amount: d.OtherAmount}
+		case d.Kind == reconcile.KindNoOrder && d.OtherType == device.HistoryDebit && d.TransactionID != "" && s.cfg.Refunds != nil:
+			out.Fixes[i] = Fix{Do: FixRefundByAPI, TransactionID: d.TransactionID, Amount: d.OtherAmount}
 		case d.AttemptUUID != "":
 			out.Fixes[i] = Fix{Do: FixOpen, AttemptUUID: d.AttemptUUID}
 		}

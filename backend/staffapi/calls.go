@@ -79,6 +79,9 @@ var calls = map[string]call{
 	"RefundByAPI": c3(func(ctx context.Context, a *API, sid, uuid string, amount int64) (any, error) {
 		return a.cfg.Staff.RefundByAPI(ctx, sid, uuid, amount)
 	}),
+	"RefundTransactionByAPI": c2(func(ctx context.Context, a *API, sid, transactionID string) (any, error) {
+		return a.cfg.Staff.RefundTransactionByAPI(ctx, sid, transactionID)
+	}),
 	"Reconcile": c2(func(ctx context.Context, a *API, sid, day string) (any, error) {
 		return a.cfg.Staff.Reconcile(ctx, sid, day)
 	}),

@@ -88,7 +88,7 @@ var contracts = []contract{
 			"DiffTerminalOnly", "DiffJournalOnly", "DiffAmount", "DiffState", "DiffReversalUnknown",
 			"KindDebit", "KindRefund", "KindReversal",
 			// the fixes of a reconciliation's difference
-			"FixReverse", "FixOpen",
+			"FixReverse", "FixRefundByAPI", "FixOpen",
 			// the keys of the settings
 			"SettingMode", "SettingLanguages", "SettingDefaultLanguage", "SettingCurrency", "SettingIdleSeconds",
 			"SettingVoucherCap", "SettingMerchant", "SettingReceiptFormat", "SettingReceiptColumns", "SettingDining",

@@ -441,6 +441,16 @@ export const FixOpen = "open";
 // From staff/reconcile.go
 /**
  * Fix actions staff mode offers for a difference.
+ * FixRefundByAPI: a charge no order knows that can no longer be
+ * reversed here (older than 16 hours, another terminal's of the
+ * company, or online): refunded in full without the card
+ * (RefundTransactionByAPI).
+ */
+export const FixRefundByAPI = "refund_by_api";
+
+// From staff/reconcile.go
+/**
+ * Fix actions staff mode offers for a difference.
  * FixReverse: a charge no order knows, on this kiosk's terminal, under
  * 16 hours old: reversed in full (ReverseTransaction).
  */

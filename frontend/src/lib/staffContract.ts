@@ -133,6 +133,8 @@ export interface StaffCalls {
   CaptureLink(sid: string, uuid: string): AttemptView;
   /** Refunds part or all of an approved debit without the card (the provider's Webservices); pending or waiting go on by themselves. */
   RefundByAPI(sid: string, uuid: string, amountCents: number): AttemptView;
+  /** Refunds in full without the card a charge of the provider's (the journal records it first when it does not know it). */
+  RefundTransactionByAPI(sid: string, transactionId: string): AttemptView;
   /** A day of the journal beside the terminal's history and the provider's record, with the fix of each difference. */
   Reconcile(sid: string, day: string): Reconciliation;
   Reprint(sid: string, uuid: string): null;

@@ -345,6 +345,24 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
     return a;
   }
 
+  const refundByAPI = (sid: string, uuid: string, amount: number): AttemptView => {
+    const s = session(sid);
+    if (!Number.isInteger(amount) || amount <= 0) refuse("EINVALID", "The amount to refund must be more than zero.");
+    const d = withActions(find(uuid));
+    if (amount > d.apiRefundable)
+      refuse("EINVALID", d.apiRefundable <= 0 ? "This payment cannot be refunded by API again. Nothing was sent." : `The refund could not be started: at most ${d.apiRefundable} cents. Nothing was sent.`);
+    const n = ++seq;
+    // Above 50,00 the mock provider waits for a manager, as a real one does for an unknown user.
+    const waiting = amount > 5000;
+    const a = attempt({ idempotentUuid: `0192f0c4-00w${n}-7000-8000-000000000000`, orderId: d.orderId, orderNumber: d.orderNumber, orderStatus: d.orderStatus,
+      state: waiting ? "sent" : "approved", kind: "refund", policy: "refund", channel: "webservices", amount, initialTransactionId: d.transactionId,
+      transactionId: waiting ? undefined : `WS-${n}`, providerStatus: waiting ? "waiting" : "refunded", createdAt: iso(now()),
+      approvalUrl: waiting ? `https://backoffice.example/refunds/approve-${n}` : undefined });
+    attempts.push(a);
+    note(s.who, "attempt_note", a.idempotentUuid, `refund by API of ${amount} asked by staff`);
+    return { ...a };
+  };
+
   const calls: Record<string, (...args: never[]) => unknown> = {
     Gate: () => ({ hasPin: pin !== null, demo }),
     Unlock: (p: string) => {
@@ -541,22 +559,19 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
       Object.assign(a, { providerStatus: "ok", canCapture: false });
       return { ...a };
     },
-    RefundByAPI: (sid: string, uuid: string, amount: number): AttemptView => {
-      const s = session(sid);
-      if (!Number.isInteger(amount) || amount <= 0) refuse("EINVALID", "The amount to refund must be more than zero.");
-      const d = withActions(find(uuid));
-      if (amount > d.apiRefundable)
-        refuse("EINVALID", d.apiRefundable <= 0 ? "This payment cannot be refunded by API again. Nothing was sent." : `The refund could not be started: at most ${d.apiRefundable} cents. Nothing was sent.`);
-      const n = ++seq;
-      // Above 50,00 the mock provider waits for a manager, as a real one does for an unknown user.
-      const waiting = amount > 5000;
-      const a = attempt({ idempotentUuid: `0192f0c4-00w${n}-7000-8000-000000000000`, orderId: d.orderId, orderNumber: d.orderNumber, orderStatus: d.orderStatus,
-        state: waiting ? "sent" : "approved", kind: "refund", policy: "refund", channel: "webservices", amount, initialTransactionId: d.transactionId,
-        transactionId: waiting ? undefined : `WS-${n}`, providerStatus: waiting ? "waiting" : "refunded", createdAt: iso(now()),
-        approvalUrl: waiting ? `https://backoffice.example/refunds/approve-${n}` : undefined });
-      attempts.push(a);
-      note(s.who, "attempt_note", a.idempotentUuid, `refund by API of ${amount} asked by staff`);
-      return { ...a };
+    RefundByAPI: refundByAPI,
+    RefundTransactionByAPI: (sid: string, txId: string): AttemptView => {
+      session(sid);
+      const e = history.find((x) => x.transactionId === txId);
+      if (!e || e.type !== "debit" || e.status !== "ok") refuse("EINVALID", "Only an approved card payment can be refunded.");
+      let d = attempts.find((a) => a.transactionId === txId && a.kind === "debit");
+      if (!d) {
+        d = attempt({ idempotentUuid: `0192f0c4-00a${++seq}-7000-8000-000000000000`, orderId: `charge-${txId}`, orderStatus: "paid", state: "approved",
+          amount: e.amount ?? 0, giftAmount: e.giftAmount ?? 0, transactionId: txId, scheme: e.scheme, createdAt: e.createdAt ?? iso(now()) });
+        attempts.push(d);
+        e.inJournal = true;
+      }
+      return refundByAPI(sid, d.idempotentUuid, withActions(d).apiRefundable);
     },
     Reconcile: (sid: string, d: string): Reconciliation => {
       session(sid);
@@ -580,7 +595,7 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
       return {
         day: dd, zone: "Europe/Paris", from: dd + "T00:00:00Z", to: dd + "T23:59:59Z", terminalRead: true, providerRead: false,
         providerError: "", lines, differences, needsStaff: differences.length > 0,
-        fixes: differences.map((x) => (recent(x.at) ? { do: "reverse", transactionId: x.transactionId, amount: x.otherAmount } : {})),
+        fixes: differences.map((x) => ({ do: recent(x.at) ? "reverse" : "refund_by_api", transactionId: x.transactionId, amount: x.otherAmount })),
       };
     },
     Reprint: (sid: string, uuid: string) => {

@@ -996,4 +996,22 @@ describe("reconciliation", () => {
     // The day is checked again after the fix.
     expect(staff.names().filter((n) => n === "Reconcile")).toHaveLength(2);
   });
+
+  it("refunds without the card a charge too old to reverse", async () => {
+    const old = { ...rec, fixes: [{ do: "refund_by_api", transactionId: "TX-K", amount: 640 }] };
+    const { staff } = await unlocked({
+      answers: {
+        Reconcile: () => old,
+        RefundTransactionByAPI: () => ({ ...approvedAttempt, idempotentUuid: "0192-r", kind: "refund", channel: "webservices", state: "approved", amount: 640 }),
+      },
+    });
+    await fireEvent.click(screen.getByTestId("staff-tab-report"));
+    await fireEvent.click(screen.getByTestId("reconcile-run"));
+    const fix = await screen.findByTestId("reconcile-fix");
+    expect(fix.textContent).toBe("Refund €6.40 without the card");
+    await fireEvent.click(fix);
+    await fireEvent.click(screen.getByTestId("confirm-yes"));
+    expect(staff.last("RefundTransactionByAPI")?.args).toEqual(["sid-1", "TX-K"]);
+    expect((await screen.findByTestId("staff-message")).textContent).toBe("Refund of €6.40 without the card: approved.");
+  });
 });

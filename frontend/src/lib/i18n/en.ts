@@ -351,6 +351,7 @@ export const en = {
   "staff.reconcile.kind.pending_too_long": "Pending for too long",
   "staff.reconcile.none": "Everything agrees: the journal, the terminal and the provider.",
   "staff.reconcile.fix": "What to do: {action}",
+  "staff.reconcile.refund": "Refund {amount} without the card",
   "staff.reconcile.lines": "Side by side",
   "staff.attempts.attention": "Needs attention",
   "staff.page": "{from}–{to} of {total}",

@@ -349,6 +349,7 @@ export const es: Messages = {
   "staff.reconcile.kind.pending_too_long": "Pendiente demasiado tiempo",
   "staff.reconcile.none": "Todo coincide: el diario, el terminal y el proveedor.",
   "staff.reconcile.fix": "Qué hacer: {action}",
+  "staff.reconcile.refund": "Reembolsar {amount} sin la tarjeta",
   "staff.reconcile.lines": "Lado a lado",
   "staff.attempts.attention": "Requiere atención",
   "staff.page": "{from}–{to} de {total}",

@@ -349,6 +349,7 @@ export const fr: Messages = {
   "staff.reconcile.kind.pending_too_long": "En attente depuis trop longtemps",
   "staff.reconcile.none": "Tout concorde : le journal, le terminal et le prestataire.",
   "staff.reconcile.fix": "Que faire : {action}",
+  "staff.reconcile.refund": "Rembourser {amount} sans la carte",
   "staff.reconcile.lines": "Côte à côte",
   "staff.attempts.attention": "À vérifier",
   "staff.page": "{from}–{to} sur {total}",
