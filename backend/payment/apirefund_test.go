@@ -310,7 +310,9 @@ type fakeDetails struct {
 	d cloudapi.TransactionDetails
 }
 
-func (f fakeDetails) Details(context.Context, string) (*cloudapi.TransactionDetails, error) { return &f.d, nil }
+func (f fakeDetails) Details(context.Context, string) (*cloudapi.TransactionDetails, error) {
+	return &f.d, nil
+}
 
 // The status of the transaction refunded, as another provider may word it:
 // refused, still pending, or given back already stop the refund before it
