@@ -192,10 +192,12 @@ func openPayments(ctx context.Context, c commonFlags, lim payment.Limits, em pay
 }
 
 // terminalOthers are the channels the terminal's orchestrator leaves to
-// another: the payment links', when they are set up.
+// another: the refunds by API always (a terminal cannot tell of them: one
+// left while the Webservices are not set up stays open, as it is at the
+// provider), and the payment links', when they are set up.
 func terminalOthers(ctx context.Context, c commonFlags, db *journal.DB) []journal.Channel {
 	if linksConfigured(ctx, c, db) == nil {
-		return nil
+		return []journal.Channel{journal.ChannelWebservices}
 	}
 	return []journal.Channel{journal.ChannelLink, journal.ChannelWebservices}
 }
