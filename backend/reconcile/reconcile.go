@@ -239,6 +239,10 @@ type run struct {
 	atts               []journal.Attempt
 	rep                *Report
 	terminal, provider [][]Entry // by attempt index
+	// orphans are the lines of transactions no attempt stands for, by
+	// transaction id: the provider's list names the terminal's
+	// transactions too (a cloud terminal), on the same line.
+	orphans map[string]int
 }
 
 func (r *run) inDay(t time.Time) bool { return !t.Before(r.start) && t.Before(r.end) }
@@ -281,6 +285,17 @@ func (r *run) column(source string, entries []Entry, matched [][]Entry) {
 		}
 		if source == SourceProvider && len(r.cfg.Serials) > 0 && e.Serial != "" && !slices.Contains(r.cfg.Serials, e.Serial) {
 			continue // another till's
+		}
+		if i, ok := r.orphans[e.TransactionID]; ok && e.TransactionID != "" && source == SourceProvider {
+			// The same transaction as the terminal's: one line, one difference.
+			r.rep.Lines[i].Provider = append(r.rep.Lines[i].Provider, e)
+			continue
+		}
+		if source == SourceTerminal && e.TransactionID != "" {
+			if r.orphans == nil {
+				r.orphans = map[string]int{}
+			}
+			r.orphans[e.TransactionID] = len(r.rep.Lines)
 		}
 		line := Line{Terminal: []Entry{}, Provider: []Entry{}}
 		if source == SourceTerminal {

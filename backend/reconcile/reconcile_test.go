@@ -178,6 +178,19 @@ func TestChargedNoOrder(t *testing.T) {
 	wantKinds(t, e.run(noon.Add(time.Hour), "S1"))
 }
 
+// A charge no order knows on a cloud terminal is in both lists, under the
+// same id: one line, one difference (the terminal's, where it is reversed).
+func TestChargedNoOrderInBothLists(t *testing.T) {
+	e := newEnv(t)
+	e.terminal = []device.HistoryEntry{onTerminal("TX-9", "ok", "", 900, 0, noon)}
+	e.provider = []cloudapi.HistoryEntry{atProvider("TX-9", "ok", "", "S1", 900, 0, noon)}
+	r := e.run(noon.Add(time.Hour), "S1")
+	wantKinds(t, r, "terminal:charged_no_order")
+	if len(r.Lines) != 1 || len(r.Lines[0].Terminal) != 1 || len(r.Lines[0].Provider) != 1 {
+		t.Fatalf("lines %+v", r.Lines)
+	}
+}
+
 // Approved in the journal, unknown to the provider (and to the terminal).
 func TestUnknownToProviderAndTerminal(t *testing.T) {
 	e := newEnv(t)
