@@ -222,3 +222,27 @@ func TestRefundTransactionByAPI(t *testing.T) {
 		t.Fatalf("no adoption in the audit trail: %+v", audit)
 	}
 }
+
+// The kiosk reconciles the previous day as soon as it starts.
+func TestRunReconciliationStartsWithYesterday(t *testing.T) {
+	e := newEnv(t)
+	asked := make(chan string, 4)
+	e.cfg.Reconcile = func(ctx context.Context, day string) (reconcile.Report, error) {
+		asked <- day
+		return reconcile.Report{Day: day}, nil
+	}
+	e.restart()
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); e.st.RunReconciliation(ctx) }()
+	select {
+	case day := <-asked:
+		if want := e.clock.Now().In(time.Local).AddDate(0, 0, -1).Format(time.DateOnly); day != want {
+			t.Fatalf("reconciled %s, want %s", day, want)
+		}
+	case <-e.ctx.Done():
+		t.Fatal("never reconciled")
+	}
+	cancel()
+	<-done
+}
