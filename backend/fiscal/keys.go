@@ -1,0 +1,123 @@
+package fiscal
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Key files in the data directory.
+const (
+	PrivateKeyFile = "fiscal-key.pem"     // 0600, PKCS #8
+	PublicKeyFile  = "fiscal-key.pub.pem" // PKIX, for whoever verifies
+)
+
+// LoadOrCreateKey reads the data directory's signing key, or makes one when
+// there is none. A key file that exists but cannot be read is an error: a
+// new key would not verify the records the old one signed.
+func LoadOrCreateKey(dir string) (ed25519.PrivateKey, error) {
+	path := filepath.Join(dir, PrivateKeyFile)
+	raw, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		return parsePrivate(raw, path)
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("fiscal: the signing key %s cannot be read: %w", path, err)
+	}
+	_, key, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("fiscal: make a signing key: %w", err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		return nil, fmt.Errorf("fiscal: store the signing key: %w", err)
+	}
+	if err := writeFile(filepath.Join(dir, PublicKeyFile), PublicKeyPEM(key.Public().(ed25519.PublicKey)), 0o644); err != nil {
+		return nil, fmt.Errorf("fiscal: store the public key: %w", err)
+	}
+	return key, nil
+}
+
+func parsePrivate(raw []byte, path string) (ed25519.PrivateKey, error) {
+	b, _ := pem.Decode(raw)
+	if b == nil || b.Type != "PRIVATE KEY" {
+		return nil, fmt.Errorf("fiscal: %s is not a PEM private key: restore it from a backup (a new key would not verify the records already signed)", path)
+	}
+	k, err := x509.ParsePKCS8PrivateKey(b.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("fiscal: %s: %w", path, err)
+	}
+	key, ok := k.(ed25519.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("fiscal: %s is not an Ed25519 key", path)
+	}
+	return key, nil
+}
+
+// PublicKeyPEM is the public key in PEM (PKIX).
+func PublicKeyPEM(pub ed25519.PublicKey) []byte {
+	der, _ := x509.MarshalPKIXPublicKey(pub)
+	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+}
+
+// ParsePublicKey reads a PEM public key.
+func ParsePublicKey(raw []byte) (ed25519.PublicKey, error) {
+	b, _ := pem.Decode(raw)
+	if b == nil || b.Type != "PUBLIC KEY" {
+		return nil, errors.New("fiscal: not a PEM public key")
+	}
+	k, err := x509.ParsePKIXPublicKey(b.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	pub, ok := k.(ed25519.PublicKey)
+	if !ok {
+		return nil, errors.New("fiscal: not an Ed25519 public key")
+	}
+	return pub, nil
+}
+
+// Fingerprint is the SHA-256 of the public key's DER, in hex: what the
+// README's verification steps compare.
+func Fingerprint(pub ed25519.PublicKey) string {
+	der, _ := x509.MarshalPKIXPublicKey(pub)
+	sum := sha256.Sum256(der)
+	return hex.EncodeToString(sum[:])
+}
+
+// writeFile writes a file whole or not at all: a temporary file, synced,
+// renamed over the name.
+func writeFile(path string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
