@@ -262,7 +262,13 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 		p.close()
 		return nil, err
 	}
-	api, st, err := startStaff(c, p, lim, svc, logger)
+	ledger, err := openLedger(ctx, p)
+	if err != nil {
+		// Payments go on; staff are told, and the records wait for the key.
+		logger.Error("fiscal: no signing key: sales are not recorded until it is restored", "err", err)
+		_ = p.db.AppendAudit(ctx, journal.AuditRecord{Who: "system:fiscal", Action: "fiscal_key", Detail: err.Error()})
+	}
+	api, st, err := startStaff(c, p, lim, svc, ledger, logger)
 	if err != nil {
 		svc.Close()
 		p.close()
@@ -271,6 +277,13 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() { defer close(done); svc.Run(runCtx) }()
+	fiscalDone := make(chan struct{})
+	go func() {
+		defer close(fiscalDone)
+		if ledger != nil {
+			runLedger(runCtx, ledger, p.db, logger)
+		}
+	}()
 	beside := make(chan struct{})
 	go func() {
 		defer close(beside)
@@ -289,6 +302,7 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 		cancel()
 		<-done
 		<-beside
+		<-fiscalDone
 		svc.Close()
 		p.close()
 	}}, nil

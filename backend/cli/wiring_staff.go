@@ -11,6 +11,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/discovery"
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/fiscal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -20,13 +21,19 @@ import (
 
 // startStaff builds the staff service and its calls on a running kiosk.
 // A saved setting makes the kiosk read its settings again.
-func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Service, logger *slog.Logger) (*staffapi.API, *staff.Staff, error) {
+func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Service, ledger *fiscal.Ledger, logger *slog.Logger) (*staffapi.API, *staff.Staff, error) {
 	st, err := staff.New(staff.Config{
 		Journal: p.db, Payments: p.o, Terminal: p.link.device, Limits: lim,
 		Logger: logger, Demo: c.isDemo(),
 		Links: p.links, Refunds: p.refunds, Reconcile: p.reconciler(),
 		Currency: func() string { return svc.Info().Currency },
 		OnSettingsChanged: func(key string) {
+			if ledger != nil {
+				// The key only: a secret's value is never recorded.
+				if _, err := ledger.Event(context.Background(), fiscal.EventSetting, "staff", key); err != nil {
+					logger.Error("fiscal: a setting change is not recorded", "key", key, "err", err)
+				}
+			}
 			if err := svc.Reload(); err != nil {
 				logger.Warn("settings reloaded after a change, with an error", "key", key, "err", err)
 			}

@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/fiscal"
+	"github.com/comptoir-pos/comptoir/backend/journal"
+)
+
+// recordEvery is how often the kiosk records the tickets of the orders
+// paid and the money given back since it last looked.
+const recordEvery = 2 * time.Second
+
+// kioskID names this till on its fiscal records: the kiosk.id setting,
+// else the machine's name.
+func kioskID(ctx context.Context, db *journal.DB) string {
+	if id, ok, _ := (settingsStore{db}).Get(ctx, "kiosk.id"); ok && id != "" {
+		return id
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "comptoir"
+}
+
+// openLedger is the fiscal ledger of the data directory (its key made the
+// first time).
+func openLedger(ctx context.Context, p *payments) (*fiscal.Ledger, error) {
+	key, err := fiscal.LoadOrCreateKey(p.dir)
+	if err != nil {
+		return nil, err
+	}
+	return fiscal.NewLedger(p.db, key, kioskID(ctx, p.db), version), nil
+}
+
+// runLedger records the kiosk's start (with how far each chain went),
+// checks the chains, then records tickets until ctx ends, and the stop.
+// A broken chain does not stop the kiosk: it is recorded as an event,
+// written to the audit trail for staff and logged.
+func runLedger(ctx context.Context, l *fiscal.Ledger, db *journal.DB, logger *slog.Logger) {
+	bg := context.WithoutCancel(ctx)
+	if _, err := l.Event(bg, fiscal.EventStart, "", "version "+version); err != nil {
+		logger.Error("fiscal: the start is not recorded", "err", err)
+	}
+	if v, err := l.Verify(bg); err != nil {
+		logger.Error("fiscal: the records could not be verified", "err", err)
+	} else if !v.OK {
+		logger.Error("fiscal: the records do not verify: they were changed outside Comptoir", "broken", v.Broken.Error())
+		_, _ = l.Event(bg, fiscal.EventBroken, "", v.Broken.Error())
+		_ = db.AppendAudit(bg, journal.AuditRecord{Who: "system:fiscal", Action: "fiscal_broken", Subject: v.Broken.Kind, Detail: v.Broken.Error()})
+	}
+	t := time.NewTicker(recordEvery)
+	defer t.Stop()
+	for {
+		if _, err := l.RecordTickets(bg, logger); err != nil {
+			logger.Error("fiscal: tickets not recorded", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			if _, err := l.RecordTickets(bg, logger); err != nil {
+				logger.Error("fiscal: tickets not recorded", "err", err)
+			}
+			if _, err := l.Event(bg, fiscal.EventStop, "", ""); err != nil {
+				logger.Error("fiscal: the stop is not recorded", "err", err)
+			}
+			return
+		case <-t.C:
+		}
+	}
+}
