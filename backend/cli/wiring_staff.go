@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/discovery"
-	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/fiscal"
+	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"

@@ -16,7 +16,7 @@ type testClock struct {
 	t  time.Time
 }
 
-func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *testClock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *testClock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 var paris = time.FixedZone("CET", 3600)

@@ -83,7 +83,7 @@ type Payment struct {
 }
 
 // SaleSource and CreditSource name a ticket's source in its chain.
-func SaleSource(orderID string) string  { return "order:" + orderID }
+func SaleSource(orderID string) string   { return "order:" + orderID }
 func CreditSource(attempt string) string { return "attempt:" + attempt }
 
 // RecordTickets records a ticket for every paid order and every approved
