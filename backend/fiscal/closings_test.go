@@ -1,9 +1,12 @@
 package fiscal
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -168,5 +171,65 @@ func TestADayNotOverIsNotClosed(t *testing.T) {
 	c, err := e.ledger.CloseDay(e.ctx, "2026-11-24", paris)
 	if err != nil || c.Tickets != 1 || c.Total != 1100 || c.Perpetual != 1100 || c.Number != 1 {
 		t.Fatalf("closing %+v %v", c, err)
+	}
+}
+
+// An archive holds the month's records with the public key; it verifies on
+// its own, and names the line of a record changed or removed, or a header
+// changed.
+func TestArchive(t *testing.T) {
+	clock := &testClock{t: time.Date(2026, 10, 30, 9, 0, 0, 0, paris)}
+	e := newClockedEnv(t, clock)
+	for i := range 3 {
+		e.sale(fmt.Sprint("oct-", i))
+	}
+	e.record()
+	clock.Set(time.Date(2026, 11, 2, 9, 0, 0, 0, paris))
+	e.sale("nov-1")
+	e.record()
+	if _, err := e.ledger.CloseDue(e.ctx, clock.Now(), paris, 1); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path, rec, err := e.ledger.Archive(e.ctx, "2026-10", paris, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := VerifyArchive(bytes.NewReader(raw), nil)
+	if err != nil || !v.OK || v.Header.Records[journal.FiscalTicket] != 3 || v.SHA256 != rec.SHA256 {
+		t.Fatalf("archive %+v %v (record %+v)", v, err, rec)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("archive mode %v", fi.Mode())
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	edit := func(i int, old, new string) []string {
+		out := append([]string{}, lines...)
+		out[i] = strings.Replace(out[i], old, new, 1)
+		return out
+	}
+	for name, tc := range map[string]struct {
+		lines []string
+		line  int64
+	}{
+		"an amount changed": {edit(2, `\"totalInclTax\":1100`, `\"totalInclTax\":110`), 3},
+		"a record removed":  {append(append([]string{}, lines[:2]...), lines[3:]...), 3},
+		"the header edited": {edit(0, `"kiosk":"kiosk-1"`, `"kiosk":"kiosk-2"`), 1},
+	} {
+		if tc.lines[0] == lines[0] && name == "the header edited" || (name == "an amount changed" && tc.lines[2] == lines[2]) {
+			t.Fatalf("%s: the edit did not apply", name)
+		}
+		v, err := VerifyArchive(strings.NewReader(strings.Join(tc.lines, "\n")), nil)
+		if err != nil || v.OK || v.Broken == nil || v.Broken.ID != tc.line {
+			t.Errorf("%s: %+v %+v %v", name, v, v.Broken, err)
+		}
+	}
+	// The archive is in its chain; the chains still verify.
+	if v := e.verify(); !v.OK || v.Records[journal.FiscalArchive] != 1 {
+		t.Fatalf("verify %+v", v)
 	}
 }
