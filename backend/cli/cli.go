@@ -69,6 +69,16 @@ const usage = `Usage:
                                  needs staff
   comptoir receipt --order ID [--preview | --print --terminal URL]
                                  a paid order's receipt, rebuilt from the journal
+  comptoir verify [ARCHIVE [--key PUB.pem]]
+                                 check the fiscal records (the journal's, or an
+                                 archive's): every signature and chain link;
+                                 exit 1 names the first broken record
+  comptoir close [--day YYYY-MM-DD]
+                                 record the tickets, then the closings due (Z of
+                                 each day over, months, fiscal years; each month
+                                 closed is archived), as JSON
+  comptoir archive --period YYYY-MM [--out DIR]
+                                 a month's fiscal records in one signed file
   comptoir settings [list | get KEY | set KEY JSON]
                                  the settings kept in the journal
   echo NEWPIN | comptoir pin     set the staff PIN from this machine (before opening
@@ -171,6 +181,12 @@ func Run(args []string, stdout, stderr io.Writer, p Program) int {
 		return cmdAudit(ctx, rest, stdout, stderr)
 	case "receipt":
 		return cmdReceipt(ctx, rest, stdout, stderr)
+	case "verify":
+		return cmdVerify(ctx, rest, stdout, stderr)
+	case "close":
+		return cmdClose(ctx, rest, stdout, stderr)
+	case "archive":
+		return cmdArchive(ctx, rest, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, versionString())
 		return 0

@@ -281,7 +281,7 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 	go func() {
 		defer close(fiscalDone)
 		if ledger != nil {
-			runLedger(runCtx, ledger, p.db, logger)
+			runLedger(runCtx, ledger, p.db, p.dir, logger)
 		}
 	}()
 	beside := make(chan struct{})

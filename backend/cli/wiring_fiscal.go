@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/fiscal"
@@ -40,7 +41,7 @@ func openLedger(ctx context.Context, p *payments) (*fiscal.Ledger, error) {
 // checks the chains, then records tickets until ctx ends, and the stop.
 // A broken chain does not stop the kiosk: it is recorded as an event,
 // written to the audit trail for staff and logged.
-func runLedger(ctx context.Context, l *fiscal.Ledger, db *journal.DB, logger *slog.Logger) {
+func runLedger(ctx context.Context, l *fiscal.Ledger, db *journal.DB, dir string, logger *slog.Logger) {
 	bg := context.WithoutCancel(ctx)
 	if _, err := l.Event(bg, fiscal.EventStart, "", "version "+version); err != nil {
 		logger.Error("fiscal: the start is not recorded", "err", err)
@@ -54,9 +55,20 @@ func runLedger(ctx context.Context, l *fiscal.Ledger, db *journal.DB, logger *sl
 	}
 	t := time.NewTicker(recordEvery)
 	defer t.Stop()
+	closedOn := ""
 	for {
 		if _, err := l.RecordTickets(bg, logger); err != nil {
 			logger.Error("fiscal: tickets not recorded", "err", err)
+		}
+		// The closings due (the days over, the months, the fiscal years):
+		// at start, and once each new day.
+		if today := time.Now().Format(time.DateOnly); today != closedOn {
+			closedOn = today
+			if cs, err := closeDue(bg, l, db, dir, logWriter{logger}); err != nil {
+				logger.Error("fiscal: closings not made", "err", err)
+			} else if len(cs) > 0 {
+				logger.Info("fiscal: closings made", "count", len(cs), "last", cs[len(cs)-1].Name)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -70,4 +82,12 @@ func runLedger(ctx context.Context, l *fiscal.Ledger, db *journal.DB, logger *sl
 		case <-t.C:
 		}
 	}
+}
+
+// logWriter writes lines to a logger, at info.
+type logWriter struct{ log *slog.Logger }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.log.Info("fiscal: " + strings.TrimSpace(string(p)))
+	return len(p), nil
 }
