@@ -193,4 +193,3 @@ func cmdArchive(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}{path, rec})
 	return 0
 }
-
