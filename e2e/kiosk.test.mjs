@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setup, binary, order } from "./harness.mjs";
+import { setup, binary, order, enterStaff, openTab } from "./harness.mjs";
 
 const tid = (id) => `[data-testid="${id}"]`;
 
@@ -51,6 +51,48 @@ test("a full order paid by card, receipt printed", async (t) => {
   await env.page.locator(tid("finish")).click();
   await screen(env, "welcome");
   assert.deepEqual(env.consoleErrors, []);
+});
+
+test("fiscal: the receipt carries the French mentions, a reprint says DUPLICATA, and the records verify", async (t) => {
+  const env = await setup(t);
+  // The merchant's legal identity, set while the kiosk is stopped.
+  await env.stopKiosk();
+  const merchant = { name: "Café du Comptoir", address: ["12 rue de la Paix", "75002 Paris"], vatNumber: "FR12345678901", siret: "123 456 789 00012", country: "FR", footer: [] };
+  execFileSync(binary(), ["settings", "--data-dir", env.dataDir, "set", "receipt.merchant", JSON.stringify(merchant)], { stdio: ["ignore", "ignore", "inherit"] });
+  await env.startKiosk();
+  await order(env, { croissant: 1, "cafe-creme": 1 }, "fr");
+  await checkout(env);
+  await screen(env, "approved");
+  const before = (await env.sim("/sim/printed")).length;
+  await env.page.locator(tid("receipt-print")).click();
+  await env.page.locator(`${tid("receipt-status")}[data-status="done"]`).waitFor({ timeout: 15000 });
+  const printed = await env.sim("/sim/printed");
+  assert.equal(printed.length, before + 1);
+  const receipt = printed.at(-1).text;
+  for (const want of [/Café du Comptoir/, /SIRET 123 456 789 00012/, /N° TVA FR12345678901/, /Ticket n° 1\b/, /Caisse \S+/, /Total HT/, /TVA/, /Comptoir \S+/]) {
+    assert.match(receipt, want, receipt);
+  }
+  assert.doesNotMatch(receipt, /DUPLICATA/);
+  await env.page.locator(tid("finish")).click();
+  await screen(env, "welcome");
+
+  // Staff reprint it: the copy says so, and is numbered.
+  await enterStaff(env);
+  await openTab(env, "payments");
+  await env.page.locator(tid("attempt-row")).first().click();
+  await env.page.locator(tid("action-reprint")).click();
+  await env.page.locator(tid("staff-message")).waitFor();
+  const copy = (await env.sim("/sim/printed")).at(-1).text;
+  assert.match(copy, /DUPLICATA n° 1/, copy);
+  assert.match(copy, /Ticket n° 1\b/);
+
+  // Stopped, the journal's chains verify: one ticket, the start, the copy.
+  await env.stopKiosk();
+  const out = execFileSync(binary(), ["verify", "--data-dir", env.dataDir], { encoding: "utf8" });
+  const v = JSON.parse(out);
+  assert.equal(v.ok, true);
+  assert.equal(v.records.ticket, 1);
+  assert.ok(v.records.event >= 3, out); // start, the copy, stop
 });
 
 test("eaten in or taken away: the same croissant, two VAT rates on the receipt and in tax_breakdown", async (t) => {

@@ -44,7 +44,7 @@ func openFiscal(ctx context.Context, common commonFlags) (*journal.DB, *fiscal.L
 		db.Close()
 		return nil, nil, "", err
 	}
-	return db, fiscal.NewLedger(db, key, kioskID(ctx, db), version), dir, nil
+	return db, fiscal.NewLedger(db, key, kioskID(ctx, db), "Comptoir "+version), dir, nil
 }
 
 // cmdVerify checks the fiscal records: the live journal's (every chain),

@@ -254,19 +254,23 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 	if err != nil {
 		return nil, err
 	}
-	svc, err := kiosk.New(kiosk.Config{
-		Journal: p.db, Payments: p.o, Links: p.links, Printer: p.link.device, Terminal: p.link.source, Emitter: em, Relay: relay,
-		DataDir: p.dir, Demo: c.isDemo(), Version: version, Logger: logger,
-	})
-	if err != nil {
-		p.close()
-		return nil, err
-	}
 	ledger, err := openLedger(ctx, p)
 	if err != nil {
 		// Payments go on; staff are told, and the records wait for the key.
 		logger.Error("fiscal: no signing key: sales are not recorded until it is restored", "err", err)
 		_ = p.db.AppendAudit(ctx, journal.AuditRecord{Who: "system:fiscal", Action: "fiscal_key", Detail: err.Error()})
+	}
+	kcfg := kiosk.Config{
+		Journal: p.db, Payments: p.o, Links: p.links, Printer: p.link.device, Terminal: p.link.source, Emitter: em, Relay: relay,
+		DataDir: p.dir, Demo: c.isDemo(), Version: version, Logger: logger,
+	}
+	if ledger != nil {
+		kcfg.Sales = ledger.RecordSale
+	}
+	svc, err := kiosk.New(kcfg)
+	if err != nil {
+		p.close()
+		return nil, err
 	}
 	api, st, err := startStaff(c, p, lim, svc, ledger, logger)
 	if err != nil {

@@ -34,7 +34,7 @@ func openLedger(ctx context.Context, p *payments) (*fiscal.Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	return fiscal.NewLedger(p.db, key, kioskID(ctx, p.db), version), nil
+	return fiscal.NewLedger(p.db, key, kioskID(ctx, p.db), "Comptoir "+version), nil
 }
 
 // runLedger records the kiosk's start (with how far each chain went),

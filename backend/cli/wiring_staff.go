@@ -13,6 +13,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/fiscal"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/receipt"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/staff"
@@ -25,7 +26,7 @@ func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Servi
 	st, err := staff.New(staff.Config{
 		Journal: p.db, Payments: p.o, Terminal: p.link.device, Limits: lim,
 		Logger: logger, Demo: c.isDemo(),
-		Links: p.links, Refunds: p.refunds, Reconcile: p.reconciler(),
+		Links: p.links, Refunds: p.refunds, Reconcile: p.reconciler(), Duplicate: duplicates(ledger),
 		Currency: func() string { return svc.Info().Currency },
 		OnSettingsChanged: func(key string) {
 			if ledger != nil {
@@ -301,4 +302,12 @@ func (t *terminalControl) Pin(ctx context.Context, fingerprint string) error {
 		}
 	}
 	return nil
+}
+
+// duplicates records reprints in the fiscal journal, when it runs.
+func duplicates(l *fiscal.Ledger) func(context.Context, string) (*receipt.Fiscal, error) {
+	if l == nil {
+		return nil
+	}
+	return l.Duplicate
 }

@@ -14,6 +14,8 @@ const (
 	EventSetting  = "setting"   // a setting changed (its key; never a secret's value)
 	EventBroken   = "broken"    // Verify found a chain broken
 	EventRecovery = "recovered" // unfinished attempts resumed after a stop
+	// EventDuplicate: a receipt reprinted (Ticket, Copy).
+	EventDuplicate = "duplicate"
 )
 
 // Event is a recorded technical event.
@@ -25,6 +27,9 @@ type Event struct {
 	Software string    `json:"software"`
 	Who      string    `json:"who,omitempty"`
 	Detail   string    `json:"detail,omitempty"`
+	// Ticket and Copy: a duplicate's ticket and its copy number.
+	Ticket int64 `json:"ticket,omitempty"`
+	Copy   int   `json:"copy,omitempty"`
 	// Tips are the last number of each chain when the event was recorded:
 	// a start says how far the chains went, so that records removed from
 	// their end while the kiosk was stopped show.

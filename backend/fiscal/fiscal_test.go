@@ -283,3 +283,35 @@ func TestSigningKey(t *testing.T) {
 		t.Fatal("a damaged key was replaced")
 	}
 }
+
+// A receipt's ticket number is recorded when it is printed, once; a
+// reprint is recorded and numbered as a copy.
+func TestRecordSaleAndDuplicates(t *testing.T) {
+	e := newEnv(t)
+	if err := e.db.CreateOrder(e.ctx, journal.Order{ID: "open", Currency: "EUR", Total: 500}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ledger.RecordSale(e.ctx, "open"); err == nil {
+		t.Fatal("an order not paid has a sale ticket")
+	}
+	e.sale("o-1")
+	f, err := e.ledger.RecordSale(e.ctx, "o-1")
+	if err != nil || f.Ticket != 1 || f.Till != "kiosk-1" || f.Duplicate != 0 {
+		t.Fatalf("sale %+v %v", f, err)
+	}
+	if again, err := e.ledger.RecordSale(e.ctx, "o-1"); err != nil || again.Ticket != 1 {
+		t.Fatalf("again %+v %v", again, err)
+	}
+	if n := e.record(); n != 0 {
+		t.Fatalf("recorded twice: %d", n)
+	}
+	for k := 1; k <= 2; k++ {
+		d, err := e.ledger.Duplicate(e.ctx, "o-1")
+		if err != nil || d.Ticket != 1 || d.Duplicate != k {
+			t.Fatalf("copy %d: %+v %v", k, d, err)
+		}
+	}
+	if v := e.verify(); !v.OK || v.Records[journal.FiscalTicket] != 1 || v.Records[journal.FiscalEvent] != 2 {
+		t.Fatalf("verify %+v", v)
+	}
+}

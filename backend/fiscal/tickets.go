@@ -101,13 +101,7 @@ func (l *Ledger) RecordTickets(ctx context.Context, log *slog.Logger) (int, erro
 		return n, err
 	}
 	for _, id := range orders {
-		r, _, err := kiosk.OrderReceipt(ctx, l.db, st, id)
-		if err != nil {
-			return n, fmt.Errorf("fiscal: the sale of order %s: %w", id, err)
-		}
-		if _, created, err := l.append(ctx, journal.FiscalTicket, SaleSource(id), func(seq int64, at time.Time) (any, error) {
-			return l.sale(seq, at, id, r), nil
-		}); err != nil {
+		if _, created, err := l.recordSale(ctx, st, id); err != nil {
 			return n, err
 		} else if created {
 			n++
@@ -132,6 +126,70 @@ func (l *Ledger) RecordTickets(ctx context.Context, log *slog.Logger) (int, erro
 		}
 	}
 	return n, nil
+}
+
+// recordSale records a paid order's sale ticket, once.
+func (l *Ledger) recordSale(ctx context.Context, st kiosk.Settings, id string) (journal.FiscalRecord, bool, error) {
+	if rec, err := l.db.FiscalBySource(ctx, journal.FiscalTicket, SaleSource(id)); err == nil {
+		return rec, false, nil
+	}
+	r, _, err := kiosk.OrderReceipt(ctx, l.db, st, id)
+	if err != nil {
+		return journal.FiscalRecord{}, false, fmt.Errorf("fiscal: the sale of order %s: %w", id, err)
+	}
+	return l.append(ctx, journal.FiscalTicket, SaleSource(id), func(seq int64, at time.Time) (any, error) {
+		return l.sale(seq, at, id, r), nil
+	})
+}
+
+// RecordSale records a paid order's sale ticket now (once), for its
+// receipt: the mentions the receipt prints.
+func (l *Ledger) RecordSale(ctx context.Context, orderID string) (*receipt.Fiscal, error) {
+	o, err := l.db.Order(ctx, orderID)
+	if err != nil {
+		return nil, err
+	}
+	if o.Status != journal.OrderPaid {
+		return nil, fmt.Errorf("fiscal: order %s is %s, not paid: no sale ticket", orderID, o.Status)
+	}
+	st, err := kiosk.LoadSettings(ctx, l.db, nil)
+	if err != nil {
+		return nil, err
+	}
+	rec, _, err := l.recordSale(ctx, st, orderID)
+	if err != nil {
+		return nil, err
+	}
+	return &receipt.Fiscal{Ticket: rec.Seq, Till: l.Kiosk, Software: l.Software}, nil
+}
+
+// Duplicate records a reprint of a sale's receipt as a technical event,
+// and returns the mentions of the copy: DUPLICATA n° k, k counting the
+// reprints of that ticket.
+func (l *Ledger) Duplicate(ctx context.Context, orderID string) (*receipt.Fiscal, error) {
+	sale, err := l.RecordSale(ctx, orderID)
+	if err != nil {
+		return nil, err
+	}
+	copies := 0
+	err = l.eachRecord(ctx, journal.FiscalEvent, func(r journal.FiscalRecord) error {
+		var e Event
+		if json.Unmarshal(r.Payload, &e) == nil && e.Type == EventDuplicate && e.Ticket == sale.Ticket {
+			copies++
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sale.Duplicate = copies + 1
+	if _, _, err := l.append(ctx, journal.FiscalEvent, "", func(seq int64, at time.Time) (any, error) {
+		return Event{Number: seq, Type: EventDuplicate, At: at, Kiosk: l.Kiosk, Software: l.Software, Ticket: sale.Ticket, Copy: sale.Duplicate,
+			Detail: fmt.Sprintf("receipt of ticket %d reprinted (copy %d)", sale.Ticket, sale.Duplicate)}, nil
+	}); err != nil {
+		return nil, err
+	}
+	return sale, nil
 }
 
 // sale is the ticket of a paid order's receipt.

@@ -54,6 +54,15 @@ func (s *Service) ChooseReceipt(choice ReceiptChoice) (CheckoutView, error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		if s.cfg.Sales != nil {
+			// The recorded ticket's number on the receipt: recorded now
+			// if the ledger has not yet.
+			if f, err := s.cfg.Sales(s.ctx, ord.id); err != nil {
+				s.log.Warn("receipt without its ticket number", "order", ord.id, "err", err)
+			} else {
+				r.Fiscal = f
+			}
+		}
 		err := s.sendReceipt(choice, txID, r, opt)
 		s.mu.Lock()
 		if s.co.gen != gen || s.co.phase != PhaseApproved {

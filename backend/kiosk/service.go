@@ -75,6 +75,9 @@ type Config struct {
 	// Printer prints order tickets and receipts and shares receipts; nil:
 	// receipts fail with a message, the order ticket is not printed.
 	Printer  device.Printer
+	// Sales records a paid order's sale ticket in the fiscal journal (once)
+	// and returns the mentions its receipt prints; nil: none printed.
+	Sales    func(ctx context.Context, orderID string) (*receipt.Fiscal, error)
 	Terminal TerminalSource // nil: FixedTerminal("", "")
 	Emitter  Emitter        // nil: no events
 	// Relay, when set, is bound to the Service: pass the same Relay as the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
@@ -79,8 +80,13 @@ type MerchantSetting struct {
 	Name      string   `json:"name"`
 	Address   []string `json:"address"`
 	VATNumber string   `json:"vatNumber"`
-	Footer    []string `json:"footer"`
-	QRURL     string   `json:"qrUrl"`
+	// SIRET is the French establishment number printed on receipts;
+	// Country the merchant's (ISO 3166 alpha-2: FR applies the French
+	// cash-register rules to the receipt's mentions).
+	SIRET   string   `json:"siret,omitempty"`
+	Country string   `json:"country,omitempty"`
+	Footer  []string `json:"footer"`
+	QRURL   string   `json:"qrUrl"`
 }
 
 // DefaultSettings are the settings of an empty settings table.
@@ -180,7 +186,8 @@ func LoadSettings(ctx context.Context, db *journal.DB, log *slog.Logger) (Settin
 	})
 	var m MerchantSetting
 	read(SettingMerchant, &m, func() error {
-		s.Merchant = receipt.Merchant{Name: m.Name, Address: m.Address, VATNumber: m.VATNumber, Footer: m.Footer, QRURL: m.QRURL}
+		s.Merchant = receipt.Merchant{Name: m.Name, Address: m.Address, VATNumber: m.VATNumber, SIRET: m.SIRET,
+			Country: strings.ToUpper(strings.TrimSpace(m.Country)), Footer: m.Footer, QRURL: m.QRURL}
 		return nil
 	})
 	var format device.Format

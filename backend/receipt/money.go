@@ -113,6 +113,9 @@ type labels struct {
 	Order, Total, Tip, Paid, VAT, VATNo, Rate, Net, Gross, Payment, Txn, Card, Cash, Collect, Digital, Part string
 	EatIn, TakeAway                                                                                         string
 	ScanToPay, LinkValid, Link                                                                              string
+	// A recorded ticket: its number (%d), the till, the total without
+	// VAT, and a reprint's mention (%d: the reprint's number).
+	Ticket, Till, TotalNet, Duplicate string
 }
 
 var dictionary = map[string]labels{
@@ -122,7 +125,8 @@ var dictionary = map[string]labels{
 		Cash: "Espèces", Collect: "À retirer au comptoir", Digital: "Votre reçu en ligne", Part: "Paiement %d/%d",
 		EatIn: "SUR PLACE", TakeAway: "À EMPORTER",
 		ScanToPay: "Scannez pour payer avec votre téléphone", LinkValid: "Lien valable jusqu'au %s",
-		Link: "Paiement par téléphone",
+		Link:   "Paiement par téléphone",
+		Ticket: "Ticket n° %d", Till: "Caisse", TotalNet: "Total HT", Duplicate: "DUPLICATA n° %d",
 	},
 	"en": {
 		Order: "Order", Total: "TOTAL", Tip: "Tip", Paid: "Total paid", VAT: "VAT", VATNo: "VAT no.",
@@ -130,7 +134,8 @@ var dictionary = map[string]labels{
 		Cash: "Cash", Collect: "Collect at the counter", Digital: "Your receipt online", Part: "Payment %d/%d",
 		EatIn: "EAT IN", TakeAway: "TAKE AWAY",
 		ScanToPay: "Scan to pay with your phone", LinkValid: "Link valid until %s",
-		Link: "Paid by phone",
+		Link:   "Paid by phone",
+		Ticket: "Ticket no. %d", Till: "Till", TotalNet: "Total excl. VAT", Duplicate: "DUPLICATE no. %d",
 	},
 	"es": {
 		Order: "Pedido", Total: "TOTAL", Tip: "Propina", Paid: "Total pagado", VAT: "IVA", VATNo: "NIF",
@@ -138,7 +143,8 @@ var dictionary = map[string]labels{
 		Cash: "Efectivo", Collect: "Recoger en el mostrador", Digital: "Su recibo en línea", Part: "Pago %d/%d",
 		EatIn: "PARA TOMAR AQUÍ", TakeAway: "PARA LLEVAR",
 		ScanToPay: "Escanee para pagar con su teléfono", LinkValid: "Enlace válido hasta el %s",
-		Link: "Pago por teléfono",
+		Link:   "Pago por teléfono",
+		Ticket: "Tique n.º %d", Till: "Caja", TotalNet: "Total sin IVA", Duplicate: "DUPLICADO n.º %d",
 	},
 }
 

@@ -33,6 +33,8 @@ type Merchant struct {
 	Name      string
 	Address   []string // one entry a printed line
 	VATNumber string
+	SIRET     string      // the French establishment number, when there is one
+	Country   string      // ISO 3166 alpha-2; FR prints the French mentions
 	Logo      image.Image // optional; printed dithered, at most the paper's width
 	Footer    []string    // one entry a paragraph, word-wrapped
 	// QRURL is the digital receipt's address, printed as a QR code; empty
@@ -119,6 +121,19 @@ type Receipt struct {
 	Merchant Merchant
 	Order    Order
 	Payments []Part
+	// Fiscal: the recorded ticket's number and what names the till, once
+	// the sale is recorded (nil: not printed).
+	Fiscal *Fiscal
+}
+
+// Fiscal are a recorded ticket's mentions.
+type Fiscal struct {
+	Ticket   int64  // the ticket's number, gapless per till
+	Till     string // the kiosk's id
+	Software string // the software and its version
+	// Duplicate is the number of this reprint (DUPLICATA n° k); 0 for
+	// the original.
+	Duplicate int
 }
 
 // Options are the layout's settings.
@@ -266,8 +281,18 @@ func customer(r Receipt, opt Options, m mode) *escpos.Builder {
 	if mer.VATNumber != "" {
 		b.Wrapped(w.VATNo + " " + mer.VATNumber)
 	}
+	if mer.SIRET != "" {
+		b.Wrapped("SIRET " + mer.SIRET)
+	}
+	fis := r.Fiscal
+	if fis != nil && fis.Duplicate > 0 {
+		b.Bold(true).Size(1, 2).Line(fmt.Sprintf(w.Duplicate, fis.Duplicate)).Normal()
+	}
 	b.Align(escpos.AlignLeft).Rule('-')
 	b.TwoColumns(dateTime(o.Time), w.Order+" "+o.Number)
+	if fis != nil {
+		b.TwoColumns(fmt.Sprintf(w.Ticket, fis.Ticket), w.Till+" "+fis.Till)
+	}
 	if d := diningLabel(w, o.Dining); d != "" {
 		b.Align(escpos.AlignCenter).Bold(true).Line(d).Bold(false).Align(escpos.AlignLeft)
 	}
@@ -293,8 +318,13 @@ func customer(r Receipt, opt Options, m mode) *escpos.Builder {
 			b.Line(padRight(a, first) + padLeft(n, cw) + padLeft(t, cw) + padLeft(g, cw))
 		}
 		row(w.Rate, w.Net, w.VAT, w.Gross)
+		var net int64
 		for _, rt := range s {
 			row(f.Rate(rt.Rate), f.Number(rt.Net), f.Number(rt.Tax), f.Number(rt.Gross))
+			net += rt.Net
+		}
+		if fis != nil {
+			b.TwoColumns(w.TotalNet, f.Format(net))
 		}
 	}
 
@@ -353,6 +383,9 @@ func customer(r Receipt, opt Options, m mode) *escpos.Builder {
 		for _, p := range mer.Footer {
 			b.Wrapped(p)
 		}
+	}
+	if fis != nil && fis.Software != "" {
+		b.Feed(1).Wrapped(fis.Software)
 	}
 	b.Align(escpos.AlignLeft)
 	if !m.text {

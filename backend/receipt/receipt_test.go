@@ -515,3 +515,37 @@ func TestLinkTicket(t *testing.T) {
 		t.Fatalf("QR codes %q", qr)
 	}
 }
+
+// A recorded ticket's receipt carries what a French receipt needs: the
+// merchant's SIRET and VAT number, the ticket's number and the till, the
+// total without VAT, the software; a reprint says it is a copy.
+func TestFiscalMentions(t *testing.T) {
+	m := merchant()
+	m.SIRET = "123 456 789 00012"
+	r := Receipt{Merchant: m, Order: order(), Payments: splitPayment(), Fiscal: &Fiscal{Ticket: 42, Till: "caisse-1", Software: "Comptoir 1.2.3"}}
+	text := func(r Receipt) string {
+		b, err := CustomerReceipt(r, Options{Columns: 32, Locale: "fr"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return decode(t, b).Text()
+	}
+	original := text(r)
+	for _, want := range []string{"SIRET 123 456 789 00012", "N° TVA FR12345678901", "Ticket n° 42", "Caisse caisse-1", "Total HT", "Comptoir 1.2.3"} {
+		if !strings.Contains(original, want) {
+			t.Errorf("receipt lacks %q:\n%s", want, original)
+		}
+	}
+	if strings.Contains(original, "DUPLICATA") {
+		t.Error("the original says it is a copy")
+	}
+	r.Fiscal.Duplicate = 2
+	if c := text(r); !strings.Contains(c, "DUPLICATA n° 2") {
+		t.Errorf("the copy does not say so:\n%s", c)
+	}
+	// Without a recorded ticket, none of it.
+	r.Fiscal = nil
+	if plain := text(r); strings.Contains(plain, "Ticket n°") || strings.Contains(plain, "Total HT") {
+		t.Errorf("mentions without a ticket:\n%s", plain)
+	}
+}

@@ -238,6 +238,14 @@ func (s *Staff) Reprint(ctx context.Context, sessionID, uuid string) error {
 	if err != nil {
 		return err
 	}
+	if s.cfg.Duplicate != nil {
+		// A reprint is recorded, and says it is a copy.
+		f, err := s.cfg.Duplicate(ctx, att.OrderID)
+		if err != nil {
+			return &Error{Code: EINTERNAL, Message: "The reprint could not be recorded in the fiscal journal: nothing was printed.", Err: err}
+		}
+		r.Fiscal = f
+	}
 	b, err := receipt.CustomerReceipt(r, opt)
 	if err != nil {
 		return &Error{Code: EINTERNAL, Message: "The receipt could not be laid out.", Err: err}

@@ -34,6 +34,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/receipt"
 	"github.com/comptoir-pos/comptoir/backend/reconcile"
 )
 
@@ -47,6 +48,10 @@ type Config struct {
 	// Refunds gives money back without the card, through the provider's
 	// Webservices (refunds by API); nil: not offered.
 	Refunds *payment.Orchestrator
+	// Duplicate records a reprint of an order's receipt in the fiscal
+	// journal and returns the copy's mentions (DUPLICATA n° k); nil: a
+	// reprint is not recorded there.
+	Duplicate func(ctx context.Context, orderID string) (*receipt.Fiscal, error)
 	// Reconcile sets a day (yyyy-MM-dd, the kiosk's; "" today) of the
 	// journal beside the terminal's history and the provider's record;
 	// nil: not offered.

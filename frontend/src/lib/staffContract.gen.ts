@@ -572,6 +572,13 @@ export interface MerchantSetting {
     name: string;
     address: string[];
     vatNumber: string;
+    /**
+     * SIRET is the French establishment number printed on receipts;
+     * Country the merchant's (ISO 3166 alpha-2: FR applies the French
+     * cash-register rules to the receipt's mentions).
+     */
+    siret?: string;
+    country?: string;
     footer: string[];
     qrUrl: string;
 }

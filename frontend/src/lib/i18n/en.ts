@@ -463,6 +463,8 @@ export const en = {
   "staff.merchant.name": "Name",
   "staff.merchant.address": "Address (one line each)",
   "staff.merchant.vatNumber": "VAT number",
+  "staff.merchant.siret": "SIRET (France)",
+  "staff.merchant.country": "Country (FR, BE…)",
   "staff.merchant.footer": "Footer (one line each)",
   "staff.merchant.qrUrl": "QR code link",
   "staff.catalog.reload": "Reload the catalog",

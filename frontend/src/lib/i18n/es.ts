@@ -461,6 +461,8 @@ export const es: Messages = {
   "staff.merchant.name": "Nombre",
   "staff.merchant.address": "Dirección (una línea cada una)",
   "staff.merchant.vatNumber": "Número de IVA",
+  "staff.merchant.siret": "SIRET (Francia)",
+  "staff.merchant.country": "País (FR, ES…)",
   "staff.merchant.footer": "Pie del recibo (una línea cada una)",
   "staff.merchant.qrUrl": "Enlace del código QR",
   "staff.catalog.reload": "Recargar el catálogo",

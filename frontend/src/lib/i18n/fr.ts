@@ -461,6 +461,8 @@ export const fr: Messages = {
   "staff.merchant.name": "Nom",
   "staff.merchant.address": "Adresse (une ligne chacune)",
   "staff.merchant.vatNumber": "Numéro de TVA",
+  "staff.merchant.siret": "SIRET",
+  "staff.merchant.country": "Pays (FR, BE…)",
   "staff.merchant.footer": "Pied de ticket (une ligne chacune)",
   "staff.merchant.qrUrl": "Lien du QR code",
   "staff.catalog.reload": "Recharger le catalogue",
