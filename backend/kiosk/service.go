@@ -74,7 +74,7 @@ type Config struct {
 	LinkScreen time.Duration
 	// Printer prints order tickets and receipts and shares receipts; nil:
 	// receipts fail with a message, the order ticket is not printed.
-	Printer  device.Printer
+	Printer device.Printer
 	// Sales records a paid order's sale ticket in the fiscal journal (once)
 	// and returns the mentions its receipt prints; nil: none printed.
 	Sales    func(ctx context.Context, orderID string) (*receipt.Fiscal, error)
