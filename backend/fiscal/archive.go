@@ -117,6 +117,12 @@ func (l *Ledger) Archive(ctx context.Context, month string, loc *time.Location, 
 		return "", ArchiveRecord{}, err
 	}
 	name := fmt.Sprintf("comptoir-fiscal-%s-%s.jsonl", l.Kiosk, month)
+	// What a process killed while writing left: never an archive.
+	if stale, _ := filepath.Glob(filepath.Join(dir, ".tmp-comptoir-fiscal-*")); len(stale) > 0 {
+		for _, f := range stale {
+			_ = os.Remove(f)
+		}
+	}
 	path := filepath.Join(dir, name)
 	if err := writeFile(path, data, 0o600); err != nil {
 		return "", ArchiveRecord{}, fmt.Errorf("fiscal: write the archive: %w", err)
