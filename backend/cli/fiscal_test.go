@@ -2,9 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,7 +69,27 @@ func TestVerifyNamesATamperedRecord(t *testing.T) {
 	if code != 1 || v.OK || v.Broken == nil || v.Broken.Kind != journal.FiscalTicket || v.Broken.Seq != 2 || !strings.Contains(msg, "record 2") {
 		t.Fatalf("after the change: exit %d %+v %s", code, v.Broken, msg)
 	}
-	if _, err := os.Stat(filepath.Join(dir, fiscal.PrivateKeyFile)); err != nil {
+	// The kiosk starting on these records takes orders all the same, and
+	// tells staff.
+	db, err := journal.Open(t.Context(), dir)
+	if err != nil {
 		t.Fatal(err)
+	}
+	defer db.Close()
+	p := &payments{dir: dir, db: db}
+	l, err := openLedger(t.Context(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	warn := &fiscalWarning{}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	runLedger(ctx, l, db, dir, warn, warnLogger(&errOut))
+	if w := warn.get(); !strings.Contains(w, "ticket chain breaks at record 2") {
+		t.Fatalf("staff are told %q", w)
+	}
+	audit, err := db.Audit(t.Context(), journal.AuditQuery{Action: "fiscal_broken"})
+	if err != nil || len(audit) != 1 {
+		t.Fatalf("audit %+v %v", audit, err)
 	}
 }

@@ -254,11 +254,13 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 	if err != nil {
 		return nil, err
 	}
+	warn := &fiscalWarning{}
 	ledger, err := openLedger(ctx, p)
 	if err != nil {
 		// Payments go on; staff are told, and the records wait for the key.
 		logger.Error("fiscal: no signing key: sales are not recorded until it is restored", "err", err)
 		_ = p.db.AppendAudit(ctx, journal.AuditRecord{Who: "system:fiscal", Action: "fiscal_key", Detail: err.Error()})
+		warn.set("Sales are not recorded in the fiscal journal: its signing key cannot be read (" + err.Error() + "). Restore fiscal-key.pem from a backup.")
 	}
 	kcfg := kiosk.Config{
 		Journal: p.db, Payments: p.o, Links: p.links, Printer: p.link.device, Terminal: p.link.source, Emitter: em, Relay: relay,
@@ -272,7 +274,7 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 		p.close()
 		return nil, err
 	}
-	api, st, err := startStaff(c, p, lim, svc, ledger, logger)
+	api, st, err := startStaff(c, p, lim, svc, ledger, warn.get, logger)
 	if err != nil {
 		svc.Close()
 		p.close()
@@ -285,7 +287,7 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 	go func() {
 		defer close(fiscalDone)
 		if ledger != nil {
-			runLedger(runCtx, ledger, p.db, p.dir, logger)
+			runLedger(runCtx, ledger, p.db, p.dir, warn, logger)
 		}
 	}()
 	beside := make(chan struct{})

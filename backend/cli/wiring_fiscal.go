@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/fiscal"
@@ -41,7 +43,7 @@ func openLedger(ctx context.Context, p *payments) (*fiscal.Ledger, error) {
 // checks the chains, then records tickets until ctx ends, and the stop.
 // A broken chain does not stop the kiosk: it is recorded as an event,
 // written to the audit trail for staff and logged.
-func runLedger(ctx context.Context, l *fiscal.Ledger, db *journal.DB, dir string, logger *slog.Logger) {
+func runLedger(ctx context.Context, l *fiscal.Ledger, db *journal.DB, dir string, warn *fiscalWarning, logger *slog.Logger) {
 	bg := context.WithoutCancel(ctx)
 	if _, err := l.Event(bg, fiscal.EventStart, "", "version "+version); err != nil {
 		logger.Error("fiscal: the start is not recorded", "err", err)
@@ -50,6 +52,8 @@ func runLedger(ctx context.Context, l *fiscal.Ledger, db *journal.DB, dir string
 		logger.Error("fiscal: the records could not be verified", "err", err)
 	} else if !v.OK {
 		logger.Error("fiscal: the records do not verify: they were changed outside Comptoir", "broken", v.Broken.Error())
+		warn.set(fmt.Sprintf("The fiscal records do not verify: the %s chain breaks at record %d (%s). They were changed outside Comptoir: keep the data directory as it is and tell the manager.",
+			v.Broken.Kind, v.Broken.Seq, v.Broken.Why))
 		_, _ = l.Event(bg, fiscal.EventBroken, "", v.Broken.Error())
 		_ = db.AppendAudit(bg, journal.AuditRecord{Who: "system:fiscal", Action: "fiscal_broken", Subject: v.Broken.Kind, Detail: v.Broken.Error()})
 	}
@@ -90,4 +94,22 @@ type logWriter struct{ log *slog.Logger }
 func (w logWriter) Write(p []byte) (int, error) {
 	w.log.Info("fiscal: " + strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// fiscalWarning is what staff mode says of the fiscal records.
+type fiscalWarning struct {
+	mu  sync.Mutex
+	msg string
+}
+
+func (w *fiscalWarning) set(msg string) {
+	w.mu.Lock()
+	w.msg = msg
+	w.mu.Unlock()
+}
+
+func (w *fiscalWarning) get() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.msg
 }

@@ -22,7 +22,7 @@ import (
 
 // startStaff builds the staff service and its calls on a running kiosk.
 // A saved setting makes the kiosk read its settings again.
-func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Service, ledger *fiscal.Ledger, logger *slog.Logger) (*staffapi.API, *staff.Staff, error) {
+func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Service, ledger *fiscal.Ledger, fiscalWarning func() string, logger *slog.Logger) (*staffapi.API, *staff.Staff, error) {
 	st, err := staff.New(staff.Config{
 		Journal: p.db, Payments: p.o, Terminal: p.link.device, Limits: lim,
 		Logger: logger, Demo: c.isDemo(),
@@ -52,7 +52,7 @@ func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Servi
 		}
 	}
 	api := staffapi.New(staffapi.Config{
-		Staff: st, Kiosk: svc, Terminal: &terminalControl{link: p.link, db: p.db},
+		Staff: st, Kiosk: svc, FiscalWarning: fiscalWarning, Terminal: &terminalControl{link: p.link, db: p.db},
 		About: staffapi.About{Version: version, Commit: commit, BuildTime: buildTime, DataDir: p.dir, Demo: c.isDemo()},
 		Busy: func() string {
 			if p.o.Driving() > 0 {

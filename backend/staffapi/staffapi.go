@@ -59,6 +59,9 @@ type About struct {
 	// APIRefunds: staff can refund without the card (the provider's
 	// Webservices are set up).
 	APIRefunds bool `json:"apiRefunds"`
+	// FiscalWarning says the fiscal records do not verify, or are not
+	// kept ("" when all is well): staff are told, orders go on.
+	FiscalWarning string `json:"fiscalWarning,omitempty"`
 }
 
 // Endpoint is a terminal's name and Local API address.
@@ -145,6 +148,9 @@ type TerminalControl interface {
 
 // Config wires the calls.
 type Config struct {
+	// FiscalWarning is what is wrong with the fiscal records now ("":
+	// nothing); nil: not checked.
+	FiscalWarning func() string
 	Staff    *staff.Staff
 	Kiosk    *kiosk.Service
 	Terminal TerminalControl
@@ -273,6 +279,9 @@ func (a *API) about(sid string) (About, error) {
 	ab.Browser = a.cfg.Quit == nil
 	ab.Links = a.cfg.Staff.OffersLinks()
 	ab.APIRefunds = a.cfg.Staff.OffersAPIRefunds()
+	if a.cfg.FiscalWarning != nil {
+		ab.FiscalWarning = a.cfg.FiscalWarning()
+	}
 	if a.cfg.Kiosk != nil {
 		ab.Mode = a.cfg.Kiosk.Settings().Mode
 	}

@@ -26,6 +26,11 @@ export interface About {
      * Webservices are set up).
      */
     apiRefunds: boolean;
+    /**
+     * FiscalWarning says the fiscal records do not verify, or are not
+     * kept ("" when all is well): staff are told, orders go on.
+     */
+    fiscalWarning?: string;
 }
 
 // From staff/payments.go

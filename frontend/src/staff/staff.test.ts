@@ -1015,3 +1015,16 @@ describe("reconciliation", () => {
     expect((await screen.findByTestId("staff-message")).textContent).toBe("Refund of €6.40 without the card: approved.");
   });
 });
+
+describe("fiscal records", () => {
+  it("warns staff when the records do not verify, and only then", async () => {
+    await unlocked({ answers: { About: () => ({ ...baseAbout, fiscalWarning: "The fiscal records do not verify: the ticket chain breaks at record 2." }) } });
+    expect((await screen.findByTestId("staff-fiscal-warning")).textContent).toContain("ticket chain breaks at record 2");
+  });
+
+  it("says nothing when they verify", async () => {
+    await unlocked();
+    await screen.findByTestId("staff-lock");
+    expect(screen.queryByTestId("staff-fiscal-warning")).toBeNull();
+  });
+});
