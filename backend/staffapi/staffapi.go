@@ -151,10 +151,10 @@ type Config struct {
 	// FiscalWarning is what is wrong with the fiscal records now ("":
 	// nothing); nil: not checked.
 	FiscalWarning func() string
-	Staff    *staff.Staff
-	Kiosk    *kiosk.Service
-	Terminal TerminalControl
-	About    About
+	Staff         *staff.Staff
+	Kiosk         *kiosk.Service
+	Terminal      TerminalControl
+	About         About
 	// Busy says why the process must not stop now ("" when it may): a
 	// payment or a refund out on the terminal. Quit and Restart refuse
 	// then. Nil: never busy.
