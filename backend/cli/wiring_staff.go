@@ -26,7 +26,7 @@ func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Servi
 	st, err := staff.New(staff.Config{
 		Journal: p.db, Payments: p.o, Terminal: p.link.device, Limits: lim,
 		Logger: logger, Demo: c.isDemo(),
-		Links: p.links, Refunds: p.refunds, Reconcile: p.reconciler(), Duplicate: duplicates(ledger),
+		Links: p.links, Refunds: p.refunds, Reconcile: p.reconciler(), Duplicate: duplicates(ledger), Ledger: ledger,
 		Currency: func() string { return svc.Info().Currency },
 		OnSettingsChanged: func(key string) {
 			if ledger != nil {

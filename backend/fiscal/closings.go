@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 )
@@ -410,4 +412,49 @@ func (l *Ledger) periodsToClose(ctx context.Context, below, above string, name f
 		}
 	}
 	return out, err
+}
+
+// Text is the closing as printed on the terminal's paper (columns wide).
+func (c Closing) Text(columns int, money func(int64) string) string {
+	if columns < 24 {
+		columns = 24
+	}
+	var b strings.Builder
+	rule := strings.Repeat("-", columns) + "\n"
+	two := func(l, r string) {
+		pad := columns - utf8.RuneCountInString(l) - utf8.RuneCountInString(r)
+		if pad < 1 {
+			pad = 1
+		}
+		b.WriteString(l + strings.Repeat(" ", pad) + r + "\n")
+	}
+	title := map[string]string{PeriodDay: "Z DAILY CLOSING", PeriodMonth: "MONTHLY CLOSING", PeriodYear: "YEARLY CLOSING"}[c.Period]
+	b.WriteString(title + " " + c.Name + "\n")
+	two(fmt.Sprintf("Closing no. %d", c.Number), c.Kiosk)
+	b.WriteString(c.At.Local().Format("02/01/2006 15:04") + "\n")
+	b.WriteString(rule)
+	if c.Tickets > 0 {
+		two("Tickets", fmt.Sprintf("%d (%d-%d)", c.Tickets, c.FirstTicket, c.LastTicket))
+	} else {
+		two("Tickets", "0")
+	}
+	b.WriteString(rule)
+	b.WriteString("VAT rate: gross / VAT / net\n")
+	for _, v := range c.ByVAT {
+		rate := fmt.Sprintf("%g %%", float64(v.Rate)/100)
+		if v.Rate < 0 {
+			rate = "?"
+		}
+		two(rate, money(v.Gross)+" / "+money(v.Tax)+" / "+money(v.Net))
+	}
+	b.WriteString(rule)
+	for _, m := range c.ByMeans {
+		two(fmt.Sprintf("%s (%d)", m.Means, m.Count), money(m.Amount+m.Tip))
+	}
+	b.WriteString(rule)
+	two("TOTAL", money(c.Total))
+	two("Total excl. VAT", money(c.TotalExcl))
+	two("Perpetual total", money(c.Perpetual))
+	b.WriteString(c.Software + "\n")
+	return b.String()
 }

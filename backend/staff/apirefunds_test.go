@@ -9,6 +9,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/fiscal"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -245,4 +246,38 @@ func TestRunReconciliationStartsWithYesterday(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// Staff print the Z of a day over: recorded once (printing it again prints
+// the same closing), and refused for a day not over.
+func TestPrintZ(t *testing.T) {
+	e := newEnv(t)
+	key, err := fiscal.LoadOrCreateKey(e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.cfg.Ledger = fiscal.NewLedger(e.db, key, "caisse-1", "Comptoir test")
+	e.restart()
+	sid := e.unlock().ID
+	e.pay(e.order(1000), 1000, journal.PolicyKiosk, journal.StateApproved)
+	today := time.Now().In(time.Local)
+	_, err = e.st.PrintZ(e.ctx, sid, today.Format(time.DateOnly))
+	wantCode(t, err, EINVALID)
+	yesterday := today.AddDate(0, 0, -1).Format(time.DateOnly)
+	c, err := e.st.PrintZ(e.ctx, sid, yesterday)
+	if err != nil || c.Number != 1 || c.Name != yesterday {
+		t.Fatalf("Z %+v %v", c, err)
+	}
+	again, err := e.st.PrintZ(e.ctx, sid, yesterday)
+	if err != nil || again.Number != 1 {
+		t.Fatalf("again %+v %v", again, err)
+	}
+	printed := e.sim.Printed()
+	if len(printed) < 2 || !strings.Contains(printed[len(printed)-1].Text, "Z DAILY CLOSING "+yesterday) {
+		t.Fatalf("printed %+v", printed)
+	}
+	// The ticket of today's sale is recorded, for tomorrow's Z.
+	if n, _ := e.db.FiscalTip(e.ctx, journal.FiscalTicket); n != 1 {
+		t.Fatalf("%d tickets", n)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/fiscal"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -445,4 +446,38 @@ func (s *Staff) PrintReport(ctx context.Context, sessionID string, r Report) err
 	}
 	s.audit(ctx, sess.Who, "report_printed", r.Day, "end-of-day report printed", resp.Raw)
 	return nil
+}
+
+// PrintZ records the closing of a day that is over (once: printing it
+// again prints the same closing) and prints it on the terminal's printer.
+func (s *Staff) PrintZ(ctx context.Context, sessionID, day string) (fiscal.Closing, error) {
+	sess, err := s.session(sessionID)
+	if err != nil {
+		return fiscal.Closing{}, err
+	}
+	if s.cfg.Ledger == nil {
+		return fiscal.Closing{}, errorf(EINVALID, "The fiscal journal is not kept on this kiosk.")
+	}
+	if _, err := s.cfg.Ledger.RecordTickets(ctx, s.log); err != nil {
+		return fiscal.Closing{}, errorf(EINTERNAL, "The tickets could not be recorded: %v.", err)
+	}
+	c, err := s.cfg.Ledger.CloseDay(ctx, day, s.cfg.Location)
+	if err != nil {
+		return fiscal.Closing{}, errorf(EINVALID, "The day could not be closed: %s.", strings.TrimPrefix(err.Error(), "fiscal: "))
+	}
+	st, err := kiosk.LoadSettings(ctx, s.cfg.Journal, s.log)
+	if err != nil {
+		return c, journalErr(err, "Reading the settings")
+	}
+	currency := s.currency(ctx)
+	text := c.Text(st.ReceiptColumns, func(cents int64) string { return formatMoney(cents, currency) })
+	tctx, cancel := s.terminalCtx(ctx)
+	defer cancel()
+	resp, err := s.cfg.Terminal.Print(tctx, device.Print{Data: text, Format: device.FormatText})
+	if err != nil {
+		s.audit(ctx, sess.Who, "z_print_failed", c.Name, err.Error(), device.RawOf(err))
+		return c, terminalErr(err, receiptMessage, "The closing is recorded, but it was not printed")
+	}
+	s.audit(ctx, sess.Who, "z_printed", c.Name, fmt.Sprintf("closing %d of %s printed", c.Number, c.Name), resp.Raw)
+	return c, nil
 }

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/fiscal"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
@@ -52,6 +53,9 @@ type Config struct {
 	// journal and returns the copy's mentions (DUPLICATA n° k); nil: a
 	// reprint is not recorded there.
 	Duplicate func(ctx context.Context, orderID string) (*receipt.Fiscal, error)
+	// Ledger keeps the fiscal records (tickets, closings); nil: the Z is
+	// not offered.
+	Ledger *fiscal.Ledger
 	// Reconcile sets a day (yyyy-MM-dd, the kiosk's; "" today) of the
 	// journal beside the terminal's history and the provider's record;
 	// nil: not offered.

@@ -108,6 +108,9 @@ var calls = map[string]call{
 	"ReportCSV": c2(func(ctx context.Context, a *API, sid, day string) (any, error) {
 		return a.reportCSV(ctx, sid, day)
 	}),
+	"PrintZ": c2(func(ctx context.Context, a *API, sid, day string) (any, error) {
+		return a.cfg.Staff.PrintZ(ctx, sid, day)
+	}),
 	"PrintReport": c2(func(ctx context.Context, a *API, sid, day string) (any, error) {
 		return a.printReport(ctx, sid, day)
 	}),

@@ -71,14 +71,14 @@ var contracts = []contract{
 		packages: map[string]string{
 			"backend/staff": "", "backend/staffapi": "", "backend/kiosk": "",
 			"backend/journal": "Journal", "backend/payment": "Payment", "backend/device": "Terminal",
-			"backend/reconcile": "Reconcile",
+			"backend/reconcile": "Reconcile", "backend/fiscal": "Fiscal",
 		},
 		roots: []string{
 			"staffapi.Result", "staffapi.ErrorView", "staffapi.Gate", "staffapi.About", "staffapi.TerminalPanel", "staffapi.CSVExport", "staffapi.Certificate", "staffapi.CloudChoice",
 			"staff.Session", "staff.Filter", "staff.AttemptPage", "staff.HistoryFilter", "staff.HistoryPage", "staff.Comparison",
 			"staff.ReversalResult", "staff.Evidence", "staff.Setting", "staff.Report", "staff.AuditEntry",
 			"payment.View", "kiosk.MerchantSetting", "staff.Decision", "device.Medium", "staff.LinkRequest",
-			"staff.Reconciliation",
+			"staff.Reconciliation", "fiscal.Closing",
 		},
 		consts: []string{
 			// staff's error codes, then staffapi's

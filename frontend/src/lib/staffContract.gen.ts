@@ -423,6 +423,67 @@ export interface Filter {
     offset: number;
 }
 
+// From fiscal/closings.go
+/**
+ * Closing is a recorded closing (a "Z"): a period's totals, computed from
+ * its tickets (a day) or from the closings it is made of (a month from its
+ * days, a year from its months), with the perpetual grand total, which is
+ * never reset.
+ */
+export interface FiscalClosing {
+    number: number;
+    period: string; // day, month, year
+    name: string; // 2026-11-24, 2026-11, 2026 (the fiscal year's start)
+    from: string;
+    to: string;
+    at: string;
+    kiosk: string;
+    software: string;
+    /**
+     * FirstTicket and LastTicket are the numbers of the tickets it covers
+     * (0, 0: none); Tickets how many.
+     */
+    firstTicket: number;
+    lastTicket: number;
+    tickets: number;
+    /**
+     * ByVAT and ByMeans are the period's totals by rate and by means of
+     * payment; Total the period's grand total (VAT included, credits
+     * subtracted); Perpetual the grand total since the first ticket.
+     */
+    byVat: FiscalVAT[];
+    byMeans: FiscalMeansTotal[];
+    total: number;
+    totalExclTax: number;
+    perpetual: number;
+    /**
+     * Days or Months it is made of (a month, a year): their closing numbers.
+     */
+    parts?: number[];
+}
+
+// From fiscal/closings.go
+/**
+ * MeansTotal is what a means of payment took (credits subtracted).
+ */
+export interface FiscalMeansTotal {
+    means: string;
+    amount: number;
+    tip: number;
+    count: number;
+}
+
+// From fiscal/tickets.go
+/**
+ * VAT is one rate's total: Gross = Net + Tax.
+ */
+export interface FiscalVAT {
+    rate: number;
+    gross: number;
+    tax: number;
+    net: number;
+}
+
 // From staff/reconcile.go
 /**
  * Fix is what staff mode can do about one difference ("" when only the

@@ -148,6 +148,8 @@ export interface StaffCalls {
   Report(sid: string, day: string): Report;
   ReportCSV(sid: string, day: string): ReportFile;
   PrintReport(sid: string, day: string): null;
+  /** Records the closing (Z) of a day that is over, once, and prints it. */
+  PrintZ(sid: string, day: string): G.FiscalClosing;
   Audit(sid: string, limit: number): AuditEntry[];
   CloseCheckout(sid: string): CheckoutView;
   Quit(sid: string): null;

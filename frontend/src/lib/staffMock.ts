@@ -573,6 +573,13 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
       }
       return refundByAPI(sid, d.idempotentUuid, withActions(d).apiRefundable);
     },
+    PrintZ: (sid: string, d: string) => {
+      session(sid);
+      if (!d || d >= day(now())) refuse("EINVALID", "The day could not be closed: it is not over.");
+      const number = 1;
+      return { number, period: "day", name: d, from: d + "T00:00:00Z", to: d + "T23:59:59Z", at: iso(now()), kiosk: "mock", software: "Comptoir mock",
+        firstTicket: 0, lastTicket: 0, tickets: 0, byVat: [], byMeans: [], total: 0, totalExclTax: 0, perpetual: 0 };
+    },
     Reconcile: (sid: string, d: string): Reconciliation => {
       session(sid);
       const dd = d || day(now());

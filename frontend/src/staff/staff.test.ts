@@ -1028,3 +1028,17 @@ describe("fiscal records", () => {
     expect(screen.queryByTestId("staff-fiscal-warning")).toBeNull();
   });
 });
+
+describe("the Z", () => {
+  it("prints the chosen day's closing and says its number", async () => {
+    const { staff } = await unlocked({
+      answers: { PrintZ: (args: unknown[]) => ({ number: 12, period: "day", name: args[1], byVat: [], byMeans: [], total: 0, totalExclTax: 0, perpetual: 0 }) },
+    });
+    await fireEvent.click(screen.getByTestId("staff-tab-report"));
+    await fireEvent.input(screen.getByTestId("report-day-input"), { target: { value: "2025-01-09" } });
+    await fireEvent.click(screen.getByTestId("report-z"));
+    expect(staff.last("PrintZ")?.args).toEqual(["sid-1", "2025-01-09"]);
+    expect((await screen.findByTestId("staff-message")).textContent).toBe("Closing no. 12 of 2025-01-09 recorded and printed.");
+  });
+});
+

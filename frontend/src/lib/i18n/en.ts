@@ -478,6 +478,8 @@ export const en = {
 
   "staff.report.day": "Day",
   "staff.report.run": "Show the report",
+  "staff.report.z": "Print the Z",
+  "staff.report.z_printed": "Closing no. {number} of {day} recorded and printed.",
   "staff.report.print": "Print",
   "staff.report.csv": "Download CSV",
   "staff.report.printed": "The report was printed.",

@@ -476,6 +476,8 @@ export const es: Messages = {
 
   "staff.report.day": "Día",
   "staff.report.run": "Mostrar el informe",
+  "staff.report.z": "Imprimir el cierre Z",
+  "staff.report.z_printed": "Cierre n.º {number} del {day} registrado e impreso.",
   "staff.report.print": "Imprimir",
   "staff.report.csv": "Descargar CSV",
   "staff.report.printed": "El informe se ha impreso.",

@@ -476,6 +476,8 @@ export const fr: Messages = {
 
   "staff.report.day": "Jour",
   "staff.report.run": "Afficher le rapport",
+  "staff.report.z": "Imprimer le Z",
+  "staff.report.z_printed": "Clôture n° {number} du {day} enregistrée et imprimée.",
   "staff.report.print": "Imprimer",
   "staff.report.csv": "Télécharger en CSV",
   "staff.report.printed": "Le rapport a été imprimé.",
