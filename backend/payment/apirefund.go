@@ -56,28 +56,18 @@ func refundableByAPI(names ...string) string {
 // journal then refuses a second refund of the transaction, or more than
 // the order can still give back, in the same transaction as the new row.
 func (o *Orchestrator) StartAPIRefund(ctx context.Context, debitUUID string, amount int64) (*Handle, error) {
-	o.mu.Lock()
-	ready, closed := o.ready, o.closed
-	o.mu.Unlock()
-	switch {
-	case closed:
-		return nil, ErrClosed
-	case !ready:
-		return nil, ErrNotReady
+	if err := o.accepting(); err != nil {
+		return nil, err
 	}
 	ws, ok := o.ch.(*wsChannel)
 	if !ok {
 		return nil, ErrNotWebservices
 	}
-	debit, err := o.cfg.Journal.Attempt(ctx, debitUUID)
+	debit, err := o.givingBackFrom(ctx, debitUUID, "refunded", "of the provider to refund")
 	if err != nil {
-		return nil, fmt.Errorf("payment: %w", err)
+		return nil, err
 	}
 	switch {
-	case debit.Kind != journal.KindDebit || debit.State != journal.StateApproved:
-		return nil, fmt.Errorf("payment: only an approved debit is refunded; attempt %s is a %s %s", debitUUID, debit.State, debit.Kind)
-	case debit.TransactionID == "":
-		return nil, fmt.Errorf("payment: attempt %s has no transaction of the provider to refund", debitUUID)
 	case amount <= 0 || amount > debit.Total():
 		return nil, fmt.Errorf("%w: the refund is more than zero and at most the %d taken, not %d", ErrNotRefundable, debit.Total(), amount)
 	}
@@ -97,19 +87,11 @@ func (o *Orchestrator) StartAPIRefund(ctx context.Context, debitUUID string, amo
 	if err != nil {
 		return nil, fmt.Errorf("payment: %w", err)
 	}
-	att, err := o.cfg.Journal.PrepareAttempt(ctx, journal.Attempt{
+	return o.prepareAndLaunch(ctx, policy, journal.Attempt{
 		UUID: id.String(), OrderID: debit.OrderID, Kind: journal.KindRefund, Channel: journal.ChannelWebservices,
 		Amount: amount, Policy: journal.PolicyRefund, Terminal: o.cfg.TerminalID + "/" + debit.TransactionID,
 		InitialTransactionID: debit.TransactionID, RequestBody: body,
 	})
-	if err != nil {
-		return nil, fmt.Errorf("payment: %w", err)
-	}
-	r := o.newRun(att, policy, false)
-	if err := o.launch(r, att); err != nil {
-		return nil, err
-	}
-	return &Handle{o: o, r: r}, nil
 }
 
 // refundable checks the provider's rules on the transaction as fetched.

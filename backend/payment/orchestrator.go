@@ -212,14 +212,8 @@ func (r *run) snapshot() View {
 // its uuid and exact body, is committed before Start returns, and before any
 // request leaves.
 func (o *Orchestrator) Start(ctx context.Context, req Request) (*Handle, error) {
-	o.mu.Lock()
-	ready, closed := o.ready, o.closed
-	o.mu.Unlock()
-	switch {
-	case closed:
-		return nil, ErrClosed
-	case !ready:
-		return nil, ErrNotReady
+	if err := o.accepting(); err != nil {
+		return nil, err
 	}
 	policy, err := o.cfg.Limits.Policy(req.Policy)
 	if err != nil {
@@ -243,10 +237,30 @@ func (o *Orchestrator) Start(ctx context.Context, req Request) (*Handle, error) 
 	if o.ch.Rules().Concurrent {
 		terminal += "/" + req.OrderID
 	}
-	att, err := o.cfg.Journal.PrepareAttempt(ctx, journal.Attempt{
+	return o.prepareAndLaunch(ctx, policy, journal.Attempt{
 		UUID: id.String(), OrderID: req.OrderID, Kind: policy.Kind, Channel: o.ch.Name(), Amount: req.Amount,
 		GiftAmount: req.GiftAmount, Policy: policy.Name, Terminal: terminal, RequestBody: body,
 	})
+}
+
+// accepting says why no new attempt may start now: closed, or recovery
+// not done (nil: one may).
+func (o *Orchestrator) accepting() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	switch {
+	case o.closed:
+		return ErrClosed
+	case !o.ready:
+		return ErrNotReady
+	}
+	return nil
+}
+
+// prepareAndLaunch journals a new attempt (committed before anything
+// leaves) and starts driving it.
+func (o *Orchestrator) prepareAndLaunch(ctx context.Context, policy Policy, a journal.Attempt) (*Handle, error) {
+	att, err := o.cfg.Journal.PrepareAttempt(ctx, a)
 	if err != nil {
 		return nil, fmt.Errorf("payment: %w", err)
 	}
@@ -255,6 +269,23 @@ func (o *Orchestrator) Start(ctx context.Context, req Request) (*Handle, error) 
 		return nil, err
 	}
 	return &Handle{o: o, r: r}, nil
+}
+
+// givingBackFrom reads the approved debit money is given back from, with
+// the provider's transaction; verb and what say what is done ("reversed",
+// "of the terminal to reverse").
+func (o *Orchestrator) givingBackFrom(ctx context.Context, debitUUID, verb, what string) (journal.Attempt, error) {
+	debit, err := o.cfg.Journal.Attempt(ctx, debitUUID)
+	if err != nil {
+		return journal.Attempt{}, fmt.Errorf("payment: %w", err)
+	}
+	switch {
+	case debit.Kind != journal.KindDebit || debit.State != journal.StateApproved:
+		return journal.Attempt{}, fmt.Errorf("payment: only an approved debit is %s; attempt %s is a %s %s", verb, debitUUID, debit.State, debit.Kind)
+	case debit.TransactionID == "":
+		return journal.Attempt{}, fmt.Errorf("payment: attempt %s has no transaction %s", debitUUID, what)
+	}
+	return debit, nil
 }
 
 // Pay runs one attempt to its outcome. If ctx ends first, it is the

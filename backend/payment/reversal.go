@@ -16,24 +16,14 @@ import (
 // journal refuses it if the order's money given back would exceed what it
 // took, or if the debit already has a reversal not failed.
 func (o *Orchestrator) StartReversal(ctx context.Context, debitUUID string) (*Handle, error) {
-	o.mu.Lock()
-	ready, closed := o.ready, o.closed
-	o.mu.Unlock()
-	switch {
-	case closed:
-		return nil, ErrClosed
-	case !ready:
-		return nil, ErrNotReady
+	if err := o.accepting(); err != nil {
+		return nil, err
 	}
-	debit, err := o.cfg.Journal.Attempt(ctx, debitUUID)
+	debit, err := o.givingBackFrom(ctx, debitUUID, "reversed", "of the terminal to reverse")
 	if err != nil {
-		return nil, fmt.Errorf("payment: %w", err)
+		return nil, err
 	}
 	switch {
-	case debit.Kind != journal.KindDebit || debit.State != journal.StateApproved:
-		return nil, fmt.Errorf("payment: only an approved debit is reversed; attempt %s is a %s %s", debitUUID, debit.State, debit.Kind)
-	case debit.TransactionID == "":
-		return nil, fmt.Errorf("payment: attempt %s has no transaction of the terminal to reverse", debitUUID)
 	case debit.Channel != o.ch.Name():
 		return nil, fmt.Errorf("payment: attempt %s went through the %s channel, and this kiosk uses %s", debitUUID, debit.Channel, o.ch.Name())
 	case debit.Terminal != o.cfg.TerminalID:
@@ -48,23 +38,15 @@ func (o *Orchestrator) StartReversal(ctx context.Context, debitUUID string) (*Ha
 	if err != nil {
 		return nil, fmt.Errorf("payment: new uuid: %w", err)
 	}
-	att, err := o.cfg.Journal.PrepareAttempt(ctx, journal.Attempt{
-		UUID: id.String(), OrderID: debit.OrderID, Kind: journal.KindReversal, Channel: o.ch.Name(),
-		Amount: debit.Total(), Policy: journal.PolicyReversal, Terminal: o.cfg.TerminalID,
-		InitialTransactionID: debit.TransactionID, RequestBody: body,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("payment: %w", err)
-	}
 	policy, err := o.cfg.Limits.Policy(journal.PolicyReversal)
 	if err != nil {
 		return nil, err
 	}
-	r := o.newRun(att, policy, false)
-	if err := o.launch(r, att); err != nil {
-		return nil, err
-	}
-	return &Handle{o: o, r: r}, nil
+	return o.prepareAndLaunch(ctx, policy, journal.Attempt{
+		UUID: id.String(), OrderID: debit.OrderID, Kind: journal.KindReversal, Channel: o.ch.Name(),
+		Amount: debit.Total(), Policy: journal.PolicyReversal, Terminal: o.cfg.TerminalID,
+		InitialTransactionID: debit.TransactionID, RequestBody: body,
+	})
 }
 
 // Reverse runs a reversal to its outcome. A reversal cannot be cancelled:
