@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
@@ -28,6 +29,10 @@ func SignedBytes(r journal.FiscalRecord) []byte {
 type Ledger struct {
 	db  *journal.DB
 	key ed25519.PrivateKey
+	// lookedAt is when RecordTickets last looked through the journal
+	// whole or since the look before.
+	mu       sync.Mutex
+	lookedAt time.Time
 	// Kiosk and Software name the till and the software version on every
 	// record.
 	Kiosk, Software string

@@ -91,12 +91,20 @@ func CreditSource(attempt string) string { return "attempt:" + attempt }
 // again at any time (after a crash too): a source is recorded once. It
 // returns how many it recorded.
 func (l *Ledger) RecordTickets(ctx context.Context, log *slog.Logger) (int, error) {
+	// After a first full look, only what changed since the last one (less
+	// a margin for writes committed while it looked).
+	l.mu.Lock()
+	since, started := l.lookedAt, l.db.Now()
+	l.mu.Unlock()
+	if !since.IsZero() {
+		since = since.Add(-lookMargin)
+	}
 	st, err := kiosk.LoadSettings(ctx, l.db, log)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	orders, err := l.db.PaidOrdersWithoutTicket(ctx)
+	orders, err := l.db.PaidOrdersWithoutTicket(ctx, since)
 	if err != nil {
 		return n, err
 	}
@@ -107,7 +115,7 @@ func (l *Ledger) RecordTickets(ctx context.Context, log *slog.Logger) (int, erro
 			n++
 		}
 	}
-	credits, err := l.db.GiveBacksWithoutTicket(ctx)
+	credits, err := l.db.GiveBacksWithoutTicket(ctx, since)
 	if err != nil {
 		return n, err
 	}
@@ -125,8 +133,14 @@ func (l *Ledger) RecordTickets(ctx context.Context, log *slog.Logger) (int, erro
 			n++
 		}
 	}
+	l.mu.Lock()
+	l.lookedAt = started
+	l.mu.Unlock()
 	return n, nil
 }
+
+// lookMargin is how far before its last look RecordTickets looks again.
+const lookMargin = time.Minute
 
 // recordSale records a paid order's sale ticket, once.
 func (l *Ledger) recordSale(ctx context.Context, st kiosk.Settings, id string) (journal.FiscalRecord, bool, error) {

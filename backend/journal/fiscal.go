@@ -131,12 +131,12 @@ func (db *DB) FiscalBySource(ctx context.Context, kind, source string) (FiscalRe
 	return r, mapErr(err, "read a fiscal "+kind)
 }
 
-// PaidOrdersWithoutTicket are the paid orders no sale ticket records yet,
-// oldest first.
-func (db *DB) PaidOrdersWithoutTicket(ctx context.Context) ([]string, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT id FROM orders WHERE status = 'paid' AND NOT EXISTS
+// PaidOrdersWithoutTicket are the paid orders changed at or after since
+// that no sale ticket records yet, oldest first (a zero since: all).
+func (db *DB) PaidOrdersWithoutTicket(ctx context.Context, since time.Time) ([]string, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT id FROM orders WHERE updated_at >= ? AND status = 'paid' AND NOT EXISTS
 		(SELECT 1 FROM fiscal_records f WHERE f.kind = 'ticket' AND f.source = 'order:' || orders.id)
-		ORDER BY updated_at, created_at, id`)
+		ORDER BY updated_at, created_at, id`, since.UnixMilli())
 	if err != nil {
 		return nil, mapErr(err, "find the orders to ticket")
 	}
@@ -152,13 +152,14 @@ func (db *DB) PaidOrdersWithoutTicket(ctx context.Context) ([]string, error) {
 	return ids, mapErr(rows.Err(), "find the orders to ticket")
 }
 
-// GiveBacksWithoutTicket are the approved refunds and reversals no credit
-// ticket records yet, oldest first.
-func (db *DB) GiveBacksWithoutTicket(ctx context.Context) ([]Attempt, error) {
+// GiveBacksWithoutTicket are the approved refunds and reversals changed at
+// or after since that no credit ticket records yet, oldest first (a zero
+// since: all).
+func (db *DB) GiveBacksWithoutTicket(ctx context.Context, since time.Time) ([]Attempt, error) {
 	return db.queryAttempts(ctx, "find the credits to ticket", `SELECT `+attemptColumns+` FROM attempts
-		WHERE kind IN ('refund', 'reversal') AND state = 'approved' AND NOT EXISTS
+		WHERE updated_at >= ? AND kind IN ('refund', 'reversal') AND state = 'approved' AND NOT EXISTS
 		(SELECT 1 FROM fiscal_records f WHERE f.kind = 'ticket' AND f.source = 'attempt:' || attempts.uuid)
-		ORDER BY final_at, id`)
+		ORDER BY final_at, id`, since.UnixMilli())
 }
 
 // FiscalTip is the last number of a chain (0: empty).
@@ -167,3 +168,6 @@ func (db *DB) FiscalTip(ctx context.Context, kind string) (int64, error) {
 	err := db.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM fiscal_records WHERE kind = ?`, kind).Scan(&n)
 	return n, mapErr(err, "read the fiscal "+kind+" chain")
 }
+
+// Now is the journal's clock: the time its writes are stamped with.
+func (db *DB) Now() time.Time { return db.now() }

@@ -200,18 +200,10 @@ func (v *apiRefund) call(f func(context.Context, journal.Attempt) Answer) Answer
 }
 
 func (v *apiRefund) send() wsStep {
-	att, err := v.o.cfg.Journal.MarkSent(v.o.ctx, v.r.uuid)
-	if err != nil {
-		msg := fmt.Sprintf("could not record the send: %s", journal.ErrorMessage(err))
-		if v.att.State == journal.StatePrepared {
-			v.finish(journal.StateFailed, nil, nil, msg+": nothing was sent")
-		} else {
-			v.update(func(view *View) { view.Message = msg + ": call staff" })
-		}
+	if !v.markSent() {
 		return wsDone
 	}
-	v.att = att
-	v.update(func(view *View) { view.State, view.SendCount = att.State, att.SendCount })
+	att := v.att
 	a := v.call(v.ch.Send)
 	if v.o.ctx.Err() != nil {
 		return wsDone

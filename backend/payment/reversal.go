@@ -125,7 +125,9 @@ func (v *reversal) run() {
 	}
 }
 
-func (v *reversal) send() revStep {
+// markSent journals the send before the request leaves; false when it
+// could not be recorded (then nothing is sent, and the view says why).
+func (v *reversal) markSent() bool {
 	att, err := v.o.cfg.Journal.MarkSent(v.o.ctx, v.r.uuid)
 	if err != nil {
 		msg := fmt.Sprintf("could not record the send: %s", journal.ErrorMessage(err))
@@ -134,14 +136,22 @@ func (v *reversal) send() revStep {
 		} else {
 			v.update(func(view *View) { view.Message = msg + ": call staff" })
 		}
+		return false
+	}
+	v.att = att
+	v.update(func(view *View) { view.State, view.SendCount = att.State, att.SendCount })
+	return true
+}
+
+func (v *reversal) send() revStep {
+	first := v.att.SendCount == 0
+	if !v.markSent() {
 		return revDone
 	}
-	first := v.att.SendCount == 0
-	v.att = att
+	att := v.att
 	if first {
 		v.deadline = att.FirstSentAt.Add(v.o.cfg.Limits.RequestOpen)
 	}
-	v.update(func(view *View) { view.State, view.SendCount = att.State, att.SendCount })
 	ctx, cancel := context.WithTimeout(v.o.ctx, v.r.policy.ClientTimeout)
 	a := v.ch.Reverse(ctx, att)
 	cancel()

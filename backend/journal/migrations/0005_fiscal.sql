@@ -41,3 +41,8 @@ WHEN NEW.id IS NOT NULL AND EXISTS (SELECT 1 FROM fiscal_records WHERE id = NEW.
 BEGIN
     SELECT RAISE(ABORT, 'fiscal records are inalterable');
 END;
+
+-- What the fiscal ledger looks at every few seconds: the orders and the
+-- attempts that changed since it last looked.
+CREATE INDEX orders_by_updated ON orders (updated_at);
+CREATE INDEX attempts_by_updated ON attempts (updated_at);
