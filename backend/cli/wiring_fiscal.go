@@ -45,7 +45,7 @@ func openLedger(ctx context.Context, p *payments) (*fiscal.Ledger, error) {
 // written to the audit trail for staff and logged.
 func runLedger(ctx context.Context, l *fiscal.Ledger, db *journal.DB, dir string, warn *fiscalWarning, logger *slog.Logger) {
 	bg := context.WithoutCancel(ctx)
-	if _, err := l.Event(bg, fiscal.EventStart, "", "version "+version); err != nil {
+	if err := l.Start(bg, "version "+version); err != nil {
 		logger.Error("fiscal: the start is not recorded", "err", err)
 	}
 	if v, err := l.Verify(bg); err != nil {

@@ -2,6 +2,8 @@ package fiscal
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
@@ -16,7 +18,49 @@ const (
 	EventRecovery = "recovered" // unfinished attempts resumed after a stop
 	// EventDuplicate: a receipt reprinted (Ticket, Copy).
 	EventDuplicate = "duplicate"
+	EventUpdate    = "update" // the software changed version since the last start
+	EventClock     = "clock"  // the clock is behind the last record: it was moved back
+	EventPIN       = "pin"    // the staff PIN set, changed or reset
 )
+
+// Start records the kiosk's start, and before it what changed since the
+// last record: another software version (an update), a clock now behind
+// the last record's time (moved back).
+func (l *Ledger) Start(ctx context.Context, detail string) error {
+	var lastSoftware string
+	var lastAt time.Time
+	for _, kind := range journal.FiscalKinds {
+		r, ok, err := l.db.FiscalLast(ctx, kind)
+		if err != nil {
+			return err
+		}
+		if ok && r.At.After(lastAt) {
+			lastAt = r.At
+		}
+	}
+	err := l.eachRecord(ctx, journal.FiscalEvent, func(r journal.FiscalRecord) error {
+		var e Event
+		if json.Unmarshal(r.Payload, &e) == nil && e.Type == EventStart {
+			lastSoftware = e.Software
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if now := l.db.Now(); !lastAt.IsZero() && now.Before(lastAt) {
+		if _, err := l.Event(ctx, EventClock, "", fmt.Sprintf("the clock reads %s, before the last record's %s", now.UTC().Format(time.RFC3339), lastAt.UTC().Format(time.RFC3339))); err != nil {
+			return err
+		}
+	}
+	if lastSoftware != "" && lastSoftware != l.Software {
+		if _, err := l.Event(ctx, EventUpdate, "", "from "+lastSoftware+" to "+l.Software); err != nil {
+			return err
+		}
+	}
+	_, err = l.Event(ctx, EventStart, "", detail)
+	return err
+}
 
 // Event is a recorded technical event.
 type Event struct {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/google/uuid"
@@ -313,5 +314,35 @@ func TestRecordSaleAndDuplicates(t *testing.T) {
 	}
 	if v := e.verify(); !v.OK || v.Records[journal.FiscalTicket] != 1 || v.Records[journal.FiscalEvent] != 2 {
 		t.Fatalf("verify %+v", v)
+	}
+}
+
+// A start says what changed since the last one: the software's version, a
+// clock moved back.
+func TestStartRecordsUpdatesAndClockJumps(t *testing.T) {
+	clock := &testClock{t: time.Date(2026, 11, 24, 9, 0, 0, 0, paris)}
+	e := newClockedEnv(t, clock)
+	if err := e.ledger.Start(e.ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	e.ledger.Software = "Comptoir 2"
+	clock.Set(clock.Now().Add(-time.Hour))
+	if err := e.ledger.Start(e.ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := e.db.FiscalRecords(e.ctx, journal.FiscalEvent, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, r := range rs {
+		var ev Event
+		if err := json.Unmarshal(r.Payload, &ev); err != nil {
+			t.Fatal(err)
+		}
+		types = append(types, ev.Type)
+	}
+	if strings.Join(types, ",") != "start,clock,update,start" {
+		t.Fatalf("events %v", types)
 	}
 }

@@ -171,3 +171,15 @@ func (db *DB) FiscalTip(ctx context.Context, kind string) (int64, error) {
 
 // Now is the journal's clock: the time its writes are stamped with.
 func (db *DB) Now() time.Time { return db.now() }
+
+// FiscalLast is a chain's last record; ok false when the chain is empty.
+func (db *DB) FiscalLast(ctx context.Context, kind string) (FiscalRecord, bool, error) {
+	r, err := scanFiscal(db.r.QueryRowContext(ctx, `SELECT `+fiscalColumns+` FROM fiscal_records WHERE kind = ? ORDER BY seq DESC LIMIT 1`, kind))
+	if errors.Is(err, sql.ErrNoRows) {
+		return FiscalRecord{}, false, nil
+	}
+	if err != nil {
+		return FiscalRecord{}, false, mapErr(err, "read the fiscal "+kind+" chain")
+	}
+	return r, true, nil
+}

@@ -280,4 +280,12 @@ func TestPrintZ(t *testing.T) {
 	if n, _ := e.db.FiscalTip(e.ctx, journal.FiscalTicket); n != 1 {
 		t.Fatalf("%d tickets", n)
 	}
+	// A PIN change is a technical event (the PIN never in it).
+	if err := e.st.ChangePIN(e.ctx, sid, "2468", "1357"); err != nil {
+		t.Fatal(err)
+	}
+	last, ok, err := e.db.FiscalLast(e.ctx, journal.FiscalEvent)
+	if err != nil || !ok || !strings.Contains(string(last.Payload), `"type":"pin"`) || strings.Contains(string(last.Payload), "1357") {
+		t.Fatalf("event %s %v", last.Payload, err)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/fiscal"
 	"golang.org/x/crypto/argon2"
 )
 
@@ -152,6 +153,7 @@ func (s *Staff) SetPIN(ctx context.Context, pin string) error {
 		return err
 	}
 	s.audit(ctx, "system", "pin_set", "", "staff PIN set at first run", nil)
+	s.pinEvent(ctx, "system", "staff PIN set at first run")
 	return nil
 }
 
@@ -172,6 +174,7 @@ func (s *Staff) ResetPIN(ctx context.Context, pin, who string) error {
 	clear(s.sessions)
 	s.mu.Unlock()
 	s.audit(ctx, who, "pin_reset", "", "staff PIN set from outside staff mode; lockout lifted, sessions ended", nil)
+	s.pinEvent(ctx, who, "staff PIN reset from outside staff mode")
 	return nil
 }
 
@@ -221,6 +224,7 @@ func (s *Staff) ChangePIN(ctx context.Context, sessionID, current, next string) 
 		return err
 	}
 	s.audit(ctx, sess.Who, "pin_changed", "", "staff PIN changed", nil)
+	s.pinEvent(ctx, sess.Who, "staff PIN changed")
 	return nil
 }
 
@@ -426,5 +430,16 @@ func (s *Staff) Lock(ctx context.Context, id string) {
 	s.mu.Unlock()
 	if ok {
 		s.audit(ctx, sess.Who, "lock", "", "staff session closed", nil)
+	}
+}
+
+// pinEvent records a PIN change in the fiscal journal's technical events
+// (never the PIN).
+func (s *Staff) pinEvent(ctx context.Context, who, detail string) {
+	if s.cfg.Ledger == nil {
+		return
+	}
+	if _, err := s.cfg.Ledger.Event(ctx, fiscal.EventPIN, who, detail); err != nil {
+		s.log.Error("fiscal: a PIN change is not recorded", "err", err)
 	}
 }
