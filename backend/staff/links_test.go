@@ -104,8 +104,11 @@ func TestSendLinkBySMS(t *testing.T) {
 	if _, err := e.cloud.PayCart(cart.CartID, 0, 0, cloudsim.PayCard, false); err != nil {
 		t.Fatal(err)
 	}
-	// The order is settled just after the attempt's outcome.
-	v = e.linkUntil(sid, v.UUID, "paid", func(v AttemptView) bool { return v.OrderStatus == journal.OrderPaid })
+	// The order is settled just after the attempt's outcome (a view reads
+	// the attempt, then its order: wait for both).
+	v = e.linkUntil(sid, v.UUID, "paid", func(v AttemptView) bool {
+		return v.OrderStatus == journal.OrderPaid && v.State == journal.StateApproved
+	})
 	if v.CanCancelLink || v.CanCapture || v.State != journal.StateApproved || v.ProviderStatus != cloudapi.CartOK {
 		t.Fatalf("paid %+v", v)
 	}
@@ -231,7 +234,9 @@ func TestCaptureLink(t *testing.T) {
 	if _, err := e.cloud.PayCart(e.cartOf(v).CartID, 0, 0, cloudsim.PayCard, false); err != nil {
 		t.Fatal(err)
 	}
-	v = e.linkUntil(sid, v.UUID, "authorised", func(v AttemptView) bool { return v.OrderStatus == journal.OrderPaid })
+	v = e.linkUntil(sid, v.UUID, "authorised", func(v AttemptView) bool {
+		return v.OrderStatus == journal.OrderPaid && v.State == journal.StateApproved
+	})
 	if v.State != journal.StateApproved || v.ProviderStatus != cloudapi.CartAuthorised || !v.CanCapture {
 		t.Fatalf("authorised %+v", v)
 	}
