@@ -327,3 +327,35 @@ func TestAPIRefundOriginalStatus(t *testing.T) {
 		}
 	}
 }
+
+// fakeList answers the company's list and the fetch of the original.
+type fakeList struct {
+	WebservicesAPI
+	entries []cloudapi.HistoryEntry
+	orig    cloudapi.TransactionDetails
+}
+
+func (f fakeList) BatchAll(context.Context, cloudapi.BatchRequest, time.Time) ([]cloudapi.HistoryEntry, error) {
+	return f.entries, nil
+}
+
+func (f fakeList) Details(context.Context, string) (*cloudapi.TransactionDetails, error) { return &f.orig, nil }
+
+// A refund whose answer was lost is told from another till's refund of the
+// same amount by the original's terminal, fetched when the original is
+// older than the list searched.
+func TestAPIRefundLookupTellsTheTills(t *testing.T) {
+	list := fakeList{
+		entries: []cloudapi.HistoryEntry{
+			{TransactionID: "R-other", Type: "refund", Status: "ok", Amount: 500, SerialNumber: "SN-OTHER"},
+			{TransactionID: "R-ours", Type: "refund", Status: "ok", Amount: 500, SerialNumber: "SN-OURS"},
+		},
+		orig: cloudapi.TransactionDetails{TransactionID: "T1", Status: "ok", SerialNumber: "SN-OURS"},
+	}
+	ch := Webservices(list, WebservicesOptions{})
+	none := func(context.Context, []string) (map[string]bool, error) { return map[string]bool{}, nil }
+	m, err := ch.Lookup(context.Background(), journal.Attempt{InitialTransactionID: "T1", Amount: 500}, time.Now().Add(-time.Hour), none)
+	if err != nil || m.Verdict != InHistory || m.Charge.TransactionID != "R-ours" || !m.Charge.Approved {
+		t.Fatalf("match %+v %v", m, err)
+	}
+}

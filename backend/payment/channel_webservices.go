@@ -187,6 +187,13 @@ func (c *wsChannel) Lookup(ctx context.Context, a journal.Attempt, since time.Ti
 			orig = &entries[i]
 		}
 	}
+	if orig == nil {
+		// Older than the window: its terminal and reference, as fetched,
+		// tell another till's refund of the same amount from this one.
+		if d, err := c.api.Details(ctx, a.InitialTransactionID); err == nil {
+			orig = &cloudapi.HistoryEntry{TransactionID: d.TransactionID, SerialNumber: d.SerialNumber, Reference: d.Reference}
+		}
+	}
 	isHeld, err := heldAmong(ctx, held, entries, func(e cloudapi.HistoryEntry) string { return e.TransactionID })
 	if err != nil {
 		return Match{}, err
