@@ -339,7 +339,9 @@ func (f fakeList) BatchAll(context.Context, cloudapi.BatchRequest, time.Time) ([
 	return f.entries, nil
 }
 
-func (f fakeList) Details(context.Context, string) (*cloudapi.TransactionDetails, error) { return &f.orig, nil }
+func (f fakeList) Details(context.Context, string) (*cloudapi.TransactionDetails, error) {
+	return &f.orig, nil
+}
 
 // A refund whose answer was lost is told from another till's refund of the
 // same amount by the original's terminal, fetched when the original is
