@@ -276,18 +276,11 @@ func (v *apiRefund) search() wsStep {
 		v.record(nil, "the company's list could not be read: "+err.Error())
 		return v.pause(wsSearch)
 	}
-	switch {
-	case m.Verdict == InHistory && m.Pending:
+	if m.Verdict == InHistory && m.Pending {
 		v.provider(Answer{ProviderID: m.Charge.TransactionID, ProviderStatus: "pending", Raw: m.Raw}, "found in the company's list: "+m.String())
 		return v.pause(wsFollow)
-	case m.Verdict == InHistory && m.Charge.Approved:
-		v.finish(journal.StateApproved, m.Raw, &m.Charge, "refunded by API: "+m.String())
-		return wsDone
-	case m.Verdict == InHistory:
-		v.finish(journal.StateDeclined, m.Raw, &m.Charge, "not refunded: "+m.String())
-		return wsDone
-	case m.Verdict == AmbiguousHistory:
-		v.finish(journal.StateUnknown, nil, nil, m.String()+": call staff")
+	}
+	if v.settled(m, journal.StateDeclined, "refunded by API") {
 		return wsDone
 	}
 	v.searches++

@@ -218,21 +218,31 @@ func (v *reversal) search() revStep {
 		}
 		return revPause
 	}
-	switch {
-	case m.Verdict == InHistory && m.Charge.Approved:
-		v.finish(journal.StateApproved, m.Raw, &m.Charge, "reversed: "+m.String())
-		return revDone
-	case m.Verdict == InHistory:
-		v.finish(journal.StateFailed, m.Raw, &m.Charge, "not reversed: "+m.String())
-		return revDone
-	case m.Verdict == AmbiguousHistory:
-		v.finish(journal.StateUnknown, nil, nil, m.String()+": call staff")
+	if v.settled(m, journal.StateFailed, "reversed") {
 		return revDone
 	}
 	// Not made: the terminal reverses a transaction once, so the same
 	// request either makes it now or answers that it is made.
 	v.record(nil, m.String()+": sending the request again")
 	return revSend
+}
+
+// settled finishes the attempt from what the provider's history says of
+// it, and reports whether it did: made (approved), not made (notMade),
+// or several candidates (unknown, for staff). A history that shows
+// nothing leaves it to the caller. done words what was made.
+func (v *reversal) settled(m Match, notMade journal.State, done string) bool {
+	switch {
+	case m.Verdict == InHistory && m.Charge.Approved:
+		v.finish(journal.StateApproved, m.Raw, &m.Charge, done+": "+m.String())
+	case m.Verdict == InHistory:
+		v.finish(notMade, m.Raw, &m.Charge, "not "+done+": "+m.String())
+	case m.Verdict == AmbiguousHistory:
+		v.finish(journal.StateUnknown, nil, nil, m.String()+": call staff")
+	default:
+		return false
+	}
+	return true
 }
 
 func (v *reversal) record(raw []byte, note string) {
