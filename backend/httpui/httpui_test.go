@@ -98,9 +98,11 @@ func newEnv(t *testing.T) *env {
 		db.Close()
 	})
 	deadline := time.Now().Add(10 * time.Second)
-	for !s.Terminal().Ready {
+	// Ready: the terminal answers, and the welcome screen is up (the
+	// checkout leaves "unavailable" just after the terminal is ready).
+	for !s.Terminal().Ready || s.Checkout().Phase != kiosk.PhaseWelcome {
 		if time.Now().After(deadline) {
-			t.Fatal("never ready")
+			t.Fatalf("never ready: %s", s.Checkout().Phase)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
