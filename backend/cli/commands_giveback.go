@@ -194,5 +194,5 @@ func printGiveBack(ctx context.Context, p *payments, v payment.View, stdout, std
 		r.Givable = m.Givable()
 	}
 	printJSON(stdout, r)
-	return exitCode(v.State)
+	return exitCode(v)
 }

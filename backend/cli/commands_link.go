@@ -100,7 +100,7 @@ func cmdLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Amount: v.Amount, Paid: v.Paid, ChargedAmount: v.ChargedAmount, GiftAmount: v.GiftAmount, TransactionID: v.TransactionID,
 		Message: v.Message, ChargedDespiteCancel: v.ChargedDespiteCancel, OrderPaid: v.OrderPaid,
 	})
-	return exitCode(v.State)
+	return exitCode(v)
 }
 
 // followLink prints the link once the provider gave it, and what is paid

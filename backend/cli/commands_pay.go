@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 )
 
@@ -50,6 +53,9 @@ type payResult struct {
 	Abort                payment.AbortAnswer `json:"abort,omitempty"`
 	ChargedDespiteCancel bool                `json:"chargedDespiteCancel,omitempty"`
 	OrderPaid            bool                `json:"orderPaid"`
+	// Flag: the terminal approved something else than what was asked;
+	// the order is not paid and needs staff.
+	Flag string `json:"flag,omitempty"`
 }
 
 func cmdPay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -93,17 +99,21 @@ func cmdPay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	printJSON(stdout, payResult{
 		Order: v.OrderID, Status: v.State, IdempotentUUID: v.UUID, TransactionID: v.TransactionID,
 		Amount: v.Amount, GiftAmount: v.GiftAmount, ChargedAmount: v.ChargedAmount, Message: v.Message, Abort: v.Abort,
-		ChargedDespiteCancel: v.ChargedDespiteCancel, OrderPaid: v.OrderPaid,
+		ChargedDespiteCancel: v.ChargedDespiteCancel, OrderPaid: v.OrderPaid, Flag: v.Flag,
 	})
-	return exitCode(v.State)
+	return exitCode(v)
 }
 
-// exitCode is a payment's: 0 approved, 3 outcome unknown, 1 otherwise.
-func exitCode(s journal.State) int {
-	switch s {
-	case journal.StateApproved:
+// exitCode is an attempt's: 0 approved as asked, 3 outcome unknown, 4
+// approved for something else than was asked (staff must look), 1
+// otherwise.
+func exitCode(v payment.View) int {
+	switch {
+	case v.State == journal.StateApproved && v.Flag != "":
+		return 4
+	case v.State == journal.StateApproved:
 		return 0
-	case journal.StateUnknown:
+	case v.State == journal.StateUnknown:
 		return 3
 	}
 	return 1
@@ -117,9 +127,20 @@ func ensureOrder(ctx context.Context, db *journal.DB, id *string, amount int64) 
 	}
 	_, err := db.Order(ctx, *id)
 	if journal.ErrorCode(err) == journal.ENOTFOUND {
-		return db.CreateOrder(ctx, journal.Order{ID: *id, Currency: "EUR", Total: amount})
+		return db.CreateOrder(ctx, journal.Order{ID: *id, Currency: configuredCurrency(ctx, db), Total: amount})
 	}
 	return err
+}
+
+// configuredCurrency is the kiosk.currency setting, EUR when it is unset
+// or unreadable (the journal refuses a currency that is not a code).
+func configuredCurrency(ctx context.Context, db *journal.DB) string {
+	raw, ok, err := db.Setting(ctx, kiosk.SettingCurrency)
+	var cur string
+	if err != nil || !ok || json.Unmarshal(raw, &cur) != nil || len(cur) != 3 {
+		return kiosk.DefaultCurrency
+	}
+	return strings.ToUpper(cur)
 }
 
 // recoverFirst resolves unfinished attempts before anything new starts.

@@ -144,6 +144,37 @@ func TestPayThenAttempts(t *testing.T) {
 	}
 }
 
+// A terminal that approves something else than asked (cents 61: 1 cent;
+// 62: another currency; 63: a refund for a debit) makes `pay` exit 4 with
+// the flag and the order unpaid; the order's currency is the configured one.
+func TestPayApprovedForSomethingElseIsNotPaid(t *testing.T) {
+	sim := startSim(t)
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	if code := run([]string{"settings", "--data-dir", dir, "set", "kiosk.currency", `"EUR"`}, &out, &errOut); code != 0 {
+		t.Fatalf("settings: exit %d %s", code, errOut.String())
+	}
+	for _, amount := range []string{"161", "162", "163"} {
+		out.Reset()
+		code := run([]string{"pay", "--terminal", sim.URL(), "--data-dir", dir, "--amount", amount}, &out, &errOut)
+		var res payResult
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil || code != 4 || res.Status != "approved" || res.Flag == "" || res.OrderPaid {
+			t.Fatalf("pay %s: exit %d, printed %s (%v)", amount, code, out.String(), err)
+		}
+	}
+	out.Reset()
+	if code := run([]string{"settings", "--data-dir", dir, "set", "kiosk.currency", `"CHF"`}, &out, &errOut); code != 0 {
+		t.Fatalf("settings: exit %d %s", code, errOut.String())
+	}
+	out.Reset()
+	// The simulator's profile is EUR: an order in CHF answered in EUR is flagged.
+	code := run([]string{"pay", "--terminal", sim.URL(), "--data-dir", dir, "--amount", "100"}, &out, &errOut)
+	var res payResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil || code != 4 || !strings.Contains(res.Flag, "EUR") {
+		t.Fatalf("a CHF order answered in EUR: exit %d, printed %s (%v)", code, out.String(), err)
+	}
+}
+
 func TestDiscoverFindsALoopbackSimulator(t *testing.T) {
 	sim := startSim(t)
 	opts := advertiseOptions(sim)

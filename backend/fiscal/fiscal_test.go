@@ -78,9 +78,6 @@ func (e *env) sale(id string) journal.Attempt {
 		e.t.Fatal(err)
 	}
 	a := e.attempt(id, journal.KindDebit, 1100, "")
-	if err := e.db.SetOrderStatus(e.ctx, id, journal.OrderPaid, "paid"); err != nil {
-		e.t.Fatal(err)
-	}
 	return a
 }
 

@@ -44,12 +44,19 @@ type Attempt struct {
 	Charged       bool
 	ChargedAmount int64
 	ChargedGift   int64
-	SendCount     int
-	CreatedAt     time.Time
-	FirstSentAt   time.Time // zero until sent
-	LastSentAt    time.Time
-	FinalAt       time.Time // zero until final
-	UpdatedAt     time.Time
+	// ChargedCurrency is the currency the provider named with its outcome,
+	// "" when it named none.
+	ChargedCurrency string
+	// Flag says how an approval disagrees with what was asked (another
+	// amount, currency or transaction type): its money was taken but pays
+	// nothing until staff accept it. "" when it agrees, or was accepted.
+	Flag        string
+	SendCount   int
+	CreatedAt   time.Time
+	FirstSentAt time.Time // zero until sent
+	LastSentAt  time.Time
+	FinalAt     time.Time // zero until final
+	UpdatedAt   time.Time
 }
 
 // Total is what the attempt moved, in cents: what the provider said was
@@ -81,6 +88,11 @@ func (a Attempt) Gift() int64 {
 type Charge struct {
 	Amount     int64
 	GiftAmount int64
+	// Currency and Type are the provider's words for the transaction, when
+	// it gave them (ISO 4217; "debit", "refund" or another word): the
+	// journal compares them with what was asked.
+	Currency string
+	Type     string
 }
 
 // TransitionInfo is what came with a state change.
@@ -124,7 +136,7 @@ type AttemptFilter struct {
 
 const attemptColumns = `id, uuid, order_id, kind, channel, amount, gift_amount, policy, terminal,
 	initial_transaction_id, request_body, state, response, transaction_id, error,
-	provider_id, provider_status, charged_amount, charged_gift, send_count,
+	provider_id, provider_status, charged_amount, charged_gift, charged_currency, flag, send_count,
 	created_at, first_sent_at, last_sent_at, final_at, updated_at`
 
 // openAttemptsQuery is served by the partial index attempts_open: only the
@@ -145,12 +157,13 @@ func scanAttempt(row rowScanner) (Attempt, error) {
 		response                              []byte
 		initial, txID, errText                sql.NullString
 		providerID, providerStatus            sql.NullString
+		chargedCurrency, flag                 sql.NullString
 		chargedAmount, chargedGift            sql.NullInt64
 		created, first, last, final, updatedT sql.NullInt64
 	)
 	err := row.Scan(&a.ID, &a.UUID, &a.OrderID, &kind, &channel, &a.Amount, &a.GiftAmount, &policy, &a.Terminal,
 		&initial, &body, &state, &response, &txID, &errText,
-		&providerID, &providerStatus, &chargedAmount, &chargedGift, &a.SendCount,
+		&providerID, &providerStatus, &chargedAmount, &chargedGift, &chargedCurrency, &flag, &a.SendCount,
 		&created, &first, &last, &final, &updatedT)
 	if err != nil {
 		return Attempt{}, err
@@ -161,6 +174,7 @@ func scanAttempt(row rowScanner) (Attempt, error) {
 	a.Response = response
 	a.TransactionID, a.Error = txID.String, errText.String
 	a.ProviderID, a.ProviderStatus = providerID.String, providerStatus.String
+	a.ChargedCurrency, a.Flag = chargedCurrency.String, flag.String
 	if chargedAmount.Valid && chargedGift.Valid {
 		a.Charged, a.ChargedAmount, a.ChargedGift = true, chargedAmount.Int64, chargedGift.Int64
 	}
@@ -292,9 +306,6 @@ func (db *DB) PrepareAttempt(ctx context.Context, a Attempt) (Attempt, error) {
 			return err
 		}
 		if a.Kind == KindDebit {
-			if OrderStatus(status) == OrderPaid || OrderStatus(status) == OrderCancelled {
-				return Errorf(ECONFLICT, "order %s is %s: no new debit", a.OrderID, status)
-			}
 			// An unknown debit may have charged the customer: only a staff
 			// Resolve lets the order be charged again. (Approved debits do
 			// not block: split tender pays one order with several cards,
@@ -308,6 +319,12 @@ func (db *DB) PrepareAttempt(ctx context.Context, a Attempt) (Attempt, error) {
 			}
 			if !errors.Is(err, sql.ErrNoRows) {
 				return err
+			}
+			// Only an open order is charged: paid or cancelled it is done, and
+			// one that needs attention (a flagged approval, a part kept
+			// after it was closed) waits for staff first.
+			if OrderStatus(status) != OrderOpen {
+				return Errorf(ECONFLICT, "order %s is %s: no new debit", a.OrderID, status)
 			}
 		}
 		now := unixMS(db.now())
@@ -431,22 +448,20 @@ func (db *DB) Transition(ctx context.Context, id string, from, to State, info Tr
 		if to.Final() {
 			finalAt = now
 		}
-		var chargedAmount, chargedGift any
-		if c := info.Charged; c != nil {
-			if c.Amount < 0 || c.GiftAmount < 0 {
-				return Errorf(EINVALID, "attempt %s: negative amount charged (%d, gift %d)", id, c.Amount, c.GiftAmount)
-			}
-			chargedAmount, chargedGift = c.Amount, c.GiftAmount
+		c, err := chargeColumns(ctx, tx, id, to, info.Charged)
+		if err != nil {
+			return err
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE attempts
 			SET state = ?, response = COALESCE(?, response), transaction_id = COALESCE(?, transaction_id),
 			    error = COALESCE(?, error), final_at = COALESCE(?, final_at),
 			    charged_amount = COALESCE(?, charged_amount), charged_gift = COALESCE(?, charged_gift),
+			    charged_currency = COALESCE(?, charged_currency), flag = COALESCE(?, flag),
 			    provider_id = COALESCE(?, provider_id), provider_status = COALESCE(?, provider_status),
 			    updated_at = ?
 			WHERE uuid = ? AND state = ?`,
 			string(to), nullBytes(info.Response), nullString(info.TransactionID), nullString(info.Error),
-			finalAt, chargedAmount, chargedGift, nullString(info.ProviderID), nullString(info.ProviderStatus),
+			finalAt, c.amount, c.gift, c.currency, c.flag, nullString(info.ProviderID), nullString(info.ProviderStatus),
 			now, id, string(from))
 		if err != nil {
 			return err
@@ -462,13 +477,83 @@ func (db *DB) Transition(ctx context.Context, id string, from, to State, info Tr
 		if err != nil {
 			return err
 		}
-		return insertEvent(ctx, tx, out.ID, now, from, to, EventTransition, "",
-			transitionDetail(info), info.Response)
+		detail := transitionDetail(info)
+		if out.Flag != "" && to == StateApproved {
+			detail = strings.TrimPrefix(detail+"; flagged: "+out.Flag, "; ")
+		}
+		if err := insertEvent(ctx, tx, out.ID, now, from, to, EventTransition, "", detail, info.Response); err != nil {
+			return err
+		}
+		if !to.Final() {
+			return nil
+		}
+		_, err = settleStatus(ctx, tx, out.OrderID, now, fmt.Sprintf("%s %s %s", out.Kind, id, to))
+		return err
 	})
 	if err != nil {
 		return Attempt{}, err
 	}
 	return out, nil
+}
+
+// chargeArgs are the columns an outcome's charge writes, as bound
+// arguments (nil leaves a column as it is).
+type chargeArgs struct{ amount, gift, currency, flag any }
+
+// chargeColumns checks what an outcome says was charged and, for an
+// approval, compares it with what the attempt asked: a disagreement is the
+// attempt's flag.
+func chargeColumns(ctx context.Context, tx *sql.Tx, id string, to State, c *Charge) (chargeArgs, error) {
+	if c == nil {
+		return chargeArgs{}, nil
+	}
+	if c.Amount < 0 || c.GiftAmount < 0 {
+		return chargeArgs{}, Errorf(EINVALID, "attempt %s: negative amount charged (%d, gift %d)", id, c.Amount, c.GiftAmount)
+	}
+	out := chargeArgs{amount: c.Amount, gift: c.GiftAmount}
+	cur := strings.ToUpper(strings.TrimSpace(c.Currency))
+	if cur != "" {
+		if !validCurrency(cur) {
+			// Not a currency at all: kept in the flag's words, never as one.
+			cur = ""
+		} else {
+			out.currency = cur
+		}
+	}
+	if to != StateApproved {
+		return out, nil
+	}
+	a, err := getAttempt(ctx, tx, id)
+	if err != nil {
+		return chargeArgs{}, err
+	}
+	var orderCurrency string
+	if err := tx.QueryRowContext(ctx, `SELECT currency FROM orders WHERE id = ?`, a.OrderID).Scan(&orderCurrency); err != nil {
+		return chargeArgs{}, err
+	}
+	if why := disagreement(a, orderCurrency, *c); why != "" {
+		out.flag = why
+	}
+	return out, nil
+}
+
+// disagreement says how an approval disagrees with what the attempt asked:
+// another amount (a tip aside), another currency than the order's, or a
+// transaction of another type. "" when it agrees. A currency or a type the
+// provider did not name is no disagreement (the specification lets it
+// leave out keys, and tolerates types it does not list).
+func disagreement(a Attempt, orderCurrency string, c Charge) string {
+	var why []string
+	if c.Amount != a.Amount {
+		why = append(why, fmt.Sprintf("%d charged where %d was asked", c.Amount, a.Amount))
+	}
+	if cur := strings.TrimSpace(c.Currency); cur != "" && !strings.EqualFold(cur, orderCurrency) {
+		why = append(why, fmt.Sprintf("currency %q where the order is in %s", cur, orderCurrency))
+	}
+	if t := strings.ToLower(strings.TrimSpace(c.Type)); (t == "debit" || t == "refund") && a.Kind != KindReversal && t != string(a.Kind) {
+		why = append(why, fmt.Sprintf("a %s where a %s was asked", t, a.Kind))
+	}
+	return strings.Join(why, "; ")
 }
 
 // lostRace explains a guarded update that matched no row.
@@ -628,89 +713,6 @@ func (db *DB) AddNote(ctx context.Context, id, who, note string) error {
 		}
 		return insertEvent(ctx, tx, a.ID, unixMS(db.now()), a.State, a.State, EventNote, who, note, nil)
 	})
-}
-
-// Resolution settles an attempt whose outcome is unknown.
-type Resolution struct {
-	// To is approved (the customer was charged, or given back) or declined
-	// (nothing moved).
-	To State
-	// Who decided: a member of staff ("staff:..."), or the system when the
-	// provider's history told without doubt ("system:history").
-	Who  string
-	Note string
-	// TransactionID, Charged and Response describe the provider's
-	// transaction this attempt turned out to be, when one is known.
-	TransactionID string
-	Charged       *Charge
-	Response      []byte
-}
-
-// Resolve is the one way out of a final state: someone (staff, having
-// checked the terminal's history or the provider's back office; or the
-// system, when that history names exactly one transaction or shows that
-// nothing was made) settles an unknown attempt as approved or declined. Who
-// is required and, with the note, goes into the audit trail. final_at keeps
-// the time the attempt became unknown. A transaction another attempt
-// already holds is refused (ECONFLICT): one transaction is one attempt.
-func (db *DB) Resolve(ctx context.Context, id string, r Resolution) (Attempt, error) {
-	to := r.To
-	if to != StateApproved && to != StateDeclined {
-		return Attempt{}, Errorf(EINVALID, "attempt %s: an unknown attempt resolves to approved or declined, not %q", id, to)
-	}
-	if strings.TrimSpace(r.Who) == "" {
-		return Attempt{}, Errorf(EINVALID, "attempt %s: a resolution must name who made it", id)
-	}
-	var chargedAmount, chargedGift any
-	if c := r.Charged; c != nil {
-		if c.Amount < 0 || c.GiftAmount < 0 {
-			return Attempt{}, Errorf(EINVALID, "attempt %s: negative amount charged (%d, gift %d)", id, c.Amount, c.GiftAmount)
-		}
-		chargedAmount, chargedGift = c.Amount, c.GiftAmount
-	}
-	var out Attempt
-	err := db.update(ctx, "resolve attempt "+id, func(tx *sql.Tx) error {
-		if r.TransactionID != "" {
-			var other string
-			err := tx.QueryRowContext(ctx, `SELECT uuid FROM attempts WHERE transaction_id = ? AND uuid <> ?`,
-				r.TransactionID, id).Scan(&other)
-			if err == nil {
-				return Errorf(ECONFLICT, "transaction %s is already attempt %s's", r.TransactionID, other)
-			}
-			if !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-		}
-		now := unixMS(db.now())
-		res, err := tx.ExecContext(ctx, `UPDATE attempts
-			SET state = ?, transaction_id = COALESCE(?, transaction_id), response = COALESCE(?, response),
-			    charged_amount = COALESCE(?, charged_amount), charged_gift = COALESCE(?, charged_gift), updated_at = ?
-			WHERE uuid = ? AND state = 'unknown'`,
-			string(to), nullString(r.TransactionID), nullBytes(r.Response), chargedAmount, chargedGift, now, id)
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return lostRace(ctx, tx, id, StateUnknown, to)
-		}
-		out, err = getAttempt(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		detail := r.Note
-		if r.TransactionID != "" {
-			detail = strings.TrimSpace(detail + "\ntransactionId " + r.TransactionID)
-		}
-		return insertEvent(ctx, tx, out.ID, now, StateUnknown, to, EventResolution, r.Who, detail, r.Response)
-	})
-	if err != nil {
-		return Attempt{}, err
-	}
-	return out, nil
 }
 
 func insertEvent(ctx context.Context, tx *sql.Tx, attemptID, at int64, from, to State, kind EventKind, actor, detail string, raw []byte) error {

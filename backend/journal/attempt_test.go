@@ -226,10 +226,17 @@ func TestDebitGuards(t *testing.T) {
 	if _, err := db.PrepareAttempt(ctx, newAttempt(t, unknown.OrderID, "T-unknown")); err != nil {
 		t.Fatalf("after resolution as declined: %v", err)
 	}
-	// An order marked paid or cancelled takes no new debit.
-	for _, st := range []OrderStatus{OrderPaid, OrderCancelled} {
+	// An order that is not open (paid, cancelled, or waiting for staff)
+	// takes no new debit.
+	paid := attemptIn(t, db, StateApproved)
+	_, err = db.PrepareAttempt(ctx, newAttempt(t, paid.OrderID, "T-paid"))
+	wantCode(t, err, ECONFLICT)
+	for _, set := range []func(id string) error{
+		func(id string) error { return db.CloseOrder(ctx, id, "test") },
+		func(id string) error { return db.FlagOrder(ctx, id, "test") },
+	} {
 		a := fixture(t, db)
-		if err := db.SetOrderStatus(ctx, a.OrderID, st, "test"); err != nil {
+		if err := set(a.OrderID); err != nil {
 			t.Fatal(err)
 		}
 		_, err := db.PrepareAttempt(ctx, a)

@@ -222,19 +222,21 @@ func TestOrders(t *testing.T) {
 	_, err = db.Order(ctx, "nope")
 	wantCode(t, err, ENOTFOUND)
 
-	if err := db.SetOrderStatus(ctx, "o1", OrderPaid, "attempt x approved"); err != nil {
+	// Its status is the journal's: closing it with nothing paid cancels it.
+	wantCode(t, db.CreateOrder(ctx, Order{ID: "o2", Currency: "EUR", Total: 1, Status: OrderPaid}), EINVALID)
+	if err := db.CloseOrder(ctx, "o1", "the customer walked away"); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, db.SetOrderStatus(ctx, "o1", "refunded", ""), EINVALID)
-	wantCode(t, db.SetOrderStatus(ctx, "nope", OrderPaid, ""), ENOTFOUND)
-	if o, _ = db.Order(ctx, "o1"); o.Status != OrderPaid {
-		t.Fatalf("status = %s", o.Status)
+	wantCode(t, db.CloseOrder(ctx, "nope", "x"), ENOTFOUND)
+	wantCode(t, db.CloseOrder(ctx, "o1", " "), EINVALID)
+	if o, _ = db.Order(ctx, "o1"); o.Status != OrderCancelled || o.ClosedAt.IsZero() {
+		t.Fatalf("order = %+v", o)
 	}
 	evs, err := db.OrderEvents(ctx, "o1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 2 || evs[1].From != OrderOpen || evs[1].To != OrderPaid || evs[1].Note != "attempt x approved" {
+	if len(evs) != 2 || evs[1].From != OrderOpen || evs[1].To != OrderCancelled || evs[1].Note != "closed: the customer walked away" {
 		t.Fatalf("order events = %+v", evs)
 	}
 	_, err = db.OrderEvents(ctx, "nope")

@@ -19,9 +19,12 @@ import (
 type Money struct {
 	Total int64 // the order's total
 	// Paid and Gifts are the approved debits, as the provider said it
-	// charged them: the amounts, and the tips or donations.
-	Paid  int64
-	Gifts int64
+	// charged them: the amounts, and the tips or donations. An approval
+	// that disagreed with its request (flagged) is in neither until staff
+	// accept it: it is in Flagged, amount and tip together.
+	Paid    int64
+	Gifts   int64
+	Flagged int64
 	// Refunded and Reversed are the approved refunds (gifts included) and
 	// reversals.
 	Refunded int64
@@ -31,8 +34,9 @@ type Money struct {
 	Pending int64
 }
 
-// Taken is what the customer was charged for the order.
-func (m Money) Taken() int64 { return m.Paid + m.Gifts }
+// Taken is what the customer was charged for the order, flagged
+// approvals included: that money can be given back.
+func (m Money) Taken() int64 { return m.Paid + m.Gifts + m.Flagged }
 
 // GivenBack is what was, or may have been, given back.
 func (m Money) GivenBack() int64 { return m.Refunded + m.Reversed + m.Pending }
@@ -46,10 +50,12 @@ func (m Money) Due() int64 { return max(m.Total-m.Paid, 0) }
 // moneyQuery sums an order's attempts. A debit counts what the provider
 // said it charged when it said so (charged_*), else what was asked.
 const moneyQuery = `SELECT o.total,
-	COALESCE(SUM(CASE WHEN a.kind = 'debit' AND a.state = 'approved'
+	COALESCE(SUM(CASE WHEN a.kind = 'debit' AND a.state = 'approved' AND a.flag IS NULL
 		THEN COALESCE(a.charged_amount, a.amount) END), 0),
-	COALESCE(SUM(CASE WHEN a.kind = 'debit' AND a.state = 'approved'
+	COALESCE(SUM(CASE WHEN a.kind = 'debit' AND a.state = 'approved' AND a.flag IS NULL
 		THEN COALESCE(a.charged_gift, a.gift_amount) END), 0),
+	COALESCE(SUM(CASE WHEN a.kind = 'debit' AND a.state = 'approved' AND a.flag IS NOT NULL
+		THEN COALESCE(a.charged_amount, a.amount) + COALESCE(a.charged_gift, a.gift_amount) END), 0),
 	COALESCE(SUM(CASE WHEN a.kind = 'refund' AND a.state = 'approved'
 		THEN COALESCE(a.charged_amount, a.amount) + COALESCE(a.charged_gift, a.gift_amount) END), 0),
 	COALESCE(SUM(CASE WHEN a.kind = 'reversal' AND a.state = 'approved'
@@ -63,7 +69,7 @@ GROUP BY o.id`
 
 func orderMoney(ctx context.Context, q queryer, orderID string) (Money, error) {
 	var m Money
-	err := q.QueryRowContext(ctx, moneyQuery, orderID).Scan(&m.Total, &m.Paid, &m.Gifts, &m.Refunded, &m.Reversed, &m.Pending)
+	err := q.QueryRowContext(ctx, moneyQuery, orderID).Scan(&m.Total, &m.Paid, &m.Gifts, &m.Flagged, &m.Refunded, &m.Reversed, &m.Pending)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Money{}, Errorf(ENOTFOUND, "order %s not found", orderID)
 	}

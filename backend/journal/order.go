@@ -18,6 +18,12 @@ type Order struct {
 	Data      json.RawMessage // the lines; opaque to the journal
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// ClosedAt is when nothing more was to be asked of it (CloseOrder);
+	// zero while it may still be paid.
+	ClosedAt time.Time
+	// Attention is why it was set aside for staff (FlagOrder), until
+	// they accept it.
+	Attention string
 }
 
 // OrderEvent is one change of an order's status.
@@ -49,7 +55,8 @@ type SettingWrite struct {
 	Value json.RawMessage
 }
 
-// CreateOrder records a new order. Status defaults to open; CreatedAt to now.
+// CreateOrder records a new order, open (its status is the journal's
+// conclusion from then on: StatusOf); CreatedAt defaults to now.
 // ECONFLICT if an order with this id exists. The settings in with are
 // written in the same transaction (the kiosk's order sequence): one
 // durable write instead of two before the payment leaves.
@@ -69,12 +76,10 @@ func (db *DB) CreateOrder(ctx context.Context, o Order, with ...SettingWrite) er
 	case len(o.Data) > 0 && !json.Valid(o.Data):
 		return Errorf(EINVALID, "order %s: data is not valid JSON", o.ID)
 	}
-	if o.Status == "" {
-		o.Status = OrderOpen
+	if o.Status != "" && o.Status != OrderOpen {
+		return Errorf(EINVALID, "order %s: a new order is open, not %q: its status follows its attempts", o.ID, o.Status)
 	}
-	if !o.Status.Valid() {
-		return Errorf(EINVALID, "order %s: unknown status %q", o.ID, o.Status)
-	}
+	o.Status = OrderOpen
 	now := db.now()
 	created := o.CreatedAt
 	if created.IsZero() {
@@ -116,7 +121,7 @@ func (db *DB) CreateOrder(ctx context.Context, o Order, with ...SettingWrite) er
 // Order returns the order with id, ENOTFOUND if there is none.
 func (db *DB) Order(ctx context.Context, id string) (Order, error) {
 	o, err := scanOrder(db.r.QueryRowContext(ctx,
-		`SELECT id, currency, total, status, data, created_at, updated_at FROM orders WHERE id = ?`, id))
+		`SELECT `+orderColumns+` FROM orders WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Order{}, Errorf(ENOTFOUND, "order %s not found", id)
 	}
@@ -126,50 +131,25 @@ func (db *DB) Order(ctx context.Context, id string) (Order, error) {
 	return o, nil
 }
 
+const orderColumns = `id, currency, total, status, data, created_at, updated_at, closed_at, attention`
+
 func scanOrder(row interface{ Scan(...any) error }) (Order, error) {
 	var (
-		o                  Order
-		status             string
-		data               sql.NullString
-		created, updatedAt sql.NullInt64
+		o                          Order
+		status                     string
+		data, attention            sql.NullString
+		created, updatedAt, closed sql.NullInt64
 	)
-	if err := row.Scan(&o.ID, &o.Currency, &o.Total, &status, &data, &created, &updatedAt); err != nil {
+	if err := row.Scan(&o.ID, &o.Currency, &o.Total, &status, &data, &created, &updatedAt, &closed, &attention); err != nil {
 		return Order{}, err
 	}
 	o.Status = OrderStatus(status)
+	o.ClosedAt, o.Attention = fromUnixMS(closed), attention.String
 	if data.Valid {
 		o.Data = json.RawMessage(data.String)
 	}
 	o.CreatedAt, o.UpdatedAt = fromUnixMS(created), fromUnixMS(updatedAt)
 	return o, nil
-}
-
-// SetOrderStatus records the orchestrator's verdict on an order, with a note
-// for the audit trail. The journal does not judge order transitions: paid can
-// become needs_attention after a disputed refund, for instance.
-func (db *DB) SetOrderStatus(ctx context.Context, id string, status OrderStatus, note string) error {
-	if !status.Valid() {
-		return Errorf(EINVALID, "order %s: unknown status %q", id, status)
-	}
-	now := unixMS(db.now())
-	return db.update(ctx, "set status of order "+id, func(tx *sql.Tx) error {
-		var from string
-		err := tx.QueryRowContext(ctx, `SELECT status FROM orders WHERE id = ?`, id).Scan(&from)
-		if errors.Is(err, sql.ErrNoRows) {
-			return Errorf(ENOTFOUND, "order %s not found", id)
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx,
-			`UPDATE orders SET status = ?, updated_at = ? WHERE id = ?`, string(status), now, id); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx,
-			`INSERT INTO order_events (order_id, at, from_status, to_status, note) VALUES (?, ?, ?, ?, ?)`,
-			id, now, from, string(status), nullString(note))
-		return err
-	})
 }
 
 // OrderEvents returns an order's status history, oldest first.

@@ -123,7 +123,7 @@ const (
 	PolicyReversal Policy = "reversal"
 )
 
-// OrderStatus is set by the orchestrator; the journal only records it.
+// OrderStatus is the journal's conclusion about an order (StatusOf).
 type OrderStatus string
 
 const (
@@ -159,4 +159,7 @@ const (
 	// EventCaptured: an approved link whose cart was only authorised moved
 	// on at the provider (captured, or released): RecordCapture.
 	EventCaptured EventKind = "captured"
+	// EventAccepted: staff accepted an approval that disagreed with its
+	// request (AcceptOrder): its flag was lifted.
+	EventAccepted EventKind = "accepted"
 )

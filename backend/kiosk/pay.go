@@ -380,29 +380,36 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 	s.co.att, s.co.last = nil, att
 	p := *s.co.payment
 	p.AttemptUUID, p.Deadline, p.Message = v.UUID, time.Time{}, v.Message
-	if v.State == journal.StateApproved {
+	// What pays is what the provider says it charged, and only when that
+	// agrees with what was asked (v.Flag: the journal's judgement).
+	if v.State == journal.StateApproved && v.Flag == "" {
 		if att.step == StepVoucher {
-			ord.paidVoucher += v.Amount
+			ord.paidVoucher += v.ChargedAmount
 		} else {
-			ord.paidCard += v.Amount
+			ord.paidCard += v.ChargedAmount
 		}
 	}
-	// The journal is the record; what this kiosk saw approved is a floor,
-	// for when the journal could not record an approval.
+	// The journal is the record. Only when it cannot be read does this
+	// kiosk's own count of the charges stand in.
 	p.Paid = ord.paidVoucher + ord.paidCard
 	if sumErr != nil {
 		s.log.Error("order summary", "order", ord.id, "err", sumErr)
 	} else {
-		p.Paid = max(p.Paid, sum.Paid)
+		p.Paid = sum.Paid
 	}
 	p.Due = max(ord.total-p.Paid, 0)
 	// The customer asked to stop: no further part starts behind their back.
 	cancelled := att.cancel || s.co.phase == PhaseCanceling || v.ChargedDespiteCancel
 	var next *attempt
 	printTicket := false
-	switch v.State {
-	case journal.StateApproved:
-		part := receipt.Part{Kind: receipt.KindCard, Amount: v.Amount, TransactionID: v.TransactionID}
+	switch {
+	case v.State == journal.StateApproved && v.Flag != "":
+		// Money was taken, but not what was asked: never "approved", never
+		// a further part; staff decide from the journal.
+		s.co.phase = PhaseUnknown
+		p.Message = "the terminal's answer does not match the payment asked (" + v.Flag + "): call staff"
+	case v.State == journal.StateApproved:
+		part := receipt.Part{Kind: receipt.KindCard, Amount: v.ChargedAmount, TransactionID: v.TransactionID}
 		switch c := v.Charge; {
 		case att.link:
 			part.Kind = receipt.KindLink
@@ -427,22 +434,22 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 			// A card part pays all that is due: money still due after it
 			// means the journal and the terminal disagree. Never a guess.
 			s.co.phase = PhaseUnknown
-			p.Message = fmt.Sprintf("the card part (%d) was approved but %d is still due by the journal: call staff", v.Amount, p.Due)
+			p.Message = fmt.Sprintf("the card part (%d) was approved but %d is still due by the journal: call staff", v.ChargedAmount, p.Due)
 		case cancelled:
 			// The customer wanted to stop, and the voucher part went through:
 			// no card attempt behind their back. They pay the rest or call staff.
 			s.co.phase = PhaseDeclined
 			p.Step = StepCard
-			p.Message = fmt.Sprintf("the meal-voucher part (%d) was charged although Cancel was pressed; %d is still due", v.Amount, p.Due)
+			p.Message = fmt.Sprintf("the meal-voucher part (%d) was charged although Cancel was pressed; %d is still due", v.ChargedAmount, p.Due)
 		default:
 			next = &attempt{step: StepCard, amount: p.Due, medium: payment.MediumBankCards, wake: make(chan struct{}, 1)}
 			s.co.att = next
 			s.co.phase = PhasePaying
 			p.Step, p.Amount, p.AttemptUUID, p.Message = StepCard, p.Due, "", ""
 		}
-	case journal.StateDeclined, journal.StateCancelled:
+	case v.State == journal.StateDeclined, v.State == journal.StateCancelled:
 		s.co.phase = PhaseDeclined
-	case journal.StateFailed:
+	case v.State == journal.StateFailed:
 		s.co.phase = PhaseFailed
 	default: // unknown: never a guess
 		s.co.phase = PhaseUnknown

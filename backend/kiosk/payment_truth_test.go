@@ -6,6 +6,7 @@ package kiosk
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -346,5 +347,30 @@ func TestRecoveredPartlyPaidOrderNeedsAttention(t *testing.T) {
 	}
 	if o := e.order(orderID); o.Status != journal.OrderNeedsAttention {
 		t.Errorf("order with 260 of 540 charged and no attempt left is %q after recovery: staff are never told", o.Status)
+	}
+}
+
+// A terminal that approves something else than what was asked (1 cent for
+// the whole cart, another currency, a refund for a debit) pays nothing:
+// the customer is sent to staff, never shown "approved", no order ticket
+// is printed, and the journal keeps the order for staff.
+func TestApprovalThatDisagreesSendsTheCustomerToStaff(t *testing.T) {
+	for _, m := range []terminalsim.Misreport{{Amount: 1}, {Currency: "CHF"}, {Type: "refund"}} {
+		t.Run(fmt.Sprintf("%+v", m), func(t *testing.T) {
+			e := newEnv(t)
+			e.sim.Script(terminalsim.Approve().After(0).Misreporting(m))
+			e.cart("croissant", 1)
+			e.must(e.s.Pay(MethodCard))
+			v := e.waitFor("outcome", func(v CheckoutView) bool { return v.Phase != PhasePaying && v.Phase != PhaseCanceling })
+			if v.Phase != PhaseUnknown || v.Payment.Paid != 0 || v.Payment.Due != 130 {
+				t.Fatalf("phase %s, payment %+v: want the customer sent to staff, nothing paid", v.Phase, v.Payment)
+			}
+			if tickets := e.printedFrom("print"); len(tickets) != 0 {
+				t.Fatalf("an order ticket was printed for an order not paid: %+v", tickets)
+			}
+			if o := e.order(v.OrderID); o.Status != journal.OrderNeedsAttention {
+				t.Fatalf("order %s, want needs_attention", o.Status)
+			}
+		})
 	}
 }

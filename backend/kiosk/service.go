@@ -279,33 +279,24 @@ func (s *Service) Run(ctx context.Context) {
 // card part after it): nobody else would ever look at either. why says
 // what left it.
 func (s *Service) settleLeft(ctx context.Context, orderID, why string) {
-	sum, err := s.cfg.Payments.Summary(ctx, orderID)
-	if err != nil || sum.Paid >= sum.Total {
-		return
-	}
 	ord, err := s.cfg.Journal.Order(ctx, orderID)
 	if err != nil || ord.Status != journal.OrderOpen {
-		return
+		return // paid, closed, or staff's to settle
 	}
 	atts, err := s.cfg.Journal.AttemptsForOrder(ctx, orderID)
 	if err != nil {
 		return
 	}
 	for _, a := range atts {
-		if a.State.Open() || a.State == journal.StateUnknown {
-			return // still being resolved, or staff's to settle
+		if a.State.Open() {
+			return // still being resolved
 		}
 	}
-	status, note := journal.OrderCancelled, why+": not charged, the customer gone"
-	if sum.Paid > 0 {
-		status = journal.OrderNeedsAttention
-		note = fmt.Sprintf("%s partly paid: %d of %d charged, no attempt left; call the customer or refund", why, sum.Paid, sum.Total)
-	}
-	if err := s.cfg.Journal.SetOrderStatus(ctx, orderID, status, note); err != nil {
-		s.log.Error("settle a recovered order", "order", orderID, "status", status, "err", err)
+	if err := s.cfg.Journal.CloseOrder(ctx, orderID, why+": the customer gone"); err != nil {
+		s.log.Error("settle a recovered order", "order", orderID, "err", err)
 		return
 	}
-	s.log.Warn("order settled: "+why, "order", orderID, "status", status, "paid", sum.Paid, "total", sum.Total)
+	s.log.Warn("order closed: "+why, "order", orderID)
 }
 
 func (s *Service) recoverLoop(ctx context.Context) {
@@ -1032,26 +1023,26 @@ func (s *Service) flagUnknown(ord *order) {
 	if err != nil || o.Status != journal.OrderOpen {
 		return
 	}
-	if err := s.cfg.Journal.SetOrderStatus(ctx, ord.id, journal.OrderNeedsAttention, "outcome unknown at the kiosk: screen released by staff"); err != nil {
+	if err := s.cfg.Journal.FlagOrder(ctx, ord.id, "outcome unknown at the kiosk: screen released by staff"); err != nil {
 		s.log.Error("flag an order of unknown outcome", "order", ord.id, "err", err)
 	}
 }
 
-// closeOrder records an order left unpaid: cancelled, or needs_attention
-// when a part was charged (staff refund it or collect the rest).
+// closeOrder records an order left unpaid: the journal makes it
+// cancelled, or needs_attention when a part was charged (staff refund it
+// or collect the rest).
 func (s *Service) closeOrder(ord *order, paid int64) {
 	if ord == nil || ord.id == "" {
 		return
 	}
-	status, note := journal.OrderCancelled, "cancelled at the kiosk: not charged"
+	why := "cancelled at the kiosk"
 	if paid > 0 {
-		status = journal.OrderNeedsAttention
-		note = fmt.Sprintf("abandoned at the kiosk after %d of %d was paid: refund or collect the rest", paid, ord.total)
+		why = fmt.Sprintf("abandoned at the kiosk after %d of %d was paid: refund or collect the rest", paid, ord.total)
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
-	if err := s.cfg.Journal.SetOrderStatus(ctx, ord.id, status, note); err != nil {
-		s.log.Error("record the order's end", "order", ord.id, "status", status, "err", err)
+	if err := s.cfg.Journal.CloseOrder(ctx, ord.id, why); err != nil {
+		s.log.Error("record the order's end", "order", ord.id, "err", err)
 	}
 }
 

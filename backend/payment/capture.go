@@ -88,7 +88,7 @@ func (o *Orchestrator) CaptureLink(ctx context.Context, uuid, who string) (journ
 		return att, fmt.Errorf("payment: %w", err)
 	}
 	if status != cloudapi.CartOK {
-		if err := o.cfg.Journal.SetOrderStatus(ctx, att.OrderID, journal.OrderNeedsAttention,
+		if err := o.cfg.Journal.FlagOrder(ctx, att.OrderID,
 			"the link's authorised payment ended "+status+" at the provider instead of being captured"); err != nil {
 			o.log.Error("order status after a capture", "order", att.OrderID, "err", err)
 		}

@@ -163,6 +163,9 @@ type Charge struct {
 	Amount        int64  `json:"amount"`     // cents, gift excluded
 	GiftAmount    int64  `json:"giftAmount"` // cents
 	Currency      string `json:"currencyCode,omitempty"`
+	// Type is the provider's transaction type ("debit", "refund", or a
+	// word it does not list), when it named one.
+	Type string `json:"transactionType,omitempty"`
 	// Card details as the provider returned them for receipts (no card
 	// number beyond what its tickets show).
 	Scheme             string `json:"scheme,omitempty"`

@@ -135,7 +135,7 @@ func (c *cloudChannel) Follow(ctx context.Context, a journal.Attempt) Answer {
 func cloudCharge(tx *cloudapi.Transaction, approved bool) *Charge {
 	return &Charge{
 		TransactionID: tx.TransactionID, Amount: tx.Amount, GiftAmount: tx.GiftAmount, Currency: tx.CurrencyCode,
-		Scheme: tx.Scheme, Issuer: tx.Issuer, PaymentApplication: tx.PaymentApplication,
+		Type: tx.TransactionType, Scheme: tx.Scheme, Issuer: tx.Issuer, PaymentApplication: tx.PaymentApplication,
 		ClientTicket: tx.ClientTicket, MerchantTicket: tx.CompanyTicket, Approved: approved,
 	}
 }

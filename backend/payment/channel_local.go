@@ -156,7 +156,7 @@ func localError(id string, err error) Answer {
 func localCharge(tx *localapi.Transaction) *Charge {
 	return &Charge{
 		TransactionID: tx.TransactionID, Amount: tx.Amount, GiftAmount: tx.GiftAmount, Currency: tx.CurrencyCode,
-		Scheme: tx.Scheme, Issuer: tx.Issuer, PaymentApplication: tx.PaymentApplication,
+		Type: tx.TransactionType, Scheme: tx.Scheme, Issuer: tx.Issuer, PaymentApplication: tx.PaymentApplication,
 		ClientTicket: tx.ClientCardTicket, MerchantTicket: tx.MerchantCardTicket, Approved: tx.Approved(),
 	}
 }

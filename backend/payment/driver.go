@@ -671,7 +671,7 @@ func (d *driver) finish(to journal.State, a *Answer, note string, ref *refusal) 
 		if c != nil {
 			info.TransactionID = c.TransactionID
 			if to == journal.StateApproved {
-				info.Charged = &journal.Charge{Amount: c.Amount, GiftAmount: c.GiftAmount}
+				info.Charged = &journal.Charge{Amount: c.Amount, GiftAmount: c.GiftAmount, Currency: c.Currency, Type: c.Type}
 			}
 		}
 	case ref != nil:
@@ -692,13 +692,16 @@ func (d *driver) finish(to journal.State, a *Answer, note string, ref *refusal) 
 		d.att = att
 	}
 	charged := to == journal.StateApproved
-	discrepancy := ""
-	if charged && c != nil && c.Amount != d.att.Amount {
-		discrepancy = fmt.Sprintf("the terminal charged %d where %d was asked: call staff", c.Amount, d.att.Amount)
-		msg = discrepancy
+	flag := ""
+	if err == nil {
+		flag = d.att.Flag
 	}
+	if flag != "" {
+		msg = "the terminal's answer does not match the payment asked (" + flag + "): call staff"
+	}
+	paid := err == nil && d.o.orderPaid(d.r.snapshot().OrderID)
 	d.update(func(v *View) {
-		v.State, v.Message, v.Charge = to, msg, c
+		v.State, v.Message, v.Charge, v.Flag, v.OrderPaid = to, msg, c, flag, paid
 		if a != nil {
 			v.Raw = a.Raw
 		}
@@ -710,9 +713,6 @@ func (d *driver) finish(to journal.State, a *Answer, note string, ref *refusal) 
 		}
 		v.ChargedDespiteCancel = charged && d.cancel
 	})
-	if err == nil {
-		d.settleOrder(to, discrepancy)
-	}
 }
 
 // awaitCancelAnswer keeps the audit trail whole when the outcome came
@@ -736,34 +736,6 @@ func (d *driver) awaitCancelAnswer() {
 	case <-d.o.ctx.Done():
 	}
 	d.cancel = wasCancel
-}
-
-// settleOrder keeps the order's status in step with its attempts.
-func (d *driver) settleOrder(to journal.State, discrepancy string) {
-	ctx := d.o.ctx
-	orderID := d.r.snapshot().OrderID
-	switch {
-	case to == journal.StateUnknown:
-		d.setOrder(ctx, orderID, journal.OrderNeedsAttention, "attempt "+d.r.uuid+" outcome unknown")
-	case discrepancy != "":
-		d.setOrder(ctx, orderID, journal.OrderNeedsAttention, "attempt "+d.r.uuid+": "+discrepancy)
-	case to == journal.StateApproved && d.att.Kind == journal.KindDebit:
-		sum, err := d.o.Summary(ctx, orderID)
-		if err != nil {
-			d.o.log.Error("order summary", "order", orderID, "err", err)
-			return
-		}
-		if sum.Paid >= sum.Total {
-			d.setOrder(ctx, orderID, journal.OrderPaid, "paid by attempt "+d.r.uuid)
-			d.update(func(v *View) { v.OrderPaid = true })
-		}
-	}
-}
-
-func (d *driver) setOrder(ctx context.Context, id string, s journal.OrderStatus, note string) {
-	if err := d.o.cfg.Journal.SetOrderStatus(ctx, id, s, note); err != nil {
-		d.o.log.Error("order status", "order", id, "status", s, "err", err)
-	}
 }
 
 // journalFailed handles a journal that refuses to record a send (a full

@@ -77,30 +77,51 @@ func testTipChosenOnTheTerminalIsJournaled(t *testing.T, e *env) {
 	}
 }
 
-// An approved amount other than the one asked is never expected: it is
-// recorded as charged and flagged for staff.
-func TestChargedAmountDifferentFromTheAskedOneIsFlagged(t *testing.T) {
-	e := newEnv(t, testLimits)
-	fake := &fakeTerminal{payment: func(ctx context.Context, body []byte) (*localapi.Transaction, error) {
-		var req localapi.PaymentRequest
-		json.Unmarshal(body, &req)
-		tx := &localapi.Transaction{Status: localapi.StatusOK, TransactionID: "tx-odd", Amount: req.Amount - 100, IdempotentUUID: req.IdempotentUUID}
-		tx.Raw, _ = json.Marshal(tx)
-		return tx, nil
-	}}
-	e.close()
-	e.open(fake, testLimits)
-	e.recover()
-	e.order("D1", 1000)
-	v := e.wait(e.start(Request{OrderID: "D1", Amount: 1000, Policy: journal.PolicyKiosk}))
-	if v.State != journal.StateApproved || !strings.Contains(v.Message, "charged 900 where 1000 was asked") {
-		t.Fatalf("view %+v", v)
+// An approval that disagrees with the request (an amount under or over
+// it, another currency, a refund answered for a debit) is recorded as
+// charged, flagged, and pays nothing: the order needs staff.
+func TestApprovalThatDisagreesIsFlaggedAndPaysNothing(t *testing.T) {
+	tests := []struct {
+		name string
+		odd  func(*localapi.Transaction)
+		want string
+	}{
+		{"under", func(tx *localapi.Transaction) { tx.Amount -= 100 }, "900 charged where 1000 was asked"},
+		{"over", func(tx *localapi.Transaction) { tx.Amount += 1 }, "1001 charged where 1000 was asked"},
+		{"currency", func(tx *localapi.Transaction) { tx.CurrencyCode = "CHF" }, `currency "CHF"`},
+		{"type", func(tx *localapi.Transaction) { tx.TransactionType = "refund" }, "a refund where a debit was asked"},
 	}
-	if a := e.attempt(v.UUID); a.ChargedAmount != 900 || a.Amount != 1000 {
-		t.Fatalf("journal %+v", a)
-	}
-	if st := e.orderStatus("D1"); st != journal.OrderNeedsAttention {
-		t.Fatalf("order %s, want needs_attention", st)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, testLimits)
+			fake := &fakeTerminal{payment: func(ctx context.Context, body []byte) (*localapi.Transaction, error) {
+				var req localapi.PaymentRequest
+				json.Unmarshal(body, &req)
+				tx := &localapi.Transaction{Status: localapi.StatusOK, TransactionID: "tx-odd", Amount: req.Amount,
+					CurrencyCode: "EUR", TransactionType: "debit", IdempotentUUID: req.IdempotentUUID}
+				tt.odd(tx)
+				tx.Raw, _ = json.Marshal(tx)
+				return tx, nil
+			}}
+			e.close()
+			e.open(fake, testLimits)
+			e.recover()
+			e.order("D1", 1000)
+			v := e.wait(e.start(Request{OrderID: "D1", Amount: 1000, Policy: journal.PolicyKiosk}))
+			if v.State != journal.StateApproved || !strings.Contains(v.Flag, tt.want) || v.OrderPaid ||
+				!strings.Contains(v.Message, "call staff") {
+				t.Fatalf("view %+v", v)
+			}
+			if a := e.attempt(v.UUID); a.Flag != v.Flag || a.Amount != 1000 {
+				t.Fatalf("journal %+v", a)
+			}
+			if st := e.orderStatus("D1"); st != journal.OrderNeedsAttention {
+				t.Fatalf("order %s, want needs_attention", st)
+			}
+			if sum, err := e.o.Summary(e.ctx, "D1"); err != nil || sum.Paid != 0 || sum.Due() != 1000 {
+				t.Fatalf("summary %+v, %v", sum, err)
+			}
+		})
 	}
 }
 

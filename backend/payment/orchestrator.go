@@ -362,6 +362,16 @@ func (o *Orchestrator) Summary(ctx context.Context, orderID string) (OrderSummar
 	return m, nil
 }
 
+// orderPaid reports whether the journal says the order is paid.
+func (o *Orchestrator) orderPaid(orderID string) bool {
+	ord, err := o.cfg.Journal.Order(o.ctx, orderID)
+	if err != nil {
+		o.log.Error("read the order's status", "order", orderID, "err", err)
+		return false
+	}
+	return ord.Status == journal.OrderPaid
+}
+
 // lookup searches the provider's history for an attempt, from its first
 // send less HistorySkew (the provider's clock may be behind ours).
 func (o *Orchestrator) lookup(ctx context.Context, ch Channel, att journal.Attempt) (Match, error) {
@@ -385,6 +395,7 @@ func (o *Orchestrator) newRun(att journal.Attempt, policy Policy, recovery bool)
 	if att.Charged {
 		r.view.ChargedAmount = att.ChargedAmount
 	}
+	r.view.Flag = att.Flag
 	return r
 }
 

@@ -279,12 +279,6 @@ func (v *reversal) finish(to journal.State, raw []byte, c *Charge, note string) 
 			view.ChargedAmount = v.att.Amount
 		}
 	})
-	if err == nil && to == journal.StateUnknown {
-		if err := v.o.cfg.Journal.SetOrderStatus(v.o.ctx, v.att.OrderID, journal.OrderNeedsAttention,
-			string(v.att.Kind)+" "+v.r.uuid+" outcome unknown"); err != nil {
-			v.o.log.Error("order status", "order", v.att.OrderID, "err", err)
-		}
-	}
 }
 
 func (v *reversal) update(f func(*View)) {

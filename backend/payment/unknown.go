@@ -50,7 +50,7 @@ func (o *Orchestrator) settleUnknown(ctx context.Context) ([]View, error) {
 			res.To, res.Note = journal.StateDeclined, "settled from the provider's history: "+m.String()+": not charged"
 			if m.Charge.Approved {
 				res.To, res.Note = journal.StateApproved, "settled from the provider's history: "+m.String()
-				res.Charged = &journal.Charge{Amount: m.Charge.Amount, GiftAmount: m.Charge.GiftAmount}
+				res.Charged = &journal.Charge{Amount: m.Charge.Amount, GiftAmount: m.Charge.GiftAmount, Currency: m.Charge.Currency}
 				if att.Kind == journal.KindReversal {
 					res.Charged = &journal.Charge{Amount: att.Amount}
 				}
@@ -78,16 +78,10 @@ func (o *Orchestrator) settleUnknown(ctx context.Context) ([]View, error) {
 			continue
 		}
 		o.log.Info("unknown outcome settled from the terminal's history", "uuid", a.UUID, "state", a.State, "transactionId", a.TransactionID)
-		if err := SettleOrder(ctx, o.cfg.Journal, a.OrderID, "attempt "+a.UUID+" "+res.Note); err != nil {
-			o.log.Error("order status", "order", a.OrderID, "err", err)
-		}
 		policy, _ := o.cfg.Limits.Policy(a.Policy)
 		v := o.newRun(a, policy, false).view
 		v.Message = res.Note
-		v.OrderPaid = false
-		if ord, err := o.cfg.Journal.Order(ctx, a.OrderID); err == nil {
-			v.OrderPaid = ord.Status == journal.OrderPaid
-		}
+		v.OrderPaid = o.orderPaid(a.OrderID)
 		o.emit(v)
 		views = append(views, v)
 	}
@@ -109,40 +103,4 @@ func (o *Orchestrator) watchUnknown() {
 			}
 		}
 	}
-}
-
-// SettleOrder brings an order's status in line with its attempts once an
-// outcome was settled after the fact: it needs attention while one of them
-// is unknown, is paid once its approved debits cover it, stays cancelled if
-// it was, and is open otherwise (the customer may pay again).
-func SettleOrder(ctx context.Context, db *journal.DB, orderID, note string) error {
-	atts, err := db.AttemptsForOrder(ctx, orderID)
-	if err != nil {
-		return err
-	}
-	ord, err := db.Order(ctx, orderID)
-	if err != nil {
-		return err
-	}
-	m, err := db.OrderMoney(ctx, orderID)
-	if err != nil {
-		return err
-	}
-	unknown := false
-	for _, a := range atts {
-		unknown = unknown || a.State == journal.StateUnknown
-	}
-	status := journal.OrderOpen
-	switch {
-	case unknown:
-		status = journal.OrderNeedsAttention
-	case m.Paid >= ord.Total && ord.Total > 0:
-		status = journal.OrderPaid
-	case ord.Status == journal.OrderCancelled:
-		status = journal.OrderCancelled
-	}
-	if status == ord.Status {
-		return nil
-	}
-	return db.SetOrderStatus(ctx, orderID, status, note)
 }

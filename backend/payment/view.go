@@ -63,8 +63,12 @@ type View struct {
 	// ProviderStatus is the provider's last word while it runs, and after
 	// (a link's cart "authorised": paid, to capture).
 	ProviderStatus string `json:"providerStatus,omitempty"`
-	// OrderPaid is true once the order's approved debits cover its total.
+	// OrderPaid is true once the journal says the order is paid.
 	OrderPaid bool `json:"orderPaid,omitempty"`
+	// Flag says how an approval disagrees with what was asked (another
+	// amount, currency or type): the journal does not count it as paid,
+	// and staff must look at it.
+	Flag string `json:"flag,omitempty"`
 	// Charge is the provider's transaction the outcome was decided on (card
 	// details and tickets for receipts).
 	Charge *Charge `json:"-"`

@@ -383,6 +383,50 @@ type Evidence struct {
 const EvidenceWindow = 10 * time.Minute
 
 // ResolveUnknown gathers the evidence for settling an unknown attempt.
+// AcceptOrder is staff's word, after checking, on the order of an attempt
+// that needs attention for a flag (an approval of another amount,
+// currency or type; a link released instead of captured; a screen left
+// unknown): the flagged money counts as what it charged, and the order's
+// status follows. A note is required: it goes into the audit trail with
+// who accepted. Attempts still running or of unknown outcome are settled
+// first (ResolveUnknown).
+func (s *Staff) AcceptOrder(ctx context.Context, sessionID, uuid, note string) (AttemptView, error) {
+	sess, err := s.session(sessionID)
+	if err != nil {
+		return AttemptView{}, err
+	}
+	note = strings.TrimSpace(note)
+	if note == "" {
+		return AttemptView{}, errorf(EINVALID, "Say what you checked before accepting this payment.")
+	}
+	att, err := s.cfg.Journal.Attempt(ctx, uuid)
+	if err != nil {
+		return AttemptView{}, journalErr(err, "Finding the payment")
+	}
+	atts, err := s.cfg.Journal.AttemptsForOrder(ctx, att.OrderID)
+	if err != nil {
+		return AttemptView{}, journalErr(err, "Reading the order's payments")
+	}
+	for _, o := range atts {
+		if o.State.Open() || o.State == journal.StateUnknown {
+			return AttemptView{}, errorf(EINVALID, "Payment %s of this order is %s: settle it first.", o.UUID, o.State)
+		}
+	}
+	if !s.view(ctx, att, nil).CanAccept {
+		return AttemptView{}, errorf(EINVALID, "This order does not need accepting.")
+	}
+	status, err := s.cfg.Journal.AcceptOrder(ctx, att.OrderID, sess.Who, note)
+	if err != nil {
+		return AttemptView{}, journalErr(err, "Recording the acceptance")
+	}
+	s.audit(ctx, sess.Who, "accept_order", att.OrderID, fmt.Sprintf("order now %s: %s", status, note), nil)
+	att, err = s.cfg.Journal.Attempt(ctx, uuid)
+	if err != nil {
+		return AttemptView{}, journalErr(err, "Reading the payment")
+	}
+	return s.view(ctx, att, nil), nil
+}
+
 func (s *Staff) ResolveUnknown(ctx context.Context, sessionID, uuid string) (Evidence, error) {
 	if _, err := s.session(sessionID); err != nil {
 		return Evidence{}, err
@@ -536,7 +580,7 @@ func (s *Staff) ConfirmUnknown(ctx context.Context, sessionID, uuid string, d De
 		raw, _ := json.Marshal(picked.HistoryEntry)
 		res.TransactionID, res.Response = picked.TransactionID, raw
 		if d.Paid {
-			res.Charged = &journal.Charge{Amount: picked.Amount, GiftAmount: picked.GiftAmount}
+			res.Charged = &journal.Charge{Amount: picked.Amount, GiftAmount: picked.GiftAmount, Currency: picked.CurrencyCode}
 			if att.Kind == journal.KindReversal {
 				res.Charged = &journal.Charge{Amount: att.Amount}
 			}
@@ -546,9 +590,6 @@ func (s *Staff) ConfirmUnknown(ctx context.Context, sessionID, uuid string, d De
 	att, err = s.cfg.Journal.Resolve(ctx, uuid, res)
 	if err != nil {
 		return AttemptView{}, journalErr(err, "Recording the decision")
-	}
-	if err := payment.SettleOrder(ctx, s.cfg.Journal, att.OrderID, fmt.Sprintf("attempt %s settled by %s", att.UUID, sess.Who)); err != nil {
-		return s.view(ctx, att, nil), journalErr(err, "Updating the order")
 	}
 	return s.view(ctx, att, nil), nil
 }

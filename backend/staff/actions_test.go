@@ -539,3 +539,45 @@ func TestConfirmUnknownWithTheTransaction(t *testing.T) {
 		t.Fatalf("ledger %+v", revs)
 	}
 }
+
+// A terminal that approved another amount than asked leaves the order
+// needing staff, the payment showing how it disagreed; staff accept it
+// only with a note, after which it counts as what it charged; the
+// acceptance is audited. An order with nothing flagged needs no accepting.
+func TestAcceptOrderOfAFlaggedApproval(t *testing.T) {
+	e := newEnv(t)
+	sess := e.unlock()
+	id := e.order(1300)
+	e.sim.Script(terminalsim.Approve().After(0).Misreporting(terminalsim.Misreport{Amount: 1200}))
+	v := e.pay(id, 1300, journal.PolicyCounter, journal.StateApproved)
+	av := e.debitView(sess.ID, v.UUID)
+	if av.Flag == "" || !av.NeedsAttention || !av.CanAccept || av.OrderStatus != journal.OrderNeedsAttention {
+		t.Fatalf("flagged attempt as staff see it: %+v", av)
+	}
+	if _, err := e.st.AcceptOrder(e.ctx, sess.ID, v.UUID, "  "); err == nil {
+		t.Fatal("accepted without a note")
+	}
+	if _, err := e.st.AcceptOrder(e.ctx, "not-a-session", v.UUID, "checked"); err == nil {
+		t.Fatal("accepted without a session")
+	}
+	av, err := e.st.AcceptOrder(e.ctx, sess.ID, v.UUID, "the customer paid 1.00 in cash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if av.Flag != "" || av.CanAccept || av.OrderStatus != journal.OrderOpen {
+		t.Fatalf("after acceptance: %+v", av)
+	}
+	if m, _ := e.db.OrderMoney(e.ctx, id); m.Paid != 1200 || m.Due() != 100 {
+		t.Fatalf("money after acceptance %+v", m)
+	}
+	entries, err := e.db.Audit(e.ctx, journal.AuditQuery{Action: "accept_order"})
+	if err != nil || len(entries) != 1 || entries[0].Subject != id || !strings.Contains(entries[0].Detail, "cash") {
+		t.Fatalf("audit %+v, %v", entries, err)
+	}
+	// Nothing to accept on a plain paid order.
+	paid := e.order(500)
+	pv := e.pay(paid, 500, journal.PolicyCounter, journal.StateApproved)
+	if _, err := e.st.AcceptOrder(e.ctx, sess.ID, pv.UUID, "checked"); err == nil {
+		t.Fatal("accepted an order that needed nothing")
+	}
+}

@@ -31,7 +31,7 @@ var ownActions = map[string]bool{
 	"ping": true, "refund_refused": true, "report": true, "report_print_failed": true,
 	"report_printed": true, actionReversal: true, "setting": true, "setting_refused": true,
 	"unlock": true, "unlock_failed": true, "charge_adopted": true, "link_refused": true,
-	"z_printed": true, "z_print_failed": true, ReconcileAction: true,
+	"z_printed": true, "z_print_failed": true, ReconcileAction: true, "accept_order": true,
 }
 
 // Actions read back by the day's comparison (readDay).

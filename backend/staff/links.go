@@ -138,7 +138,7 @@ func (s *Staff) SendLink(ctx context.Context, sessionID string, r LinkRequest) (
 	})
 	if err != nil {
 		s.audit(ctx, sess.Who, "link_refused", orderID, fmt.Sprintf("link of %d: %v", r.Amount, err), nil)
-		_ = s.cfg.Journal.SetOrderStatus(ctx, orderID, journal.OrderCancelled, "the link could not be started: "+err.Error())
+		_ = s.cfg.Journal.CloseOrder(ctx, orderID, "the link could not be started: "+err.Error())
 		msg := "The link could not be started: " + strings.TrimPrefix(err.Error(), "payment: ") + ". Nothing was sent."
 		if errors.Is(err, payment.ErrNotReady) {
 			msg = "The kiosk is still checking unfinished links with the provider: try again in a moment. Nothing was sent."
@@ -229,7 +229,7 @@ func (s *Staff) CancelLink(ctx context.Context, sessionID, uuid string) (Attempt
 	if v := h.View(); v.Final() && v.State != journal.StateApproved && v.State != journal.StateUnknown && v.Paid == 0 {
 		// A counter link is its order's only payment: nothing was paid.
 		if o, err := s.cfg.Journal.Order(ctx, v.OrderID); err == nil && o.Status == journal.OrderOpen && isLinkOrder(o) {
-			if err := s.cfg.Journal.SetOrderStatus(ctx, o.ID, journal.OrderCancelled, "its payment link was cancelled by staff: nothing paid"); err != nil {
+			if err := s.cfg.Journal.CloseOrder(ctx, o.ID, "its payment link was cancelled by staff"); err != nil {
 				s.log.Error("staff: close a cancelled link's order", "order", o.ID, "err", err)
 			}
 		}

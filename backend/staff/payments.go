@@ -47,6 +47,15 @@ type AttemptView struct {
 	FinalAt       time.Time       `json:"finalAt,omitzero"`
 	// NeedsAttention: the outcome is unknown, or the order is flagged.
 	NeedsAttention bool `json:"needsAttention"`
+	// Flag says how the terminal's approval disagreed with what was asked
+	// (another amount, currency or type): its money is taken but pays
+	// nothing until staff accept it. OrderAttention is why the order was
+	// set aside for staff. CanAccept: the order needs attention for a flag
+	// only (no outcome unknown, nothing still running), so staff can
+	// accept it (AcceptOrder) once they have checked.
+	Flag           string `json:"flag,omitempty"`
+	OrderAttention string `json:"orderAttention,omitempty"`
+	CanAccept      bool   `json:"canAccept"`
 	// ChargedAmount is what the terminal says it charged (or gave back),
 	// beside Amount, what was asked; 0 until it said so.
 	ChargedAmount int64 `json:"chargedAmount,omitempty"`
@@ -146,10 +155,13 @@ func (s *Staff) view(ctx context.Context, a journal.Attempt, cache orderCache) A
 			v.GiftAmount = tx.GiftAmount
 		}
 	}
+	v.Flag = a.Flag
 	if o := s.order(ctx, cache, a.OrderID); o != nil {
 		v.OrderNumber, v.OrderStatus, v.Currency = orderNumber(*o), o.Status, o.Currency
+		v.OrderAttention = o.Attention
 	}
 	v.NeedsAttention = a.State == journal.StateUnknown || v.OrderStatus == journal.OrderNeedsAttention
+	v.CanAccept = v.OrderStatus == journal.OrderNeedsAttention && (a.Flag != "" || v.OrderAttention != "") && a.State.Final() && a.State != journal.StateUnknown
 	if a.Channel == journal.ChannelLink {
 		v.Link, v.ProviderStatus = a.ProviderID, a.ProviderStatus
 		if s.cfg.Links != nil {

@@ -97,6 +97,9 @@ var calls = map[string]call{
 	"ConfirmUnknown": c3(func(ctx context.Context, a *API, sid, uuid string, d staff.Decision) (any, error) {
 		return a.cfg.Staff.ConfirmUnknown(ctx, sid, uuid, d)
 	}),
+	"AcceptOrder": c3(func(ctx context.Context, a *API, sid, uuid, note string) (any, error) {
+		return a.cfg.Staff.AcceptOrder(ctx, sid, uuid, note)
+	}),
 	"Settings": c1(func(ctx context.Context, a *API, sid string) (any, error) { return a.cfg.Staff.Settings(ctx, sid) }),
 	"SaveSetting": c3(func(ctx context.Context, a *API, sid, key string, value json.RawMessage) (any, error) {
 		return a.saveSetting(ctx, sid, key, value)

@@ -70,7 +70,22 @@ type Behaviour struct {
 	// Odd answers an unusual but valid transaction: transactionType "na",
 	// unknown keys, optional keys missing.
 	Odd bool
+	// Misreport makes a faulty (or hostile) terminal approve something
+	// else than what was asked; nil approves what was asked.
+	Misreport *Misreport
 }
+
+// Misreport is how a faulty terminal's approval differs from the request:
+// it charges and answers Amount (cents; 0: as asked) in Currency ("": the
+// merchant profile's), and names the transaction Type ("": the true one).
+type Misreport struct {
+	Amount   int64  `json:"amount,omitempty"`
+	Currency string `json:"currency,omitempty"`
+	Type     string `json:"type,omitempty"`
+}
+
+// Misreporting returns b approving what m says instead of what was asked.
+func (b Behaviour) Misreporting(m Misreport) Behaviour { b.Misreport = &m; return b }
 
 // Approve is a customer presenting an accepted card about 3 s after the
 // handover, and spending 2 s on the gift screen (no tip) when it is shown.
@@ -159,6 +174,10 @@ var presets = map[string]func() Behaviour{
 	"slow":                 func() Behaviour { return Approve().After(20 * time.Second) },
 	"hold":                 Hold,
 	"hold_before_handover": HoldBeforeHandover,
+	// A faulty terminal: approves 1 cent, another currency, another type.
+	"misreport_amount":   func() Behaviour { return Approve().Misreporting(Misreport{Amount: 1}) },
+	"misreport_currency": func() Behaviour { return Approve().Misreporting(Misreport{Currency: "CHF"}) },
+	"misreport_type":     func() Behaviour { return Approve().Misreporting(Misreport{Type: "refund"}) },
 }
 
 // Preset returns the behaviour of a preset name (see the package doc).
@@ -200,6 +219,9 @@ var TestAmounts = []TestAmount{
 	{57, "slow", "approved after a slow customer (20 s)"},
 	{58, "http500_not_charged", "HTTP 500 with no body at once, nothing started or charged"},
 	{59, "cancel", "the customer presses Cancel on the terminal (ko, no message)"},
+	{61, "misreport_amount", "a faulty terminal: charges and approves 1 cent, whatever was asked"},
+	{62, "misreport_currency", "a faulty terminal: approves the amount, answered in CHF"},
+	{63, "misreport_type", "a faulty terminal: approves a debit answering transactionType refund"},
 }
 
 // BehaviourForAmount returns the behaviour the test amounts table gives an
@@ -220,17 +242,18 @@ func BehaviourForAmount(amount int64) (Behaviour, bool) {
 // name, then fields overriding it. Durations are Go duration strings ("3s",
 // "1m10s") or numbers of seconds.
 type behaviourJSON struct {
-	Preset       string    `json:"preset,omitempty"`
-	Outcome      *Outcome  `json:"outcome,omitempty"`
-	Delay        *duration `json:"delay,omitempty"`
-	Tip          *int64    `json:"tip,omitempty"`
-	TipDelay     *duration `json:"tipDelay,omitempty"`
-	Card         *string   `json:"card,omitempty"`
-	Hold         *bool     `json:"hold,omitempty"`
-	HoldHandover *bool     `json:"holdHandover,omitempty"`
-	Answer       *Answer   `json:"answer,omitempty"`
-	Late         *duration `json:"late,omitempty"`
-	Odd          *bool     `json:"odd,omitempty"`
+	Preset       string     `json:"preset,omitempty"`
+	Outcome      *Outcome   `json:"outcome,omitempty"`
+	Delay        *duration  `json:"delay,omitempty"`
+	Tip          *int64     `json:"tip,omitempty"`
+	TipDelay     *duration  `json:"tipDelay,omitempty"`
+	Card         *string    `json:"card,omitempty"`
+	Hold         *bool      `json:"hold,omitempty"`
+	HoldHandover *bool      `json:"holdHandover,omitempty"`
+	Answer       *Answer    `json:"answer,omitempty"`
+	Late         *duration  `json:"late,omitempty"`
+	Odd          *bool      `json:"odd,omitempty"`
+	Misreport    *Misreport `json:"misreport,omitempty"`
 }
 
 type duration time.Duration
@@ -261,7 +284,7 @@ func (b Behaviour) MarshalJSON() ([]byte, error) {
 	d, td, l := duration(b.Delay), duration(b.TipDelay), duration(b.Late)
 	return json.Marshal(behaviourJSON{
 		Outcome: &o, Delay: &d, Tip: &b.Tip, TipDelay: &td, Card: &b.Card,
-		Hold: &b.Hold, HoldHandover: &b.HoldHandover, Answer: &a, Late: &l, Odd: &b.Odd,
+		Hold: &b.Hold, HoldHandover: &b.HoldHandover, Answer: &a, Late: &l, Odd: &b.Odd, Misreport: b.Misreport,
 	})
 }
 
@@ -322,6 +345,9 @@ func (b *Behaviour) UnmarshalJSON(data []byte) error {
 	}
 	if j.Late != nil {
 		out.Late = time.Duration(*j.Late)
+	}
+	if j.Misreport != nil {
+		out.Misreport = j.Misreport
 	}
 	if j.Odd != nil {
 		out.Odd = *j.Odd

@@ -323,6 +323,21 @@ func (t *Terminal) finish(p *payment, res result) (late time.Duration) {
 	if p.refund {
 		tx.TransactionType = localapi.TypeRefund
 	}
+	kind := tx.TransactionType // what it does, whatever it answers
+	if m := p.b.Misreport; m != nil && res == resApproved {
+		if m.Amount > 0 {
+			tx.Amount = m.Amount
+			total = m.Amount + gift
+		}
+		if m.Currency != "" {
+			tx.CurrencyCode = m.Currency
+		}
+		if m.Type != "" {
+			tx.TransactionType = m.Type
+		}
+		t.log.Warn("approving something else than asked (scripted misreport)", "uuid", p.uuid,
+			"amount", tx.Amount, "currency", tx.CurrencyCode, "type", tx.TransactionType)
+	}
 	if res == resApproved || res == resDeclined {
 		// A card was read: the transaction exists, approved or not.
 		if res == resApproved {
@@ -336,8 +351,8 @@ func (t *Terminal) finish(p *payment, res result) (late time.Duration) {
 		tx.ClientCardTicket = t.ticket("CUSTOMER COPY", tx, c, now)
 		tx.MerchantCardTicket = t.ticket("MERCHANT COPY", tx, c, now)
 		rec := &txRecord{
-			id: tx.TransactionID, kind: tx.TransactionType, status: tx.Status,
-			amount: req.Amount, gift: gift, uuid: p.uuid, cartID: req.CartID, reference: req.Reference,
+			id: tx.TransactionID, kind: kind, status: tx.Status,
+			amount: tx.Amount, gift: gift, uuid: p.uuid, cartID: req.CartID, reference: req.Reference,
 			customer: req.Customer, scheme: c.scheme, issuer: c.issuer, at: now,
 		}
 		t.txs = append(t.txs, rec)
@@ -349,9 +364,9 @@ func (t *Terminal) finish(p *payment, res result) (late time.Duration) {
 			net = -total
 		}
 		t.ledger = append(t.ledger, LedgerEntry{
-			Time: now, Kind: tx.TransactionType, TransactionID: tx.TransactionID, IdempotentUUID: p.uuid,
-			CartID: req.CartID, Amount: req.Amount, GiftAmount: gift, Total: total, Net: net,
-			Currency: t.cfg.CurrencyCode, Answer: string(p.b.answer()), Keypad: p.keypad,
+			Time: now, Kind: kind, TransactionID: tx.TransactionID, IdempotentUUID: p.uuid,
+			CartID: req.CartID, Amount: tx.Amount, GiftAmount: gift, Total: total, Net: net,
+			Currency: tx.CurrencyCode, Answer: string(p.b.answer()), Keypad: p.keypad,
 		})
 		if rt := req.ReceiptTicket; rt != nil {
 			t.ledger[len(t.ledger)-1].TaxBreakdown = rt.TaxBreakdown

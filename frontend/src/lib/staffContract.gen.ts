@@ -76,6 +76,17 @@ export interface AttemptView {
      */
     needsAttention: boolean;
     /**
+     * Flag says how the terminal's approval disagreed with what was asked
+     * (another amount, currency or type): its money is taken but pays
+     * nothing until staff accept it. OrderAttention is why the order was
+     * set aside for staff. CanAccept: the order needs attention for a flag
+     * only (no outcome unknown, nothing still running), so staff can
+     * accept it (AcceptOrder) once they have checked.
+     */
+    flag?: string;
+    orderAttention?: string;
+    canAccept: boolean;
+    /**
      * ChargedAmount is what the terminal says it charged (or gave back),
      * beside Amount, what was asked; 0 until it said so.
      */
@@ -701,9 +712,15 @@ export interface PaymentView {
      */
     providerStatus?: string;
     /**
-     * OrderPaid is true once the order's approved debits cover its total.
+     * OrderPaid is true once the journal says the order is paid.
      */
     orderPaid?: boolean;
+    /**
+     * Flag says how an approval disagrees with what was asked (another
+     * amount, currency or type): the journal does not count it as paid,
+     * and staff must look at it.
+     */
+    flag?: string;
 }
 
 // From reconcile/reconcile.go

@@ -141,6 +141,7 @@ export interface StaffCalls {
   Share(sid: string, uuid: string, medium: ShareMedium): null;
   ResolveUnknown(sid: string, uuid: string): Evidence;
   ConfirmUnknown(sid: string, uuid: string, decision: Decision): AttemptView;
+  AcceptOrder(sid: string, uuid: string, note: string): AttemptView;
   Settings(sid: string): Setting[];
   /** value is the setting's JSON value itself (a string, a number, an array, an object). */
   SaveSetting(sid: string, key: string, value: unknown): Setting[];

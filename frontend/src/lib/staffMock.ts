@@ -109,6 +109,7 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
     canCancelLink: false,
     canCapture: false,
     apiRefundable: 0,
+    canAccept: false,
     ...a,
   });
   // What an order can still give back: as the journal counts it, approved
@@ -639,6 +640,16 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
       a.orderStatus = d.paid ? "paid" : "open";
       if (d.transactionId) a.transactionId = d.transactionId;
       note(s.who, "resolve", uuid, `staff confirmed: ${d.paid ? "paid" : "not paid"}${d.note ? "; note: " + d.note : ""}`);
+      return withActions(a);
+    },
+    AcceptOrder: (sid: string, uuid: string, text: string) => {
+      const s = session(sid);
+      const a = find(uuid);
+      if (!text.trim()) refuse("EINVALID", "Say what you checked before accepting this payment.");
+      if (!a.canAccept) refuse("EINVALID", "This order does not need accepting.");
+      a.flag = undefined;
+      a.canAccept = false;
+      note(s.who, "accept_order", a.orderId, text);
       return withActions(a);
     },
     Settings: (sid: string) => {

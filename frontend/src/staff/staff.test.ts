@@ -564,6 +564,28 @@ describe("money actions", () => {
     expect((await screen.findByTestId("staff-message")).textContent).toBe("Recorded: approved.");
   });
 
+  it("shows how an approval disagreed and accepts it only with a note", async () => {
+    const flagged = { ...approvedAttempt, idempotentUuid: "0192-f", orderStatus: "needs_attention" as const, needsAttention: true,
+      flag: "1 charged where 890 was asked", canAccept: true, chargedAmount: 1 };
+    const { staff } = await unlocked({
+      answers: {
+        Attempts: () => ({ attempts: [flagged], total: 1, limit: 20, offset: 0 }),
+        AcceptOrder: () => ({ ...flagged, flag: undefined, canAccept: false, orderStatus: "open" as const }),
+      },
+    });
+    await fireEvent.click(screen.getByTestId("staff-tab-payments"));
+    await fireEvent.click(await screen.findByTestId("attempt-row"));
+    expect(screen.getByTestId("attempt-flag").textContent).toContain("1 charged where 890 was asked");
+    const button = screen.getByTestId("action-accept") as HTMLButtonElement;
+    expect(button.disabled).toBe(true);
+    await fireEvent.input(screen.getByTestId("accept-note"), { target: { value: "the customer paid the rest in cash" } });
+    expect(button.disabled).toBe(false);
+    await fireEvent.click(button);
+    expect(staff.last("AcceptOrder")?.args).toEqual(["sid-1", "0192-f", "the customer paid the rest in cash"]);
+    expect((await screen.findByTestId("staff-message")).textContent).toBe("Accepted: the order counts what was charged.");
+    expect(screen.queryByTestId("accept-form")).toBeNull();
+  });
+
   it("marks a payment taken through the provider's cloud", async () => {
     const cloud = { ...approvedAttempt, idempotentUuid: "0192-c", channel: "cloud" as const };
     await unlocked({ answers: { Attempts: () => ({ attempts: [approvedAttempt, cloud], total: 2, limit: 20, offset: 0 }) } });

@@ -49,6 +49,7 @@ export const approvedAttempt: AttemptView = {
   canCancelLink: false,
   canCapture: false,
   apiRefundable: 0,
+  canAccept: false,
 };
 
 type Answer = (args: unknown[]) => unknown;

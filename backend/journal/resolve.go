@@ -1,0 +1,97 @@
+package journal
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Resolution settles an attempt whose outcome is unknown.
+type Resolution struct {
+	// To is approved (the customer was charged, or given back) or declined
+	// (nothing moved).
+	To State
+	// Who decided: a member of staff ("staff:..."), or the system when the
+	// provider's history told without doubt ("system:history").
+	Who  string
+	Note string
+	// TransactionID, Charged and Response describe the provider's
+	// transaction this attempt turned out to be, when one is known.
+	TransactionID string
+	Charged       *Charge
+	Response      []byte
+}
+
+// Resolve is the one way out of a final state: someone (staff, having
+// checked the terminal's history or the provider's back office; or the
+// system, when that history names exactly one transaction or shows that
+// nothing was made) settles an unknown attempt as approved or declined. Who
+// is required and, with the note, goes into the audit trail. final_at keeps
+// the time the attempt became unknown. A transaction another attempt
+// already holds is refused (ECONFLICT): one transaction is one attempt.
+func (db *DB) Resolve(ctx context.Context, id string, r Resolution) (Attempt, error) {
+	to := r.To
+	if to != StateApproved && to != StateDeclined {
+		return Attempt{}, Errorf(EINVALID, "attempt %s: an unknown attempt resolves to approved or declined, not %q", id, to)
+	}
+	if strings.TrimSpace(r.Who) == "" {
+		return Attempt{}, Errorf(EINVALID, "attempt %s: a resolution must name who made it", id)
+	}
+	var out Attempt
+	err := db.update(ctx, "resolve attempt "+id, func(tx *sql.Tx) error {
+		if r.TransactionID != "" {
+			var other string
+			err := tx.QueryRowContext(ctx, `SELECT uuid FROM attempts WHERE transaction_id = ? AND uuid <> ?`,
+				r.TransactionID, id).Scan(&other)
+			if err == nil {
+				return Errorf(ECONFLICT, "transaction %s is already attempt %s's", r.TransactionID, other)
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		c, err := chargeColumns(ctx, tx, id, to, r.Charged)
+		if err != nil {
+			return err
+		}
+		now := unixMS(db.now())
+		res, err := tx.ExecContext(ctx, `UPDATE attempts
+			SET state = ?, transaction_id = COALESCE(?, transaction_id), response = COALESCE(?, response),
+			    charged_amount = COALESCE(?, charged_amount), charged_gift = COALESCE(?, charged_gift),
+			    charged_currency = COALESCE(?, charged_currency), flag = COALESCE(?, flag), updated_at = ?
+			WHERE uuid = ? AND state = 'unknown'`,
+			string(to), nullString(r.TransactionID), nullBytes(r.Response), c.amount, c.gift, c.currency, c.flag, now, id)
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return lostRace(ctx, tx, id, StateUnknown, to)
+		}
+		out, err = getAttempt(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		detail := r.Note
+		if r.TransactionID != "" {
+			detail = strings.TrimSpace(detail + "\ntransactionId " + r.TransactionID)
+		}
+		if out.Flag != "" && to == StateApproved {
+			detail = strings.TrimSpace(detail + "\nflagged: " + out.Flag)
+		}
+		if err := insertEvent(ctx, tx, out.ID, now, StateUnknown, to, EventResolution, r.Who, detail, r.Response); err != nil {
+			return err
+		}
+		_, err = settleStatus(ctx, tx, out.OrderID, now, fmt.Sprintf("%s %s resolved %s by %s", out.Kind, id, to, r.Who))
+		return err
+	})
+	if err != nil {
+		return Attempt{}, err
+	}
+	return out, nil
+}
