@@ -85,6 +85,10 @@ const usage = `Usage:
                                  the kiosk to the public, or when it is forgotten)
   comptoir audit [--limit N] [--action A]
                                  staff actions that concern no payment, newest first
+  comptoir purge [--keep-days N]  remove card details (card tokens, card tickets)
+                                 older than the retention period (setting
+                                 privacy.card_retention_days, default 395);
+                                 money and fiscal records are untouched
   comptoir version               the version of this build
 
 Shared flags:
@@ -179,6 +183,8 @@ func Run(args []string, stdout, stderr io.Writer, p Program) int {
 		return cmdPin(ctx, rest, stdout, stderr)
 	case "audit":
 		return cmdAudit(ctx, rest, stdout, stderr)
+	case "purge":
+		return cmdPurge(ctx, rest, stdout, stderr)
 	case "receipt":
 		return cmdReceipt(ctx, rest, stdout, stderr)
 	case "verify":

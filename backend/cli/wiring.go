@@ -290,6 +290,8 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 			runLedger(runCtx, ledger, p.db, p.dir, warn, logger)
 		}
 	}()
+	purged := make(chan struct{})
+	go func() { defer close(purged); runCardPurge(runCtx, p.db, logger) }()
 	beside := make(chan struct{})
 	go func() {
 		defer close(beside)
@@ -308,6 +310,7 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 		cancel()
 		<-done
 		<-beside
+		<-purged
 		<-fiscalDone
 		svc.Close()
 		p.close()

@@ -137,7 +137,8 @@ type AttemptFilter struct {
 const attemptColumns = `id, uuid, order_id, kind, channel, amount, gift_amount, policy, terminal,
 	initial_transaction_id, request_body, state, response, transaction_id, error,
 	provider_id, provider_status, charged_amount, charged_gift, charged_currency, flag, send_count,
-	created_at, first_sent_at, last_sent_at, final_at, updated_at`
+	created_at, first_sent_at, last_sent_at, final_at, updated_at,
+	(SELECT c.data FROM card_details c WHERE c.attempt_id = attempts.id ORDER BY c.id DESC LIMIT 1)`
 
 // openAttemptsQuery is served by the partial index attempts_open: only the
 // unresolved rows, already in created_at order (TestOpenAttemptsUsesIndex).
@@ -157,21 +158,21 @@ func scanAttempt(row rowScanner) (Attempt, error) {
 		response                              []byte
 		initial, txID, errText                sql.NullString
 		providerID, providerStatus            sql.NullString
-		chargedCurrency, flag                 sql.NullString
+		chargedCurrency, flag, card           sql.NullString
 		chargedAmount, chargedGift            sql.NullInt64
 		created, first, last, final, updatedT sql.NullInt64
 	)
 	err := row.Scan(&a.ID, &a.UUID, &a.OrderID, &kind, &channel, &a.Amount, &a.GiftAmount, &policy, &a.Terminal,
 		&initial, &body, &state, &response, &txID, &errText,
 		&providerID, &providerStatus, &chargedAmount, &chargedGift, &chargedCurrency, &flag, &a.SendCount,
-		&created, &first, &last, &final, &updatedT)
+		&created, &first, &last, &final, &updatedT, &card)
 	if err != nil {
 		return Attempt{}, err
 	}
 	a.Kind, a.Channel, a.Policy, a.State = Kind(kind), Channel(channel), Policy(policy), State(state)
 	a.InitialTransactionID = initial.String
 	a.RequestBody = json.RawMessage(body)
-	a.Response = response
+	a.Response = withCard(response, card)
 	a.TransactionID, a.Error = txID.String, errText.String
 	a.ProviderID, a.ProviderStatus = providerID.String, providerStatus.String
 	a.ChargedCurrency, a.Flag = chargedCurrency.String, flag.String
@@ -452,6 +453,7 @@ func (db *DB) Transition(ctx context.Context, id string, from, to State, info Tr
 		if err != nil {
 			return err
 		}
+		raw, card := splitCard(info.Response)
 		res, err := tx.ExecContext(ctx, `UPDATE attempts
 			SET state = ?, response = COALESCE(?, response), transaction_id = COALESCE(?, transaction_id),
 			    error = COALESCE(?, error), final_at = COALESCE(?, final_at),
@@ -460,7 +462,7 @@ func (db *DB) Transition(ctx context.Context, id string, from, to State, info Tr
 			    provider_id = COALESCE(?, provider_id), provider_status = COALESCE(?, provider_status),
 			    updated_at = ?
 			WHERE uuid = ? AND state = ?`,
-			string(to), nullBytes(info.Response), nullString(info.TransactionID), nullString(info.Error),
+			string(to), nullBytes(raw), nullString(info.TransactionID), nullString(info.Error),
 			finalAt, c.amount, c.gift, c.currency, c.flag, nullString(info.ProviderID), nullString(info.ProviderStatus),
 			now, id, string(from))
 		if err != nil {
@@ -481,7 +483,10 @@ func (db *DB) Transition(ctx context.Context, id string, from, to State, info Tr
 		if out.Flag != "" && to == StateApproved {
 			detail = strings.TrimPrefix(detail+"; flagged: "+out.Flag, "; ")
 		}
-		if err := insertEvent(ctx, tx, out.ID, now, from, to, EventTransition, "", detail, info.Response); err != nil {
+		if err := insertEvent(ctx, tx, out.ID, now, from, to, EventTransition, "", detail, raw); err != nil {
+			return err
+		}
+		if err := storeCard(ctx, tx, out.ID, now, card); err != nil {
 			return err
 		}
 		if !to.Final() {
@@ -603,6 +608,10 @@ func (db *DB) RecordResponse(ctx context.Context, id string, raw []byte, note st
 			return err
 		}
 		now := unixMS(db.now())
+		raw, card := splitCard(raw)
+		if err := storeCard(ctx, tx, a.ID, now, card); err != nil {
+			return err
+		}
 		if a.State.Open() && raw != nil {
 			if _, err := tx.ExecContext(ctx, `UPDATE attempts SET response = ?, updated_at = ? WHERE id = ?`,
 				string(raw), now, a.ID); err != nil {
@@ -635,6 +644,10 @@ func (db *DB) SetProvider(ctx context.Context, id, providerID, status string, ra
 			return nil
 		}
 		now := unixMS(db.now())
+		raw, card := splitCard(raw)
+		if err := storeCard(ctx, tx, a.ID, now, card); err != nil {
+			return err
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET provider_id = COALESCE(?, provider_id),
 			provider_status = COALESCE(?, provider_status), response = COALESCE(?, response), updated_at = ? WHERE id = ?`,
 			nullString(providerID), nullString(status), nullBytes(raw), now, a.ID); err != nil {

@@ -57,12 +57,13 @@ func (db *DB) Resolve(ctx context.Context, id string, r Resolution) (Attempt, er
 			return err
 		}
 		now := unixMS(db.now())
+		raw, card := splitCard(r.Response)
 		res, err := tx.ExecContext(ctx, `UPDATE attempts
 			SET state = ?, transaction_id = COALESCE(?, transaction_id), response = COALESCE(?, response),
 			    charged_amount = COALESCE(?, charged_amount), charged_gift = COALESCE(?, charged_gift),
 			    charged_currency = COALESCE(?, charged_currency), flag = COALESCE(?, flag), updated_at = ?
 			WHERE uuid = ? AND state = 'unknown'`,
-			string(to), nullString(r.TransactionID), nullBytes(r.Response), c.amount, c.gift, c.currency, c.flag, now, id)
+			string(to), nullString(r.TransactionID), nullBytes(raw), c.amount, c.gift, c.currency, c.flag, now, id)
 		if err != nil {
 			return err
 		}
@@ -84,7 +85,10 @@ func (db *DB) Resolve(ctx context.Context, id string, r Resolution) (Attempt, er
 		if out.Flag != "" && to == StateApproved {
 			detail = strings.TrimSpace(detail + "\nflagged: " + out.Flag)
 		}
-		if err := insertEvent(ctx, tx, out.ID, now, StateUnknown, to, EventResolution, r.Who, detail, r.Response); err != nil {
+		if err := insertEvent(ctx, tx, out.ID, now, StateUnknown, to, EventResolution, r.Who, detail, raw); err != nil {
+			return err
+		}
+		if err := storeCard(ctx, tx, out.ID, now, card); err != nil {
 			return err
 		}
 		_, err = settleStatus(ctx, tx, out.OrderID, now, fmt.Sprintf("%s %s resolved %s by %s", out.Kind, id, to, r.Who))

@@ -186,7 +186,9 @@ func TestPollingChannelLostAcknowledgementNeverCharged(t *testing.T) {
 	if time.Since(start) < lim.SettleAfter {
 		t.Fatal("decided before the history was complete")
 	}
-	if s, _, _, lookups := p.counts(); s != 1 || lookups < 2 {
+	// One search or more: on a loaded machine the first may already come
+	// after the history is complete.
+	if s, _, _, lookups := p.counts(); s != 1 || lookups < 1 {
 		t.Fatalf("%d sends, %d lookups", s, lookups)
 	}
 }
