@@ -13,6 +13,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
@@ -82,7 +83,7 @@ func TestDeclineThenRetry(t *testing.T) {
 	e.cart("jambon-beurre", 1)
 	e.must(e.s.Pay(MethodCard))
 	v := e.waitPhase(PhaseDeclined)
-	if v.Payment.Paid != 0 || v.Payment.Due != 590 {
+	if v.Payment.Paid != 0 || v.Payment.Due != 590 || v.Payment.Outcome != OutcomeDeclined {
 		t.Fatalf("declined view %+v", v.Payment)
 	}
 	first := v.Payment.AttemptUUID
@@ -107,7 +108,7 @@ func TestCancelBeforeHandover(t *testing.T) {
 		t.Fatalf("after Cancel: %s", v.Phase)
 	}
 	v = e.waitFor("outcome", func(v CheckoutView) bool { return v.Phase != PhaseCanceling && v.Phase != PhasePaying })
-	if v.Phase != PhaseDeclined || v.Payment.Paid != 0 || v.Payment.ChargedDespiteCancel {
+	if v.Phase != PhaseDeclined || v.Payment.Paid != 0 || v.Payment.ChargedDespiteCancel || v.Payment.Outcome != OutcomeCancelled {
 		t.Fatalf("cancelled: phase %s payment %+v", v.Phase, v.Payment)
 	}
 	if d := e.debits(); len(d) != 0 {
@@ -145,7 +146,7 @@ func TestCancelTooLateIsApproved(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := e.waitFor("outcome", func(v CheckoutView) bool { return v.Phase != PhaseCanceling && v.Phase != PhasePaying })
-	if v.Phase != PhaseApproved || !v.Payment.ChargedDespiteCancel || v.Payment.Paid != 130 {
+	if v.Phase != PhaseApproved || !v.Payment.ChargedDespiteCancel || v.Payment.Paid != 130 || v.Payment.Outcome != OutcomeChargedDespiteCancel {
 		t.Fatalf("charged despite cancel: phase %s payment %+v", v.Phase, v.Payment)
 	}
 	if d := e.debits(); len(d) != 1 {
@@ -513,5 +514,58 @@ func TestHoldKeepsOrdersOut(t *testing.T) {
 	e.s.Hold("")
 	if v := e.must(e.s.Start("en")); v.Phase != PhaseDining {
 		t.Fatalf("released: phase %s", v.Phase)
+	}
+}
+
+// A Cancel after the handover, after which no card is presented, is the
+// customer's cancel: "cancelled", never "declined".
+func TestCancelAfterHandoverWithoutACardIsCancelled(t *testing.T) {
+	e := newEnv(t)
+	e.sim.Script(terminalsim.Hold())
+	e.cart("croissant", 1)
+	e.must(e.s.Pay(MethodCard))
+	e.waitSim(terminalsim.PhaseBanking)
+	e.must(e.s.Cancel())
+	ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
+	defer cancel()
+	if err := e.sim.WaitFor(ctx, func(s terminalsim.State) bool { return s.Current != nil && s.Current.AbortsHeld > 0 }); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sim.Decline(); err != nil { // the card window ends without a card
+		t.Fatal(err)
+	}
+	v := e.waitFor("outcome", func(v CheckoutView) bool { return v.Phase != PhaseCanceling && v.Phase != PhasePaying })
+	if v.Phase != PhaseDeclined || v.Payment.Outcome != OutcomeCancelled || v.Payment.Paid != 0 {
+		t.Fatalf("phase %s payment %+v", v.Phase, v.Payment)
+	}
+}
+
+// A decline at the end of the terminal's card window is "no card in
+// time"; earlier it is the bank's no; after the customer's Cancel it is
+// their cancel, whenever it came.
+func TestNotChargedOutcomeInTheCustomersWords(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	s := &Service{cfg: Config{Now: func() time.Time { return now }}}
+	end := now.Add(2 * time.Second) // the card window closes in 2 s
+	tests := []struct {
+		name      string
+		att       attempt
+		state     journal.State
+		cancelled bool
+		want      Outcome
+	}{
+		{"declined early", attempt{deadline: now.Add(40 * time.Second)}, journal.StateDeclined, false, OutcomeDeclined},
+		{"declined at the window's end", attempt{deadline: end}, journal.StateDeclined, false, OutcomeNoCard},
+		{"declined after the window", attempt{deadline: now.Add(-time.Second)}, journal.StateDeclined, false, OutcomeNoCard},
+		{"cancelled by the journal", attempt{deadline: now.Add(40 * time.Second)}, journal.StateCancelled, false, OutcomeCancelled},
+		{"declined after Cancel", attempt{deadline: end}, journal.StateDeclined, true, OutcomeCancelled},
+		{"a link that ended", attempt{deadline: end, link: true}, journal.StateDeclined, false, OutcomeDeclined},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := s.notCharged(&tt.att, payment.View{State: tt.state}, tt.cancelled); got != tt.want {
+				t.Fatalf("outcome %s, want %s", got, tt.want)
+			}
+		})
 	}
 }

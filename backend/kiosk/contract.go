@@ -201,6 +201,9 @@ type PaymentView struct {
 	// ChargedDespiteCancel: Cancel came too late; the customer was charged
 	// and the order is paid. The approved screen must say so.
 	ChargedDespiteCancel bool `json:"chargedDespiteCancel,omitempty"`
+	// Outcome is how the last attempt ended, in the customer's terms
+	// (the declined and approved screens say it in their words).
+	Outcome Outcome `json:"outcome,omitempty"`
 	// Message is a sentence for staff (a terminal error, why unknown); the
 	// customer screens use their own words.
 	Message string `json:"message,omitempty"`
@@ -214,6 +217,24 @@ type PaymentView struct {
 	LinkPaid    int64  `json:"linkPaid,omitempty"`
 	LinkPrinted bool   `json:"linkPrinted,omitempty"`
 }
+
+// Outcome is how an attempt ended, as the customer lived it.
+type Outcome string
+
+const (
+	// OutcomeCancelled: the customer's Cancel stopped it; nothing charged.
+	OutcomeCancelled Outcome = "cancelled"
+	// OutcomeDeclined: the card or its bank said no; nothing charged.
+	OutcomeDeclined Outcome = "declined"
+	// OutcomeNoCard: no card was read before the terminal's window closed;
+	// nothing charged.
+	OutcomeNoCard Outcome = "no_card"
+	// OutcomeCharged: paid.
+	OutcomeCharged Outcome = "charged"
+	// OutcomeChargedDespiteCancel: Cancel came after the card was read:
+	// the customer was charged, and the order is theirs.
+	OutcomeChargedDespiteCancel Outcome = "charged_despite_cancel"
+)
 
 // ReceiptView is the receipt after payment.
 type ReceiptView struct {

@@ -167,7 +167,7 @@ func (s *Service) again(byCard bool) (CheckoutView, error) {
 		att.wake = make(chan struct{}, 1)
 		co.att, co.phase, gen = att, PhasePaying, co.gen
 		p := *co.payment
-		p.Step, p.Amount, p.AttemptUUID, p.Deadline, p.Message, p.ChargedDespiteCancel = att.step, att.amount, "", time.Time{}, "", false
+		p.Step, p.Amount, p.AttemptUUID, p.Deadline, p.Message, p.ChargedDespiteCancel, p.Outcome = att.step, att.amount, "", time.Time{}, "", false, ""
 		p.Link, p.LinkPaid, p.LinkPrinted = "", 0, false
 		co.payment = &p
 		return ""
@@ -192,7 +192,7 @@ func (s *Service) launch(gen int, att *attempt) CheckoutView {
 		s.co.att, s.co.last = nil, att
 		s.co.phase = PhaseDeclined
 		p := *s.co.payment
-		p.Message = "cancelled before anything was sent to the terminal"
+		p.Message, p.Outcome = "cancelled before anything was sent to the terminal", OutcomeCancelled
 		s.co.payment = &p
 		c, t := s.snapshotsLocked(true)
 		s.mu.Unlock()
@@ -425,6 +425,10 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 			ord.shareTxID = v.TransactionID
 		}
 		p.ChargedDespiteCancel = p.ChargedDespiteCancel || cancelled
+		p.Outcome = OutcomeCharged
+		if p.ChargedDespiteCancel {
+			p.Outcome = OutcomeChargedDespiteCancel
+		}
 		switch {
 		case p.Due <= 0:
 			s.co.phase = PhaseApproved
@@ -445,10 +449,11 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 			next = &attempt{step: StepCard, amount: p.Due, medium: payment.MediumBankCards, wake: make(chan struct{}, 1)}
 			s.co.att = next
 			s.co.phase = PhasePaying
-			p.Step, p.Amount, p.AttemptUUID, p.Message = StepCard, p.Due, "", ""
+			p.Step, p.Amount, p.AttemptUUID, p.Message, p.Outcome = StepCard, p.Due, "", "", ""
 		}
 	case v.State == journal.StateDeclined, v.State == journal.StateCancelled:
 		s.co.phase = PhaseDeclined
+		p.Outcome = s.notCharged(att, v, cancelled)
 	case v.State == journal.StateFailed:
 		s.co.phase = PhaseFailed
 	default: // unknown: never a guess
@@ -474,6 +479,23 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 	if next != nil {
 		s.launch(gen, next)
 	}
+}
+
+// noCardMargin: a decline this close to the end of the terminal's card
+// window is read as no card presented in time (the terminal answers both
+// with the same ko).
+const noCardMargin = 5 * time.Second
+
+// notCharged says how an attempt that charged nothing ended, in the
+// customer's terms: their Cancel, no card in time, or a decline.
+func (s *Service) notCharged(att *attempt, v payment.View, cancelled bool) Outcome {
+	switch {
+	case v.State == journal.StateCancelled || cancelled:
+		return OutcomeCancelled
+	case !att.link && !att.deadline.IsZero() && !s.now().Before(att.deadline.Add(-noCardMargin)):
+		return OutcomeNoCard
+	}
+	return OutcomeDeclined
 }
 
 // orderSequence is the stored daily order number.

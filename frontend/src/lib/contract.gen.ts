@@ -179,6 +179,9 @@ export interface OptionView {
 }
 
 // From kiosk/contract.go
+export type Outcome = "cancelled" | "charged" | "charged_despite_cancel" | "declined" | "no_card";
+
+// From kiosk/contract.go
 export type PaymentMethod = "card" | "phone" | "voucher_then_card";
 
 // From kiosk/contract.go
@@ -211,6 +214,11 @@ export interface PaymentView {
      * and the order is paid. The approved screen must say so.
      */
     chargedDespiteCancel?: boolean;
+    /**
+     * Outcome is how the last attempt ended, in the customer's terms
+     * (the declined and approved screens say it in their words).
+     */
+    outcome?: Outcome;
     /**
      * Message is a sentence for staff (a terminal error, why unknown); the
      * customer screens use their own words.

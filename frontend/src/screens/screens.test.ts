@@ -190,6 +190,18 @@ describe("Product options", () => {
 });
 
 describe("Canceling", () => {
+  it("tells the customer not to present a card, and how long the terminal may still ask", () => {
+    vi.useFakeTimers({ now: new Date("2025-01-10T12:00:00Z") });
+    try {
+      const { context } = kioskWith({ phase: "canceling", payment: { ...card, deadline: "2025-01-10T12:00:42Z" } });
+      render(Canceling, { context });
+      expect(screen.getByTestId("canceling-no-card").textContent).toMatch(/do not present/);
+      expect(screen.getByTestId("canceling-countdown").textContent).toContain("42 s");
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("is an honest wait with no buttons", () => {
     const { context } = kioskWith({ phase: "canceling", payment: card });
     render(Canceling, { context });
@@ -319,6 +331,20 @@ describe("Paying with the phone", () => {
 });
 
 describe("Declined and Failed", () => {
+  it.each([
+    ["cancelled", "en", "Payment cancelled"],
+    ["no_card", "en", "No card was presented in time"],
+    ["declined", "en", "Payment declined"],
+    ["cancelled", "fr", "Paiement annulé"],
+    ["no_card", "es", "No se presentó ninguna tarjeta a tiempo"],
+  ] as const)("says what happened: %s (%s)", (outcome, language, title) => {
+    const { context } = kioskWith({ phase: "declined", language, payment: { ...card, outcome } });
+    render(Declined, { context });
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe(title);
+    expect(screen.getByTestId("not-charged")).toBeTruthy();
+  });
+
+
   it("says not charged, retries with a new attempt or cancels the order", async () => {
     const { context, fake } = kioskWith({ phase: "declined", payment: card });
     render(Declined, { context });

@@ -80,6 +80,8 @@ export const en = {
   "canceling.title": "Cancelling…",
   "canceling.body": "We are asking the terminal to stop the payment. Please wait.",
   "canceling.note": "If your payment already went through, your order will be confirmed.",
+  "canceling.time_left": "The terminal stops waiting within {seconds} s.",
+  "canceling.no_card": "The terminal may still ask for a card: please do not present one.",
 
   "approved.title": "Thank you!",
   "approved.paid": "Paid: {amount}",
@@ -111,6 +113,8 @@ export const en = {
   "declined.retry": "Try again",
   "declined.rest_by_card": "Pay {amount} by bank card",
   "declined.cancel_order": "Cancel the order",
+  "declined.no_card_title": "No card was presented in time",
+  "declined.cancelled_title": "Payment cancelled",
 
   "failed.title": "The terminal could not take the payment",
   "failed.not_charged": "You have not been charged.",

@@ -78,6 +78,8 @@ export const es: Messages = {
   "canceling.title": "Cancelando…",
   "canceling.body": "Estamos pidiendo al terminal que detenga el pago. Espere, por favor.",
   "canceling.note": "Si su pago ya se ha realizado, su pedido quedará confirmado.",
+  "canceling.time_left": "El terminal deja de esperar en {seconds} s como máximo.",
+  "canceling.no_card": "El terminal aún puede pedir una tarjeta: no la presente.",
 
   "approved.title": "¡Gracias!",
   "approved.paid": "Pagado: {amount}",
@@ -109,6 +111,8 @@ export const es: Messages = {
   "declined.retry": "Intentar de nuevo",
   "declined.rest_by_card": "Pagar {amount} con tarjeta bancaria",
   "declined.cancel_order": "Cancelar el pedido",
+  "declined.no_card_title": "No se presentó ninguna tarjeta a tiempo",
+  "declined.cancelled_title": "Pago cancelado",
 
   "failed.title": "El terminal no ha podido realizar el pago",
   "failed.not_charged": "No se le ha cobrado nada.",

@@ -78,6 +78,8 @@ export const fr: Messages = {
   "canceling.title": "Annulation en cours…",
   "canceling.body": "Nous demandons au terminal d'arrêter le paiement. Merci de patienter.",
   "canceling.note": "Si votre paiement est déjà passé, votre commande sera confirmée.",
+  "canceling.time_left": "Le terminal cesse d’attendre dans {seconds} s au plus.",
+  "canceling.no_card": "Le terminal peut encore demander une carte : ne la présentez pas.",
 
   "approved.title": "Merci !",
   "approved.paid": "Payé : {amount}",
@@ -109,6 +111,8 @@ export const fr: Messages = {
   "declined.retry": "Réessayer",
   "declined.rest_by_card": "Payer {amount} par carte bancaire",
   "declined.cancel_order": "Annuler la commande",
+  "declined.no_card_title": "Aucune carte présentée à temps",
+  "declined.cancelled_title": "Paiement annulé",
 
   "failed.title": "Le terminal n'a pas pu prendre le paiement",
   "failed.not_charged": "Vous n'avez pas été débité.",
