@@ -96,10 +96,7 @@ func (s *Service) linkScreenOver(gen int, att *attempt) bool {
 		s.mu.Unlock()
 		return false
 	case att.printed:
-		ord := s.co.order
-		s.log.Info("payment link left to run: its QR code was printed", "order", ord.id, "uuid", att.uuid)
-		s.resetLocked(PhaseWelcome)
-		s.availabilityLocked()
+		s.handOverLocked(att)
 		c, t := s.snapshotsLocked(true)
 		s.mu.Unlock()
 		s.publish(c, t)
@@ -112,6 +109,15 @@ func (s *Service) linkScreenOver(gen int, att *attempt) bool {
 	att.h.Cancel()
 	s.poke(att)
 	return false
+}
+
+// handOverLocked gives the screen back to the next customer once a link's
+// QR code is printed: its customer pays at their table, the link runs on
+// in the background (followAway), and nobody at the kiosk can cancel it.
+func (s *Service) handOverLocked(att *attempt) {
+	s.log.Info("payment link left to run: its QR code was printed", "order", s.co.order.id, "uuid", att.uuid)
+	s.resetLocked(PhaseWelcome)
+	s.availabilityLocked()
 }
 
 // followAway follows a link no screen shows any more (its QR code was
@@ -209,8 +215,8 @@ func (s *Service) poke(att *attempt) {
 }
 
 // PrintLink prints the payment link's QR code on the terminal's printer,
-// for a customer who would rather pay at their table. The kiosk then lets
-// the link run without it when its time on screen ends.
+// for a customer who would rather pay at their table. Once printed, the
+// kiosk returns to welcome at once and the link runs on without it.
 func (s *Service) PrintLink() (CheckoutView, error) {
 	var (
 		att  *attempt
@@ -249,14 +255,22 @@ func (s *Service) PrintLink() (CheckoutView, error) {
 			return ErrPrinter
 		}), nil
 	}
-	return s.intent(func() string {
+	handed := false
+	v = s.intent(func() string {
 		if s.co.gen != gen || s.co.att != att || s.co.payment == nil {
 			return ""
 		}
 		att.printed = true
-		p := *s.co.payment
-		p.LinkPrinted = true
-		s.co.payment = &p
+		if f := att.h.View(); f.Final() {
+			// It ended while printing: its outcome is the screen's.
+			return ""
+		}
+		s.handOverLocked(att)
+		handed = true
 		return ""
-	}), nil
+	})
+	if handed {
+		s.followAway(att.h)
+	}
+	return v, nil
 }

@@ -116,26 +116,34 @@ func TestPayByPhoneScreenTimeout(t *testing.T) {
 }
 
 // The QR code printed: the customer pays at their table; the kiosk goes
-// back to welcome and the journal follows the link to its payment.
+// back to welcome at once (not when the QR code's time on screen ends),
+// the next customer cannot cancel the printed link, and the journal
+// follows the link to its payment.
 func TestPayByPhonePrintedThenAtTheTable(t *testing.T) {
-	e := newEnv(t, withLinks(300*time.Millisecond))
+	e := newEnv(t, withLinks(time.Hour))
 	e.cart("croissant", 1)
 	v := e.payByPhone()
-	id, cart := v.OrderID, e.cartOf(v)
+	id, cart, link := v.OrderID, e.cartOf(v), v.Payment.Link
 	v = e.must(e.s.PrintLink())
-	if !v.Payment.LinkPrinted {
-		t.Fatalf("not printed: %+v", v.Payment)
+	if v.Phase != PhaseWelcome || v.Payment != nil {
+		t.Fatalf("after printing the code: %s %+v", v.Phase, v.Payment)
 	}
 	var tk string
 	for _, p := range e.printedFrom("print") {
-		if strings.Contains(p.Text, "[QR "+v.Payment.Link+"]") {
+		if strings.Contains(p.Text, "[QR "+link+"]") {
 			tk = p.Text
 		}
 	}
 	if tk == "" || !strings.Contains(tk, "Scannez pour payer") {
 		t.Fatalf("printed %+v", e.printedFrom("print"))
 	}
-	e.waitPhase(PhaseWelcome)
+	// The next customer: nothing of the printed link is theirs to cancel.
+	if v, _ := e.s.Cancel(); v.Phase != PhaseWelcome || v.Error != ErrWrongPhase {
+		t.Fatalf("the next customer's Cancel: %s %q", v.Phase, v.Error)
+	}
+	if carts := e.cloud.Carts(); len(carts) != 1 || carts[0].Status == cloudsim.CartKO {
+		t.Fatalf("carts after the next customer's touch %+v", carts)
+	}
 	if _, err := e.cloud.PayCart(cart, 0, 0, cloudsim.PayCard, false); err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +154,7 @@ func TestPayByPhonePrintedThenAtTheTable(t *testing.T) {
 // screen's time end: the kiosk is back at welcome, the link runs on.
 func printedAndLeft(t *testing.T) (e *env, orderID, cart string) {
 	t.Helper()
-	e = newEnv(t, withLinks(200*time.Millisecond))
+	e = newEnv(t, withLinks(time.Hour))
 	e.cart("croissant", 1)
 	v := e.payByPhone()
 	orderID, cart = v.OrderID, e.cartOf(v)

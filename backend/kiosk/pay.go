@@ -281,6 +281,9 @@ func (s *Service) follow(gen int, att *attempt) {
 		screenOver = t.C
 	}
 	for {
+		if !s.shown(gen, att) {
+			return // the screen moved on (a printed link runs on without it)
+		}
 		v := att.h.View()
 		if v.Final() {
 			s.settle(gen, att, v)
@@ -310,6 +313,13 @@ func (s *Service) follow(gen int, att *attempt) {
 			return
 		}
 	}
+}
+
+// shown reports whether the checkout still shows this attempt.
+func (s *Service) shown(gen int, att *attempt) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.co.gen == gen && s.co.att == att
 }
 
 // stranded shows an attempt nobody drives any more as unknown.

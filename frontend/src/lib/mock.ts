@@ -288,7 +288,9 @@ export function mockTransport(opts: MockOptions = {}): Transport & { emit(): voi
     },
     PrintLink: () => {
       if (view.phase !== "paying" || !view.payment?.link) return refuse("error.wrong_phase");
-      view = { ...view, payment: { ...view.payment, linkPrinted: true } };
+      // Printed: the customer pays at their table; the kiosk is the next customer's.
+      clearTimers();
+      view = fresh(view.language);
     },
     PayRestByCard: () => {
       if (view.phase !== "declined") return refuse("error.wrong_phase");
