@@ -569,3 +569,42 @@ func TestNotChargedOutcomeInTheCustomersWords(t *testing.T) {
 		})
 	}
 }
+
+// A terminal unreachable for longer than the grace, with no other way to
+// pay, closes the welcome screen to new orders (saying why); a customer
+// already ordering goes on; the terminal back, the welcome reopens.
+func TestNoWayToPayClosesTheWelcomeScreen(t *testing.T) {
+	e := newEnv(t)
+	if tv := e.s.Terminal(); !tv.CardPay || tv.PhonePay {
+		t.Fatalf("terminal %+v: want card payment offered, no phone", tv)
+	}
+	e.since.Store(time.Now().Add(-time.Minute))
+	e.state.Store(TerminalUnreachable)
+	e.s.RefreshTerminal()
+	v := e.waitPhase(PhaseUnavailable)
+	if tv := e.s.Terminal(); tv.CardPay || tv.Problem == "" {
+		t.Fatalf("terminal %+v", tv)
+	}
+	if v, _ := e.s.Start("fr"); v.Error == "" {
+		t.Fatalf("an order started with no way to pay: %s", v.Phase)
+	}
+	e.state.Store(TerminalConnected)
+	e.s.RefreshTerminal()
+	e.waitPhase(PhaseWelcome)
+	// A customer already ordering is not thrown out by a blip or an outage.
+	e.cart("croissant", 1)
+	e.state.Store(TerminalUnreachable)
+	e.s.RefreshTerminal()
+	e.waitFor("unreachable", func(CheckoutView) bool { return e.s.Terminal().State == TerminalUnreachable })
+	if v = e.s.Checkout(); v.Phase != PhaseOrdering || len(v.Lines) != 1 {
+		t.Fatalf("the cart was lost: %s %+v", v.Phase, v.Lines)
+	}
+	// Within the grace, the welcome stays open.
+	recent := time.Now()
+	e.since.Store(recent)
+	e.s.RefreshTerminal()
+	e.waitFor("a recent outage", func(CheckoutView) bool { return e.s.Terminal().Since.Equal(recent) })
+	if v = e.must(e.s.Abandon()); v.Phase != PhaseWelcome {
+		t.Fatalf("a blip closed the welcome screen: %s", v.Phase)
+	}
+}

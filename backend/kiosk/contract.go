@@ -293,6 +293,10 @@ type TerminalView struct {
 	Ready bool `json:"ready"`
 	// Problem is why the kiosk cannot take orders, a sentence for staff.
 	Problem string `json:"problem,omitempty"`
+	// CardPay and PhonePay say, before the customer's first touch, which
+	// ways to pay work now: a card on the terminal, a link on a phone.
+	CardPay  bool `json:"cardPay"`
+	PhonePay bool `json:"phonePay"`
 }
 
 // InfoView is what the UI needs once at start.

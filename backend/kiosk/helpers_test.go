@@ -92,6 +92,7 @@ type env struct {
 	cloud *cloudsim.Cloud
 	links *payment.Orchestrator
 	state atomic.Value // TerminalState of the source
+	since atomic.Value // time.Time: unreachable since, zero when not set
 }
 
 type envOption func(*envConfig)
@@ -192,7 +193,8 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		Printer: device.LocalClient(e.printer), Emitter: e.events, Relay: relay, DataDir: e.dir,
 		Version: "test", Logger: testLogger(t),
 		Terminal: TerminalFunc(func() TerminalStatus {
-			return TerminalStatus{State: e.state.Load().(TerminalState), Name: "sim", Address: sim.URL()}
+			since, _ := e.since.Load().(time.Time)
+			return TerminalStatus{State: e.state.Load().(TerminalState), Name: "sim", Address: sim.URL(), Since: since}
 		}),
 		PollInterval: poll, TerminalInterval: 20 * time.Millisecond, RecoverRetry: 20 * time.Millisecond,
 	})

@@ -57,6 +57,10 @@ const (
 	DefaultPollInterval     = 250 * time.Millisecond // the attempt in progress, whatever the events say
 	DefaultTerminalInterval = time.Second            // the terminal source
 	DefaultRecoverRetry     = 5 * time.Second        // recovery after an unreachable terminal
+	// DefaultUnreachableGrace: a terminal unreachable this long, with no
+	// other way to pay, closes the welcome screen to new orders (a blip of
+	// a few seconds does not).
+	DefaultUnreachableGrace = 15 * time.Second
 	DefaultLinkScreen       = 5 * time.Minute        // a payment link's QR code on screen
 	receiptTimeout          = 30 * time.Second
 )
@@ -92,6 +96,7 @@ type Config struct {
 	PollInterval     time.Duration
 	TerminalInterval time.Duration
 	RecoverRetry     time.Duration
+	UnreachableGrace time.Duration
 }
 
 // Service is the kiosk's application service. Safe for concurrent use: one
@@ -203,6 +208,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.TerminalInterval <= 0 {
 		cfg.TerminalInterval = DefaultTerminalInterval
+	}
+	if cfg.UnreachableGrace <= 0 {
+		cfg.UnreachableGrace = DefaultUnreachableGrace
 	}
 	if cfg.RecoverRetry <= 0 {
 		cfg.RecoverRetry = DefaultRecoverRetry
@@ -469,13 +477,28 @@ func (s *Service) terminalUsableLocked() (ok bool, problem string) {
 func (s *Service) availabilityLocked() {
 	ok, _ := s.usableLocked()
 	blocked := !ok && s.status.State != TerminalUnreachable
+	// No way to pay for a while: no new order starts (one under way goes
+	// on: the terminal may come back before its customer pays).
+	noWay := s.noWayToPayLocked()
 	switch {
 	case blocked && (s.co.phase == PhaseWelcome || s.co.phase == PhaseDining || s.co.phase == PhaseOrdering):
 		s.resetLocked(PhaseUnavailable)
-	case !blocked && s.co.phase == PhaseUnavailable:
+	case noWay && s.co.phase == PhaseWelcome:
+		s.resetLocked(PhaseUnavailable)
+	case !blocked && !noWay && s.co.phase == PhaseUnavailable:
 		s.resetLocked(PhaseWelcome)
 	}
 	s.term = s.terminalViewLocked()
+}
+
+// noWayToPayLocked: the terminal has been unreachable for the grace
+// period and no payment link can stand in for it.
+func (s *Service) noWayToPayLocked() bool {
+	if s.status.State != TerminalUnreachable || s.cfg.Links != nil {
+		return false
+	}
+	since := s.status.Since
+	return !since.IsZero() && s.now().Sub(since) >= s.cfg.UnreachableGrace
 }
 
 func (s *Service) terminalViewLocked() TerminalView {
@@ -490,6 +513,10 @@ func (s *Service) terminalViewLocked() TerminalView {
 	if ok, problem := s.usableLocked(); !ok {
 		tv.Problem = problem
 	}
+	open, _ := s.openLocked()
+	tv.CardPay, _ = s.terminalUsableLocked()
+	tv.CardPay = tv.CardPay && open
+	tv.PhonePay = open && s.cfg.Links != nil
 	return tv
 }
 

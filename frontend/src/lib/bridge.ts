@@ -53,6 +53,8 @@ export interface Transport {
   on(event: string, handler: (data: unknown) => void): () => void;
   /** Called at every (re)connection of the event stream: missed snapshots should be fetched again. */
   onConnect?(handler: () => void): () => void;
+  /** Called when the event stream is lost: what the screen shows may be stale. */
+  onDisconnect?(handler: () => void): () => void;
 }
 
 /** The Go methods Wails binds on window.go.main.App. */
@@ -134,6 +136,7 @@ export function browserTransport(deps: BrowserDeps): Transport {
   const later = deps.setTimeout ?? ((fn: () => void, ms: number) => setTimeout(fn, ms));
   const handlers = new Map<string, Set<(data: unknown) => void>>();
   const connectHandlers = new Set<() => void>();
+  const disconnectHandlers = new Set<() => void>();
   let source: EventSource | undefined;
   let reopening = false;
 
@@ -158,6 +161,7 @@ export function browserTransport(deps: BrowserDeps): Transport {
       for (const h of connectHandlers) h();
     });
     es.addEventListener("error", () => {
+      for (const h of disconnectHandlers) h();
       // The browser retries by itself after a dropped connection, but not
       // after an HTTP error status (CLOSED): then we reopen it ourselves.
       if (es.readyState === 2 && !reopening) {
@@ -214,6 +218,11 @@ export function browserTransport(deps: BrowserDeps): Transport {
       ensure();
       return () => connectHandlers.delete(handler);
     },
+    onDisconnect(handler) {
+      disconnectHandlers.add(handler);
+      ensure();
+      return () => disconnectHandlers.delete(handler);
+    },
   };
 }
 
@@ -223,6 +232,8 @@ export interface Bridge {
   call<N extends IntentName>(name: N, ...args: IntentArgs<N>): Promise<IntentResult<N>>;
   on<E extends EventName>(event: E, handler: (data: Events[E]) => void): () => void;
   onConnect(handler: () => void): () => void;
+  /** onDisconnect: the event stream was lost (browser mode); onConnect follows when it is back. */
+  onDisconnect(handler: () => void): () => void;
 }
 
 export function createBridge(t: Transport): Bridge {
@@ -231,6 +242,7 @@ export function createBridge(t: Transport): Bridge {
     call: (name, ...args) => t.call(name, args) as Promise<never>,
     on: (event, handler) => t.on(event, handler as (data: unknown) => void),
     onConnect: (handler) => t.onConnect?.(handler) ?? (() => {}),
+    onDisconnect: (handler) => t.onDisconnect?.(handler) ?? (() => {}),
   };
 }
 

@@ -313,6 +313,12 @@ export interface TerminalView {
      * Problem is why the kiosk cannot take orders, a sentence for staff.
      */
     problem?: string;
+    /**
+     * CardPay and PhonePay say, before the customer's first touch, which
+     * ways to pay work now: a card on the terminal, a link on a phone.
+     */
+    cardPay: boolean;
+    phonePay: boolean;
 }
 
 // From kiosk/contract.go

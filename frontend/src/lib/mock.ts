@@ -128,6 +128,8 @@ export function mockTransport(opts: MockOptions = {}): Transport & { emit(): voi
     demo: true,
     ready: opts.phase !== "unavailable",
     problem: opts.phase === "unavailable" ? "terminal 192.168.1.40 unreachable since 10:42 (dial tcp: i/o timeout)" : undefined,
+    cardPay: opts.phase !== "unavailable",
+    phonePay: true,
   };
   const products = new Map(mockCatalog.categories.flatMap((c) => c.products.map((p) => [p.id, p] as const)));
   let view: CheckoutView = fresh(info.defaultLanguage);

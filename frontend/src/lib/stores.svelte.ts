@@ -31,7 +31,7 @@ export const emptyCheckout: CheckoutView = {
   diningAsked: false,
 };
 
-export const emptyTerminal: TerminalView = { state: "searching", demo: false, ready: false };
+export const emptyTerminal: TerminalView = { state: "searching", demo: false, ready: false, cardPay: false, phonePay: false };
 
 export class Kiosk {
   info = $state<Info>(normalizeInfo(undefined));
@@ -42,6 +42,8 @@ export class Kiosk {
   failure = $state<BridgeError | null>(null);
   /** True once the first snapshots are in. */
   loaded = $state(false);
+  /** The server cannot be reached (browser mode): nothing shown is current. */
+  offline = $state(false);
   /** Intents in flight, to disable the buttons that sent them. */
   busy = $state(0);
   /**
@@ -74,8 +76,10 @@ export class Kiosk {
       this.bridge.on(EventTerminal, (v) => this.applyTerminal(v)),
       // After a reconnection, events may have been missed: fetch the state again.
       this.bridge.onConnect(() => {
+        this.offline = false;
         if (this.loaded) void this.refresh();
       }),
+      this.bridge.onDisconnect(() => (this.offline = true)),
     );
     await this.refresh(true);
   }
@@ -128,6 +132,7 @@ export class Kiosk {
     try {
       const v = (await this.bridge.call(name, ...args)) as CheckoutView;
       this.failure = null;
+      this.offline = false;
       if (this.#events === before) {
         this.applyCheckout(v);
       } else if (v?.error) {
@@ -136,6 +141,7 @@ export class Kiosk {
       return v;
     } catch (err) {
       this.failure = err instanceof BridgeError ? err : new BridgeError(name, "backend", String(err));
+      if (this.failure.kind === "unavailable") this.offline = true;
       return undefined;
     } finally {
       this.busy--;

@@ -407,10 +407,28 @@ describe("Declined and Failed", () => {
 
 describe("Unavailable", () => {
   it("asks for staff and shows the problem small", () => {
-    const { context } = kioskWith({ phase: "unavailable" }, { terminal: { state: "unreachable", ready: false, problem: "dial tcp: timeout" } });
+    const { context } = kioskWith({ phase: "unavailable" }, { terminal: { state: "none", ready: false, problem: "no terminal configured" } });
     render(Unavailable, { context });
     expect(screen.getByText(/call a member of staff/)).toBeTruthy();
-    expect(screen.getByTestId("terminal-problem").textContent).toContain("dial tcp: timeout");
+    expect(screen.getByTestId("terminal-problem").textContent).toContain("no terminal configured");
+  });
+
+  it("says plainly that card payment is down, and where to pay", () => {
+    const { context } = kioskWith({ phase: "unavailable", language: "fr" }, { terminal: { state: "unreachable", ready: true, problem: "dial tcp: timeout" } });
+    render(Unavailable, { context });
+    expect(screen.getByTestId("unavailable-body").textContent).toContain("Le paiement par carte est indisponible");
+  });
+});
+
+describe("Welcome", () => {
+  it.each([
+    [true, false, "Card payment is available."],
+    [false, true, "you can pay with your phone"],
+    [false, false, "Card payment is unavailable right now."],
+  ])("says before the first touch whether card payment works (card %s, phone %s)", (cardPay, phonePay, text) => {
+    const { context } = kioskWith({ phase: "welcome" }, { terminal: { cardPay, phonePay } });
+    render(Welcome, { context });
+    expect(screen.getByTestId("welcome-pay-ways").textContent).toContain(text);
   });
 });
 

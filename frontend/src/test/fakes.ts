@@ -31,7 +31,7 @@ export const baseInfo: Info = {
   phonePay: false,
 };
 
-export const baseTerminal: TerminalView = { state: "connected", demo: false, ready: true, name: "T1" };
+export const baseTerminal: TerminalView = { state: "connected", demo: false, ready: true, name: "T1", cardPay: true, phonePay: false };
 
 /** fakeTransport answers intents from `answers` (or the current view) and lets tests push events. */
 export function fakeTransport(view: CheckoutView = baseView) {

@@ -16,12 +16,16 @@ export const en = {
   "terminal.unreachable": "Payment terminal: unreachable",
   "terminal.choose": "Payment terminal: staff must choose one",
   "terminal.none": "Payment terminal: none",
+  "terminal.offline": "Connection lost",
 
   "welcome.title": "Welcome",
   "welcome.subtitle": "Order and pay here by card.",
   "welcome.touch": "Touch to order",
   "welcome.choose_language": "Choose your language",
   "welcome.not_ready": "Getting ready, one moment…",
+  "welcome.card_down_phone": "Card payment is unavailable right now: you can pay with your phone.",
+  "welcome.card_ok": "Card payment is available.",
+  "welcome.card_down": "Card payment is unavailable right now.",
 
   "menu.title": "Menu",
   "menu.categories": "Categories",
@@ -132,6 +136,7 @@ export const en = {
   "unavailable.title": "This kiosk cannot take orders right now",
   "unavailable.body": "Please call a member of staff or order at the counter.",
   "unavailable.staff": "For staff",
+  "unavailable.card_down": "Card payment is unavailable right now. Please order and pay at the counter.",
 
   "idle.title": "Are you still there?",
   "idle.body": "Your order will be cancelled in {seconds} seconds.",

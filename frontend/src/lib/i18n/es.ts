@@ -14,12 +14,16 @@ export const es: Messages = {
   "terminal.unreachable": "Terminal de pago: sin conexión",
   "terminal.choose": "Terminal de pago: el personal debe elegir uno",
   "terminal.none": "Terminal de pago: ninguno",
+  "terminal.offline": "Conexión perdida",
 
   "welcome.title": "Bienvenido",
   "welcome.subtitle": "Pida y pague aquí con tarjeta.",
   "welcome.touch": "Toque para pedir",
   "welcome.choose_language": "Elija su idioma",
   "welcome.not_ready": "Preparando, un momento…",
+  "welcome.card_down_phone": "El pago con tarjeta no está disponible ahora: puede pagar con su teléfono.",
+  "welcome.card_ok": "El pago con tarjeta está disponible.",
+  "welcome.card_down": "El pago con tarjeta no está disponible ahora.",
 
   "menu.title": "Carta",
   "menu.categories": "Categorías",
@@ -130,6 +134,7 @@ export const es: Messages = {
   "unavailable.title": "Este quiosco no puede tomar pedidos ahora",
   "unavailable.body": "Llame a un miembro del personal o pida en el mostrador.",
   "unavailable.staff": "Para el personal",
+  "unavailable.card_down": "El pago con tarjeta no está disponible ahora. Haga su pedido y pague en el mostrador.",
 
   "idle.title": "¿Sigue ahí?",
   "idle.body": "Su pedido se cancelará en {seconds} segundos.",

@@ -14,12 +14,16 @@ export const fr: Messages = {
   "terminal.unreachable": "Terminal de paiement : injoignable",
   "terminal.choose": "Terminal de paiement : le personnel doit en choisir un",
   "terminal.none": "Terminal de paiement : aucun",
+  "terminal.offline": "Connexion perdue",
 
   "welcome.title": "Bienvenue",
   "welcome.subtitle": "Commandez et payez ici par carte.",
   "welcome.touch": "Touchez pour commander",
   "welcome.choose_language": "Choisissez votre langue",
   "welcome.not_ready": "Préparation en cours, un instant…",
+  "welcome.card_down_phone": "Le paiement par carte est indisponible pour le moment : vous pouvez payer avec votre téléphone.",
+  "welcome.card_ok": "Le paiement par carte est disponible.",
+  "welcome.card_down": "Le paiement par carte est indisponible pour le moment.",
 
   "menu.title": "Menu",
   "menu.categories": "Catégories",
@@ -130,6 +134,7 @@ export const fr: Messages = {
   "unavailable.title": "Cette borne ne peut pas prendre de commande pour le moment",
   "unavailable.body": "Merci d'appeler un membre du personnel ou de commander au comptoir.",
   "unavailable.staff": "Pour le personnel",
+  "unavailable.card_down": "Le paiement par carte est indisponible pour le moment. Merci de commander et de payer au comptoir.",
 
   "idle.title": "Êtes-vous toujours là ?",
   "idle.body": "Votre commande sera annulée dans {seconds} secondes.",
