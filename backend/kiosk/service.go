@@ -61,7 +61,7 @@ const (
 	// other way to pay, closes the welcome screen to new orders (a blip of
 	// a few seconds does not).
 	DefaultUnreachableGrace = 15 * time.Second
-	DefaultLinkScreen       = 5 * time.Minute        // a payment link's QR code on screen
+	DefaultLinkScreen       = 5 * time.Minute // a payment link's QR code on screen
 	receiptTimeout          = 30 * time.Second
 )
 
