@@ -154,6 +154,8 @@ export const en = {
   "cart.change": "Change",
   "error.choices": "Please choose the options of this product.",
   "error.amount": "This amount cannot be paid here.",
+  "error.quantity": "You can order 1 to 99 of an item.",
+  "error.order_limit": "This order is as large as the kiosk can take. Please pay it, or call a member of staff.",
   "error.partly_paid": "Part of this order is already paid: it cannot be cancelled here. Please pay the rest or call a member of staff.",
   "error.journal": "The kiosk cannot record orders right now: nothing was charged. Please call a member of staff.",
   "error.printer": "The ticket could not be printed. Please scan the code on the screen.",

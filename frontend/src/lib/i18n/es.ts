@@ -152,6 +152,8 @@ export const es: Messages = {
   "cart.change": "Cambiar",
   "error.choices": "Elija las opciones de este producto.",
   "error.amount": "Este importe no se puede pagar aquí.",
+  "error.quantity": "Puede pedir de 1 a 99 unidades de un artículo.",
+  "error.order_limit": "Este pedido alcanza el límite del quiosco. Páguelo o llame a un miembro del personal.",
   "error.partly_paid": "Parte de este pedido ya está pagada: no se puede cancelar aquí. Pague el resto o llame a un miembro del personal.",
   "error.journal": "El quiosco no puede registrar pedidos en este momento: no se ha cobrado nada. Llame a un miembro del personal.",
   "error.printer": "No se pudo imprimir el ticket. Escanee el código de la pantalla.",

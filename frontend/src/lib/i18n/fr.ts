@@ -152,6 +152,8 @@ export const fr: Messages = {
   "cart.change": "Modifier",
   "error.choices": "Merci de choisir les options de ce produit.",
   "error.amount": "Ce montant ne peut pas être payé ici.",
+  "error.quantity": "Vous pouvez commander de 1 à 99 exemplaires d'un article.",
+  "error.order_limit": "Cette commande atteint la limite de la borne. Merci de la régler, ou d'appeler un membre du personnel.",
   "error.partly_paid": "Une partie de cette commande est déjà payée : elle ne peut pas être annulée ici. Payez le reste ou appelez un membre du personnel.",
   "error.journal": "La borne ne peut pas enregistrer de commande pour le moment : rien n'a été débité. Appelez un membre du personnel.",
   "error.printer": "Le ticket n'a pas pu être imprimé. Scannez le code à l'écran.",
