@@ -203,6 +203,11 @@ export const en = {
   "staff.pin.clear": "Clear",
   "staff.pin.ok": "OK",
   "staff.pin.cancel": "Cancel",
+  "staff.pin.recovery": "Recovery code",
+  "staff.pin.recovery_back": "Back to the PIN",
+  "staff.pin.recovery_enter": "Enter the 16-digit recovery code",
+  "staff.pin.recovery_length": "A recovery code has 16 digits.",
+  "staff.pin.recovery_done": "Every lockout is lifted. Enter the PIN.",
   "staff.pin.session_ended": "The staff session has ended. Enter the PIN again.",
 
   "staff.confirm.title": "Please confirm",

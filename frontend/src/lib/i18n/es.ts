@@ -201,6 +201,11 @@ export const es: Messages = {
   "staff.pin.clear": "Borrar",
   "staff.pin.ok": "OK",
   "staff.pin.cancel": "Cancelar",
+  "staff.pin.recovery": "Código de recuperación",
+  "staff.pin.recovery_back": "Volver al PIN",
+  "staff.pin.recovery_enter": "Introduzca el código de recuperación de 16 dígitos",
+  "staff.pin.recovery_length": "Un código de recuperación tiene 16 dígitos.",
+  "staff.pin.recovery_done": "Se han levantado todos los bloqueos. Introduzca el PIN.",
   "staff.pin.session_ended": "La sesión del personal ha terminado. Introduzca el PIN de nuevo.",
 
   "staff.confirm.title": "Confirmación",

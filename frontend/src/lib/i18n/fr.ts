@@ -201,6 +201,11 @@ export const fr: Messages = {
   "staff.pin.clear": "Effacer",
   "staff.pin.ok": "OK",
   "staff.pin.cancel": "Annuler",
+  "staff.pin.recovery": "Code de secours",
+  "staff.pin.recovery_back": "Revenir au code PIN",
+  "staff.pin.recovery_enter": "Saisissez le code de secours à 16 chiffres",
+  "staff.pin.recovery_length": "Un code de secours a 16 chiffres.",
+  "staff.pin.recovery_done": "Tous les blocages sont levés. Saisissez le code PIN.",
   "staff.pin.session_ended": "La session du personnel est terminée. Saisissez à nouveau le code.",
 
   "staff.confirm.title": "Confirmation",
