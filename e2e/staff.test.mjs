@@ -69,7 +69,7 @@ const inSight = (locator) =>
 
 const noStaffUI = async (page) => (await page.locator(`${tid("pin-pad")}, ${tid("staff-shell")}`).count()) === 0;
 
-test("PIN: set at first run, then three wrong PINs lock the pad and the right PIN is refused", async (t) => {
+test("PIN: set at first run, then three wrong PINs lock the corner's pad and the right PIN is refused there, not at the keyboard", async (t) => {
   const env = await setup(t, { pin: null });
   const { page } = env;
   // No staff PIN yet: the kiosk takes no order (whoever found the staff
@@ -137,9 +137,19 @@ test("PIN: set at first run, then three wrong PINs lock the pad and the right PI
   assert.equal(refused.error.code, "ELOCKED_OUT");
   assert.ok(refused.error.retryAfterMs > 0 && refused.error.retryAfterMs <= 30000, JSON.stringify(refused.error));
   assert.match(refused.error.message, /locked/);
-  // ...and on the pad opened afresh (its keys work again, the backend still says no).
+  // The corner's lockout is the corner's only: Ctrl+Alt+S (staff at a
+  // keyboard) opens the pad as another origin, and the PIN gets in.
   await page.locator(tid("pin-cancel")).click();
   await page.locator(tid("pin-pad")).waitFor({ state: "detached" });
+  await page.keyboard.press("Control+Alt+KeyS");
+  await page.locator(`${tid("pin-pad")}[data-mode="unlock"]`).waitFor();
+  assert.equal(await page.locator(tid("pin-locked")).count(), 0);
+  await typePin(env, PIN);
+  await page.locator(tid("staff-shell")).waitFor();
+  await page.locator(tid("staff-lock")).click();
+  await page.locator(tid("staff-shell")).waitFor({ state: "detached" });
+  // ...while the corner's pad, opened afresh, stays locked (its keys work
+  // again, the backend still says no).
   await openPad(env);
   await typePin(env, PIN);
   await page.locator(tid("pin-locked")).waitFor();

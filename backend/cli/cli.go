@@ -82,7 +82,11 @@ const usage = `Usage:
   comptoir settings [list | get KEY | set KEY JSON]
                                  the settings kept in the journal
   echo NEWPIN | comptoir pin     set the staff PIN from this machine (before opening
-                                 the kiosk to the public, or when it is forgotten)
+                                 the kiosk to the public, when it is forgotten or
+                                 cannot be checked); lifts every lockout
+  comptoir pin --clear-lockout   lift every PIN pad lockout, the PIN unchanged
+  comptoir pin --recovery-code   print a new one-time code that lifts every lockout
+                                 from the locked PIN pad itself
   comptoir audit [--limit N] [--action A]
                                  staff actions that concern no payment, newest first
   comptoir purge [--keep-days N]  remove card details (card tokens, card tickets)

@@ -18,28 +18,43 @@ import (
 // stdin is where `comptoir pin` reads the PIN (tests replace it).
 var stdin io.Reader = os.Stdin
 
-// cmdPin sets the staff PIN from the machine itself: before a kiosk is
-// opened to the public (otherwise the first person to find the PIN pad
-// sets it), or when the PIN is forgotten. It replaces any PIN, lifts a
-// lockout and ends open sessions; the audit trail says it was done here.
-// The PIN is read from standard input, never from the command line, which
-// other users of the machine can see.
+// cmdPin looks after the staff PIN from the machine itself, with
+// Comptoir closed (the journal is one process's at a time).
+//
+// Without a flag it sets the PIN: before a kiosk is opened to the public
+// (otherwise the first person to find the PIN pad sets it), when the PIN
+// is forgotten, or when the stored PIN cannot be checked (a damaged
+// record). It replaces any PIN, lifts every lockout and ends open
+// sessions. The PIN is read from standard input, never from the command
+// line, which other users of the machine can see.
+//
+// --clear-lockout lifts every PIN pad lockout and leaves the PIN as it is.
+// --recovery-code prints a new one-time recovery code, which lifts every
+// lockout from the locked PIN pad itself (for a kiosk without a keyboard
+// whose screen a customer keeps locking); it replaces the previous one.
+// The audit trail says each was done here.
 func cmdPin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var common commonFlags
 	fs := newFlagSet("pin", stderr, &common)
+	clearLockout := fs.Bool("clear-lockout", false, "lift every PIN pad lockout; the PIN is not changed")
+	recovery := fs.Bool("recovery-code", false, "print a new one-time recovery code (it replaces the previous one)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() != 0 {
+	if fs.NArg() != 0 || (*clearLockout && *recovery) {
 		fmt.Fprintln(stderr, "usage: echo NEWPIN | comptoir pin [--data-dir DIR]")
+		fmt.Fprintln(stderr, "       comptoir pin --clear-lockout | --recovery-code [--data-dir DIR]")
 		return 2
 	}
-	line, err := bufio.NewReader(stdin).ReadString('\n')
-	if err != nil && line == "" {
-		fmt.Fprintln(stderr, "comptoir pin: no PIN on standard input (echo NEWPIN | comptoir pin)")
-		return 2
+	var pin string
+	if !*clearLockout && !*recovery {
+		line, err := bufio.NewReader(stdin).ReadString('\n')
+		if err != nil && line == "" {
+			fmt.Fprintln(stderr, "comptoir pin: no PIN on standard input (echo NEWPIN | comptoir pin)")
+			return 2
+		}
+		pin = strings.TrimSpace(line)
 	}
-	pin := strings.TrimSpace(line)
 	dir, err := common.resolveDataDir()
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir pin:", err)
@@ -56,14 +71,32 @@ func cmdPin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "comptoir pin:", err)
 		return 1
 	}
-	if err := st.ResetPIN(ctx, pin, "command line"); err != nil {
+	switch {
+	case *clearLockout:
+		err = st.ClearLockouts(ctx, "command line")
+		if err == nil {
+			fmt.Fprintln(stdout, "Every PIN pad lockout is lifted; the PIN is unchanged.")
+		}
+	case *recovery:
+		var code string
+		if code, err = st.NewRecoveryCode(ctx, "command line"); err == nil {
+			fmt.Fprintln(stdout, "One-time recovery code (shown only now: write it down and keep it away from the kiosk):")
+			fmt.Fprintln(stdout, code)
+			fmt.Fprintln(stdout, "On a locked PIN pad, \"Recovery code\" takes it and lifts every lockout, once. It replaces any previous code.")
+		}
+	default:
+		err = st.ResetPIN(ctx, pin, "command line")
+		if err == nil {
+			fmt.Fprintln(stdout, "The staff PIN is set.")
+		}
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, "comptoir pin:", err)
 		if staff.ErrorCode(err) == staff.EINVALID {
 			return 2
 		}
 		return 1
 	}
-	fmt.Fprintln(stdout, "The staff PIN is set.")
 	return 0
 }
 

@@ -108,8 +108,26 @@ func (c *Client) auth(path string, h http.Header) {
 	}
 }
 
+// Bounds of what the client reads of an answer: a transaction with its
+// tickets is a few KiB; a list's page of 200 entries a tenth of a MiB.
+const (
+	maxAnswer = 4 << 20
+	// MaxPageBytes bounds a page of a list (the history, the Webservices
+	// batch): a larger one is refused, not read.
+	MaxPageBytes = 1 << 20
+	// defaultPageLimit is a list's page size when the request names none.
+	defaultPageLimit = 20
+)
+
 // do sends one request and returns the body of a 2xx answer.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, body []byte) ([]byte, error) {
+	return c.doMax(ctx, maxAnswer, method, path, query, body)
+}
+
+// doMax is do reading at most limit bytes of the answer. A 2xx answer
+// past it is a *DecodeError (ErrTooLarge); another status keeps its
+// class, with the body cut at the limit.
+func (c *Client) doMax(ctx context.Context, limit int, method, path string, query url.Values, body []byte) ([]byte, error) {
 	u := *c.base
 	u.Path = strings.TrimRight(u.Path, "/") + path
 	if query != nil {
@@ -133,9 +151,13 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		return nil, transportError(method+" "+path, err, ctx)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 	if err != nil {
 		return nil, &TransportError{Op: method + " " + path, Err: err, Sent: true}
+	}
+	tooLarge := len(raw) > limit
+	if tooLarge {
+		raw = raw[:limit]
 	}
 	switch {
 	case resp.StatusCode == http.StatusUnauthorized:
@@ -149,8 +171,23 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		return nil, &APIError{Status: resp.StatusCode, Message: ko.Message, Body: raw}
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		return nil, &HTTPError{Status: resp.StatusCode, Body: raw}
+	case tooLarge:
+		return nil, &DecodeError{Op: method + " " + path, Body: raw[:min(len(raw), 4096)], Err: fmt.Errorf("%w (more than %d bytes)", ErrTooLarge, limit)}
 	}
 	return raw, nil
+}
+
+// checkPage refuses a list's page that holds more entries than asked
+// (limit 0: the default page) or counts that cannot be.
+func checkPage(op string, asked, n, total, offset int, raw []byte) error {
+	if asked <= 0 {
+		asked = defaultPageLimit
+	}
+	if n > asked || total < 0 || offset < 0 {
+		return &DecodeError{Op: op, Body: raw[:min(len(raw), 4096)],
+			Err: fmt.Errorf("%w: %d entries (total %d) for a limit of %d", ErrPageOverfull, n, total, asked)}
+	}
+	return nil
 }
 
 // transportError classifies a failed exchange: a request that never left
@@ -411,13 +448,16 @@ func (c *Client) Transactions(ctx context.Context, r TransactionsRequest) (*Tran
 	if err != nil {
 		return nil, err
 	}
-	raw, err := c.do(ctx, http.MethodPost, PathTransactions, nil, body)
+	raw, err := c.doMax(ctx, MaxPageBytes, http.MethodPost, PathTransactions, nil, body)
 	if err != nil {
 		return nil, err
 	}
 	var p TransactionsPage
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, &DecodeError{Op: "transactions", Body: raw, Err: err}
+	}
+	if err := checkPage("transactions", r.Limit, len(p.Transactions), p.Total, p.Offset, raw); err != nil {
+		return nil, err
 	}
 	p.Raw = raw
 	return &p, nil

@@ -1,8 +1,21 @@
 package cloudapi
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+)
+
+// Answers that break the client's bounds, as the Err of a *DecodeError.
+var (
+	// ErrTooLarge: the answer is longer than the client reads.
+	ErrTooLarge = errors.New("answer too large")
+	// ErrPageOverfull: a page of a list holds more entries than the limit
+	// asked, or counts that cannot be.
+	ErrPageOverfull = errors.New("the page does not keep to the limit asked")
+	// ErrPeriodTooLong: a period's list passes MaxPeriodEntries,
+	// MaxPeriodPages or MaxPeriodBytes.
+	ErrPeriodTooLong = errors.New("the period holds too many transactions to read in one go: read a shorter one")
 )
 
 // APIError is a request the cloud refused: HTTP 400 {status: ko, message},
@@ -61,6 +74,8 @@ type DecodeError struct {
 	Body []byte
 	Err  error
 }
+
+func (e *DecodeError) Unwrap() error { return e.Err }
 
 func (e *DecodeError) Error() string {
 	if e.Err == nil {

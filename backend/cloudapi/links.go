@@ -251,6 +251,10 @@ type CartTransaction struct {
 	Status        string `json:"status"`
 }
 
+// MaxCartTransactions bounds the payments a cart lists: a link is paid in
+// one payment, or a few (a meal voucher, then a card).
+const MaxCartTransactions = 100
+
 // ParseCart reads a cart, whichever names its amounts carry (the webhook's
 // requested_amount, paid_amount, gift_amount; a capture's amount_requested,
 // amount_paid, tip_amount).
@@ -266,6 +270,9 @@ func ParseCart(raw []byte) (*Cart, error) {
 	}
 	if c.Status == "" {
 		return nil, errors.New("a cart without a status")
+	}
+	if len(c.Transactions) > MaxCartTransactions {
+		return nil, fmt.Errorf("%w: a cart with %d transactions (at most %d are believed)", ErrPageOverfull, len(c.Transactions), MaxCartTransactions)
 	}
 	for _, f := range []struct {
 		from *int64

@@ -101,7 +101,7 @@ func (w *Webservices) Batch(ctx context.Context, r BatchRequest) (*TransactionsP
 		return nil, err
 	}
 	body, _ := json.Marshal(r)
-	raw, err := w.c.do(ctx, http.MethodPost, PathWSBatch, nil, body)
+	raw, err := w.c.doMax(ctx, MaxPageBytes, http.MethodPost, PathWSBatch, nil, body)
 	if err != nil {
 		return nil, err
 	}
@@ -109,14 +109,38 @@ func (w *Webservices) Batch(ctx context.Context, r BatchRequest) (*TransactionsP
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, &DecodeError{Op: "batch", Body: raw, Err: err}
 	}
+	if err := checkPage("batch", r.Limit, len(p.Transactions), p.Total, p.Offset, raw); err != nil {
+		return nil, err
+	}
 	p.Raw = raw
 	return &p, nil
+}
+
+// The ceiling of one BatchAll: the company's list of a period (every
+// terminal, every online payment). A provider that keeps saying "more"
+// cannot keep a reader going, nor fill its memory: what a read holds
+// stays under MaxPeriodBytes of entries plus one page (MaxPageBytes).
+const (
+	MaxPeriodEntries = 20_000   // entries fetched, kept or not
+	MaxPeriodPages   = 200      // pages asked: short pages end a read too
+	MaxPeriodBytes   = 16 << 20 // bytes of the entries' fields fetched
+)
+
+// size is what an entry holds in memory, near enough.
+func (e HistoryEntry) size() int {
+	return 16 + len(e.Status) + len(e.TransactionID) + len(e.CurrencyCode) + len(e.Type) + len(e.TransactionType) +
+		len(e.CreatedAt) + len(e.SerialNumber) + len(e.Scheme) + len(e.Issuer) + len(e.CartID) + len(e.Reference) +
+		len(e.CheckoutExternalID) + len(e.IdempotentUUID)
 }
 
 // BatchAll fetches every page of a period. A period left open at its end
 // is closed at now (in the request's time zone) before the first page, so
 // that transactions arriving while paging do not shift the pages; entries
-// are de-duplicated by transactionId all the same.
+// are de-duplicated by transactionId all the same. A page with more
+// entries than asked is refused (ErrPageOverfull), and a period past the
+// ceiling (MaxPeriodEntries, MaxPeriodPages, MaxPeriodBytes) ends with
+// ErrPeriodTooLong and nothing: a partial list would read as "no such
+// transaction".
 func (w *Webservices) BatchAll(ctx context.Context, r BatchRequest, now time.Time) ([]HistoryEntry, error) {
 	if r.EndDate == "" {
 		loc := time.UTC
@@ -132,12 +156,22 @@ func (w *Webservices) BatchAll(ctx context.Context, r BatchRequest, now time.Tim
 		r.Limit = 200
 	}
 	r.Offset = 0
-	var out []HistoryEntry
-	seen := map[string]bool{}
-	for range 1000 {
+	var (
+		out            []HistoryEntry
+		seen           = map[string]bool{}
+		fetched, bytes int
+	)
+	for range MaxPeriodPages {
 		p, err := w.Batch(ctx, r)
 		if err != nil {
 			return nil, err
+		}
+		fetched += len(p.Transactions)
+		for _, e := range p.Transactions {
+			bytes += e.size()
+		}
+		if fetched > MaxPeriodEntries || bytes > MaxPeriodBytes {
+			break
 		}
 		for _, e := range p.Transactions {
 			if e.TransactionID != "" && seen[e.TransactionID] {
@@ -151,7 +185,7 @@ func (w *Webservices) BatchAll(ctx context.Context, r BatchRequest, now time.Tim
 			return out, nil
 		}
 	}
-	return nil, errors.New("cloudapi: the period holds too many transactions to read in one go: fetch it day by day")
+	return nil, fmt.Errorf("cloudapi: %w (more than %d entries, %d pages or %d MiB)", ErrPeriodTooLong, MaxPeriodEntries, MaxPeriodPages, MaxPeriodBytes>>20)
 }
 
 // TransactionDetails is one transaction as the Webservices fetch it.

@@ -413,6 +413,32 @@ func TestControlAPIReachesEachTerminal(t *testing.T) {
 	if st := c.State(); len(st.Faults.Next) != 1 || st.Faults.HistoryIDs {
 		t.Fatalf("faults = %+v", st.Faults)
 	}
+	if resp := post("/sim/faults", `{"list":{"extra":-1}}`); resp.StatusCode != 400 {
+		t.Fatalf("a negative list fault: HTTP %d", resp.StatusCode)
+	}
+	if resp := post("/sim/faults", `{"list":{"extra":3,"pad":10}}`); resp.StatusCode != 200 {
+		t.Fatalf("list fault: HTTP %d", resp.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodPost, c.URL()+cloudsim.PathTransactions, bytes.NewBufferString(`{"limit":2}`))
+	req.Header.Set("Service-Secret", c.Key())
+	req.Header.Set("Content-Type", "application/json")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var page struct {
+		Count        int `json:"count"`
+		Transactions []struct {
+			Issuer string `json:"issuer"`
+		} `json:"transactions"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || page.Count != 3 || len(page.Transactions) != 3 || len(page.Transactions[0].Issuer) != 10 {
+		t.Fatalf("a faulty page: %+v, %v", page, err)
+	}
+	if s := c.ListServed(); s.Pages != 1 || s.Bytes == 0 {
+		t.Fatalf("served %+v", s)
+	}
 }
 
 // debit_and_enrol: with an amount it charges like a debit; with 0 it only

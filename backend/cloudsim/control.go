@@ -175,7 +175,7 @@ func (c *Cloud) handleHelp(w http.ResponseWriter, r *http.Request) {
 			"GET /sim/state", "GET /sim/transactions", "GET /sim/webhook",
 			`POST /sim/webhook {"url": "http://127.0.0.1:9999/hook"}`,
 			`POST /sim/terminals {"serial": "SN1", "online": false}: add a terminal, or take it offline (actions expire after 5 s)`,
-			`POST /sim/faults {"next": [{"path": "/v5/pos/payment", "status": 0, "after": true}], "poll": "pending|404|500|", "expiredPoll": "expired|pending|404", "historyIds": false}`,
+			`POST /sim/faults {"next": [{"path": "/v5/pos/payment", "status": 0, "after": true}], "poll": "pending|404|500|", "expiredPoll": "expired|pending|404", "historyIds": false, "list": {"extra": 0, "endless": false, "pad": 0}}`,
 			"GET|POST /sim/terminals/{serial}/sim/...: that terminal's own control API (customer, script, clock, ledger)",
 			"GET /sim/carts: the payment links and their payments",
 			`POST /sim/carts/{cart_id}/pay {"amount": 500, "gift": 0, "kind": "card|meal_voucher", "fail": false}: the customer pays on their phone (amount 0: what is left)`,
@@ -192,6 +192,7 @@ func (c *Cloud) handleHelp(w http.ResponseWriter, r *http.Request) {
 			"poll":        "how every poll answers; empty tells the truth",
 			"expiredPoll": "how the poll of an action that expired (terminal offline beyond 5 s) answers: not shown in the specification",
 			"historyIds":  "whether the history lists checkoutExternalId and idempotentUuid (not in the specification's list)",
+			"list":        "how the history and the Webservices batch misbehave: extra made-up entries beyond the limit, endless pages, issuers padded by pad bytes",
 		},
 	})
 }
@@ -216,13 +217,20 @@ func (c *Cloud) handleTerminal(w http.ResponseWriter, r *http.Request) {
 
 func (c *Cloud) handleFaults(w http.ResponseWriter, r *http.Request) {
 	var b struct {
-		Next        []Fault `json:"next"`
-		Poll        *string `json:"poll"`
-		ExpiredPoll *string `json:"expiredPoll"`
-		HistoryIDs  *bool   `json:"historyIds"`
+		Next        []Fault    `json:"next"`
+		Poll        *string    `json:"poll"`
+		ExpiredPoll *string    `json:"expiredPoll"`
+		HistoryIDs  *bool      `json:"historyIds"`
+		List        *ListFault `json:"list"`
 	}
 	if !readControl(w, r, &b) {
 		return
+	}
+	if b.List != nil {
+		if err := c.SetListFault(*b.List); err != nil {
+			controlError(w, http.StatusBadRequest, err.Error())
+			return
+		}
 	}
 	if err := c.Inject(b.Next...); err != nil {
 		controlError(w, http.StatusBadRequest, err.Error())

@@ -35,6 +35,8 @@ type faults struct {
 	poll              string
 	expiredPoll       string
 	historyWithoutIDs bool
+	list              ListFault  // see SetListFault
+	served            ListServed // see ListServed
 }
 
 func (f Fault) check() error {

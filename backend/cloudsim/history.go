@@ -1,6 +1,7 @@
 package cloudsim
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -102,10 +103,25 @@ func (c *Cloud) writePage(w http.ResponseWriter, offset, limit int, withIDs bool
 			all = append(all, t.entry(withIDs))
 		}
 	}
+	fault := c.faults.list
 	c.mu.Unlock()
 	page := []historyEntry{}
 	if offset < len(all) {
 		page = all[offset:min(len(all), offset+limit)]
 	}
-	writeJSON(w, map[string]any{"total": len(all), "limit": limit, "offset": offset, "count": len(page), "transactions": page})
+	total := len(all)
+	if fault != (ListFault{}) {
+		page, total = fault.apply(page, offset, limit, total, c.cfg.Now().UTC().Format(time.RFC3339))
+	}
+	body, err := json.Marshal(map[string]any{"total": total, "limit": limit, "offset": offset, "count": len(page), "transactions": page})
+	if err != nil {
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	c.mu.Lock()
+	c.faults.served.Pages++
+	c.faults.served.Bytes += int64(len(body))
+	c.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
 }

@@ -23,6 +23,9 @@ type channel struct {
 	dev  device.Terminal
 	sim  *terminalsim.Terminal
 	pay  func(t *testing.T, amount int64) string // the transaction id the history shows
+	// fault makes the history misbehave; served is what it has answered.
+	fault  func(t *testing.T, extra int, endless bool, pad int)
+	served func() (pages int, bytes int64)
 }
 
 func channels(t *testing.T) []channel {
@@ -47,6 +50,12 @@ func channels(t *testing.T) []channel {
 		}
 		return tx.TransactionID
 	}}
+	local.fault = func(t *testing.T, extra int, endless bool, pad int) {
+		if err := sim.SetHistoryFault(terminalsim.HistoryFault{Extra: extra, Endless: endless, Pad: pad}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	local.served = func() (int, int64) { s := sim.HistoryServed(); return s.Pages, s.Bytes }
 
 	const serial = "SN-DEVICE"
 	cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_device", Serials: []string{serial}, TimeScale: 0.001,
@@ -80,6 +89,12 @@ func channels(t *testing.T) []channel {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}}
+	remote.fault = func(t *testing.T, extra int, endless bool, pad int) {
+		if err := cloud.SetListFault(cloudsim.ListFault{Extra: extra, Endless: endless, Pad: pad}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remote.served = func() (int, int64) { s := cloud.ListServed(); return s.Pages, s.Bytes }
 	return []channel{local, remote}
 }
 
@@ -170,5 +185,51 @@ func TestFailuresSayWhatTheTerminalDid(t *testing.T) {
 	// Not this package's error: the outcome is left open.
 	if device.KindOf(context.DeadlineExceeded) != device.Unsure || device.KindOf(nil) != 0 {
 		t.Fatal("KindOf of a foreign error or nil")
+	}
+}
+
+// A terminal (or a provider) whose history page lists more than the limit
+// asked is not believed, on either channel: one page or a whole period.
+func TestAHistoryPageOverTheLimitIsRefused(t *testing.T) {
+	for _, ch := range channels(t) {
+		t.Run(ch.name, func(t *testing.T) {
+			ctx := t.Context()
+			ch.pay(t, 1250)
+			// The true entry and 5 made-up ones, for a limit of 5.
+			ch.fault(t, 5, false, 0)
+			_, err := ch.dev.History(ctx, device.HistoryQuery{Limit: 5})
+			if !errors.Is(err, device.ErrHistoryPage) {
+				t.Fatalf("6 entries for a limit of 5: %v", err)
+			}
+			if _, err := device.ReadHistory(ctx, ch.dev, time.Now().Add(-time.Hour), time.Time{}, 3, 5*time.Second); !errors.Is(err, device.ErrHistoryPage) {
+				t.Fatalf("ReadHistory: %v", err)
+			}
+			ch.fault(t, 0, false, 0)
+			if entries, err := device.ReadHistory(ctx, ch.dev, time.Now().Add(-time.Hour), time.Time{}, 0, 5*time.Second); err != nil || len(entries) != 1 {
+				t.Fatalf("the fault lifted: %d entries, %v", len(entries), err)
+			}
+		})
+	}
+}
+
+// A history that never ends stops at the documented ceiling with
+// ErrHistoryTooLong: the pages asked, and so the entries and the bytes
+// read, stay within it.
+func TestAnEndlessHistoryStopsAtTheCeiling(t *testing.T) {
+	for _, ch := range channels(t) {
+		t.Run(ch.name, func(t *testing.T) {
+			ch.fault(t, 0, true, 0)
+			before, _ := ch.served()
+			_, err := device.ReadHistory(t.Context(), ch.dev, time.Now().Add(-time.Hour), time.Time{}, 0, 30*time.Second)
+			if !errors.Is(err, device.ErrHistoryTooLong) {
+				t.Fatalf("endless history: %v", err)
+			}
+			pages, _ := ch.served()
+			// Full pages of 200: the entries' ceiling is passed on the page
+			// after MaxHistoryEntries/200.
+			if n := pages - before; n > device.MaxHistoryEntries/device.MaxHistoryPage+1 {
+				t.Fatalf("%d pages read of an endless history", n)
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package device
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
@@ -51,6 +52,9 @@ func (t *CloudTerminal) History(ctx context.Context, q HistoryQuery) (HistoryPag
 	p, err := t.api.Transactions(ctx, cloudapi.TransactionsRequest{SerialNumbers: []string{t.serial}, Timezone: "UTC",
 		StartDate: q.StartDate, EndDate: q.EndDate, StartTime: q.StartTime, EndTime: q.EndTime, Limit: q.Limit, Offset: q.Offset})
 	if err != nil {
+		if errors.Is(err, cloudapi.ErrPageOverfull) || errors.Is(err, cloudapi.ErrTooLarge) {
+			return HistoryPage{}, &Error{Kind: Unsure, Err: fmt.Errorf("%w: %w", ErrHistoryPage, err)}
+		}
 		return HistoryPage{}, cloudErr(err)
 	}
 	out := HistoryPage{Entries: make([]HistoryEntry, 0, len(p.Transactions)), Total: p.Total, Limit: p.Limit, Offset: p.Offset, Raw: p.Raw}
@@ -59,7 +63,7 @@ func (t *CloudTerminal) History(ctx context.Context, q HistoryQuery) (HistoryPag
 			GiftAmount: e.GiftAmount, CurrencyCode: e.CurrencyCode, Issuer: e.Issuer, Scheme: e.Scheme, Type: e.Kind(),
 			CartID: e.CartID, CreatedAt: e.CreatedAt})
 	}
-	return out, nil
+	return out, checkPage(q, out)
 }
 
 // Ping: the Cloud API has no ping. A one-transaction history read checks

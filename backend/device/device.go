@@ -19,6 +19,7 @@ package device
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/localapi"
@@ -118,8 +119,19 @@ const (
 	HistoryReversal  = "reversal"
 	StatusOK         = "ok"
 	MaxHistoryPage   = 200 // the largest page either API returns
-	maxHistoryPages  = 500 // bounds one ReadHistory: 100,000 entries
 	historyZoneSlack = 14 * time.Hour
+)
+
+// The ceiling of one ReadHistory: a terminal (or a provider) that keeps
+// saying "more" cannot keep a reader going, nor fill its memory. A busy
+// kiosk's terminal makes a few hundred transactions a day, and a period is
+// read as whole days widened by a day: 20,000 entries is tens of such
+// days. What a read holds stays under MaxHistoryBytes of entries plus one
+// page (each page is bounded by the API clients, 1 MiB at most).
+const (
+	MaxHistoryEntries = 20_000   // entries fetched, kept or not
+	MaxHistoryPages   = 200      // pages asked: short pages end a read too
+	MaxHistoryBytes   = 16 << 20 // bytes of the entries' fields fetched
 )
 
 // HistoryQuery selects a page of the history. Dates are yyyy-MM-dd (the
@@ -171,6 +183,11 @@ func (h HistoryEntry) Created() (time.Time, error) {
 // shifts the pages. An entry whose createdAt cannot be read is kept: the
 // caller decides what an entry of unknown time means. Each page gets its
 // own call, bounded by pageTimeout when positive.
+//
+// A page with more entries than asked is refused (ErrHistoryPage), and a
+// period past MaxHistoryEntries, MaxHistoryPages or MaxHistoryBytes stops
+// the read with ErrHistoryTooLong: nothing is returned then, since a
+// partial history would read as "no such transaction".
 func ReadHistory(ctx context.Context, h Historian, from, to time.Time, pageSize int, pageTimeout time.Duration) ([]HistoryEntry, error) {
 	if pageSize <= 0 || pageSize > MaxHistoryPage {
 		pageSize = MaxHistoryPage
@@ -182,17 +199,23 @@ func ReadHistory(ctx context.Context, h Historian, from, to time.Time, pageSize 
 		to = to.UTC()
 		q.EndDate = to.Add(historyZoneSlack).AddDate(0, 0, 1).Format(time.DateOnly) // exclusive
 	}
-	var out []HistoryEntry
-	seen := map[string]bool{}
-	for range maxHistoryPages {
-		pctx, cancel := ctx, context.CancelFunc(func() {})
-		if pageTimeout > 0 {
-			pctx, cancel = context.WithTimeout(ctx, pageTimeout)
-		}
-		page, err := h.History(pctx, q)
-		cancel()
+	var (
+		out     []HistoryEntry
+		seen    = map[string]bool{}
+		fetched int
+		bytes   int
+	)
+	for range MaxHistoryPages {
+		page, err := historyPage(ctx, h, q, pageTimeout)
 		if err != nil {
 			return nil, err
+		}
+		fetched += len(page.Entries)
+		for _, e := range page.Entries {
+			bytes += e.size()
+		}
+		if fetched > MaxHistoryEntries || bytes > MaxHistoryBytes {
+			break
 		}
 		for _, e := range page.Entries {
 			if e.TransactionID != "" {
@@ -211,5 +234,40 @@ func ReadHistory(ctx context.Context, h Historian, from, to time.Time, pageSize 
 			return out, nil
 		}
 	}
-	return nil, ErrHistoryTooLong
+	return nil, fmt.Errorf("%w (more than %d entries, %d pages or %d MiB)", ErrHistoryTooLong, MaxHistoryEntries, MaxHistoryPages, MaxHistoryBytes>>20)
+}
+
+// historyPage asks for one page, within pageTimeout, and checks that it
+// keeps to the limit asked.
+func historyPage(ctx context.Context, h Historian, q HistoryQuery, pageTimeout time.Duration) (HistoryPage, error) {
+	if pageTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, pageTimeout)
+		defer cancel()
+	}
+	page, err := h.History(ctx, q)
+	if err != nil {
+		return HistoryPage{}, err
+	}
+	return page, checkPage(q, page)
+}
+
+// checkPage refuses a page that lists more entries than the limit asked
+// (the APIs' default, 20, when none was), or counts that cannot be.
+func checkPage(q HistoryQuery, p HistoryPage) error {
+	asked := q.Limit
+	if asked <= 0 {
+		asked = 20
+	}
+	if len(p.Entries) > asked || p.Total < 0 {
+		return &Error{Kind: Unsure, Raw: p.Raw, Err: fmt.Errorf("%w: %d entries (total %d) for a limit of %d", ErrHistoryPage, len(p.Entries), p.Total, asked)}
+	}
+	return nil
+}
+
+// size is what an entry holds in memory, near enough: its text and its
+// numbers.
+func (h HistoryEntry) size() int {
+	return 16 + len(h.Status) + len(h.TransactionID) + len(h.CurrencyCode) + len(h.Issuer) + len(h.Scheme) +
+		len(h.Type) + len(h.CartID) + len(h.Reference) + len(h.CreatedAt)
 }

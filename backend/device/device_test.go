@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -63,4 +64,94 @@ func TestReadHistoryOpenEndAndErrors(t *testing.T) {
 	if p.asked[0].EndDate != "" || p.asked[0].Limit != MaxHistoryPage {
 		t.Fatalf("asked %+v", p.asked[0])
 	}
+}
+
+// endlessHistory always has more: every page is full (or holds short of
+// it) and the total is beyond it. It counts what it served.
+type endlessHistory struct {
+	perPage int    // entries a page; 0: the limit asked
+	issuer  string // every entry's issuer: fat entries
+	pages   int
+	entries int
+	bytes   int
+}
+
+func (p *endlessHistory) History(_ context.Context, q HistoryQuery) (HistoryPage, error) {
+	n := p.perPage
+	if n == 0 {
+		n = q.Limit
+	}
+	page := HistoryPage{Limit: q.Limit, Offset: q.Offset, Total: q.Offset + n + q.Limit}
+	now := time.Now().UTC().Format(time.RFC3339)
+	for i := range n {
+		e := HistoryEntry{Status: StatusOK, TransactionID: fmt.Sprint("e", q.Offset+i), Amount: 100, Type: HistoryDebit, Issuer: p.issuer, CreatedAt: now}
+		page.Entries = append(page.Entries, e)
+		p.bytes += e.size()
+	}
+	p.pages++
+	p.entries += n
+	return page, nil
+}
+
+// However a history never ends (full pages, short pages, fat entries),
+// one read stops at its ceiling with ErrHistoryTooLong, having fetched no
+// more than the ceiling and one page: what it holds stays flat.
+func TestReadHistoryStopsAtItsCeiling(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		h    *endlessHistory
+		// what stopped it
+		pages, entries, bytes int
+	}{
+		{"full pages", &endlessHistory{}, MaxHistoryEntries/MaxHistoryPage + 1, MaxHistoryEntries + MaxHistoryPage, 0},
+		{"one entry a page", &endlessHistory{perPage: 1}, MaxHistoryPages, MaxHistoryPages, 0},
+		{"fat entries", &endlessHistory{issuer: strings.Repeat("X", 4096)}, 0, 0, MaxHistoryBytes + MaxHistoryPage*(4096+200)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadHistory(t.Context(), tc.h, time.Now().Add(-time.Hour), time.Time{}, 0, 0)
+			if !errors.Is(err, ErrHistoryTooLong) || !strings.Contains(err.Error(), "20000 entries") {
+				t.Fatalf("err = %v", err)
+			}
+			if tc.pages > 0 && tc.h.pages > tc.pages {
+				t.Errorf("%d pages asked, at most %d", tc.h.pages, tc.pages)
+			}
+			if tc.entries > 0 && tc.h.entries > tc.entries {
+				t.Errorf("%d entries fetched, at most %d", tc.h.entries, tc.entries)
+			}
+			if tc.bytes > 0 && tc.h.bytes > tc.bytes {
+				t.Errorf("%d bytes fetched, at most %d", tc.h.bytes, tc.bytes)
+			}
+		})
+	}
+}
+
+// A page with more entries than asked, or a negative total, is refused;
+// without a limit the APIs' default (20) is what was asked.
+func TestCheckPage(t *testing.T) {
+	page := func(n, total int) HistoryPage { return HistoryPage{Entries: make([]HistoryEntry, n), Total: total} }
+	for _, tc := range []struct {
+		limit, n, total int
+		ok              bool
+	}{
+		{5, 5, 9, true}, {5, 6, 9, false}, {0, 20, 20, true}, {0, 21, 21, false}, {5, 0, -1, false},
+	} {
+		err := checkPage(HistoryQuery{Limit: tc.limit}, page(tc.n, tc.total))
+		if (err == nil) != tc.ok || (err != nil && (!errors.Is(err, ErrHistoryPage) || KindOf(err) != Unsure)) {
+			t.Errorf("limit %d, %d entries, total %d: %v", tc.limit, tc.n, tc.total, err)
+		}
+	}
+}
+
+// BenchmarkReadHistoryEndless reads an endless history to its ceiling:
+// B/op is what one read costs at worst, whatever the terminal says.
+func BenchmarkReadHistoryEndless(b *testing.B) {
+	b.ReportAllocs()
+	var h *endlessHistory
+	for b.Loop() {
+		h = &endlessHistory{}
+		if _, err := ReadHistory(b.Context(), h, time.Now().Add(-time.Hour), time.Time{}, 0, 0); !errors.Is(err, ErrHistoryTooLong) {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(h.entries), "entries/op")
 }

@@ -118,6 +118,10 @@ func MessageOf(err error) string {
 	return err.Error()
 }
 
-// ErrHistoryTooLong is returned when a period holds more pages than
-// ReadHistory reads in one call.
+// ErrHistoryTooLong is returned when a period holds more than ReadHistory
+// reads in one call (MaxHistoryEntries, MaxHistoryPages, MaxHistoryBytes).
 var ErrHistoryTooLong = errors.New("the history of this period is too long to read in one go")
+
+// ErrHistoryPage is a history page that does not keep to the limit asked:
+// more entries than asked, or counts that cannot be. It is not believed.
+var ErrHistoryPage = errors.New("the history page does not keep to the limit asked")

@@ -3,6 +3,7 @@ package device
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
@@ -56,6 +57,9 @@ func (h localHistory) History(ctx context.Context, q HistoryQuery) (HistoryPage,
 	l, err := h.t.Transactions(ctx, &localapi.TransactionsRequest{StartDate: q.StartDate, EndDate: q.EndDate,
 		StartTime: q.StartTime, EndTime: q.EndTime, Limit: q.Limit, Offset: q.Offset})
 	if err != nil {
+		if errors.Is(err, localapi.ErrPageOverfull) || errors.Is(err, localapi.ErrTooLarge) {
+			return HistoryPage{}, &Error{Kind: Unsure, Err: fmt.Errorf("%w: %w", ErrHistoryPage, err)}
+		}
 		return HistoryPage{}, localErr(err)
 	}
 	p := HistoryPage{Entries: make([]HistoryEntry, 0, len(l.Transactions)), Total: l.Total, Limit: l.Limit, Offset: l.Offset, Raw: l.Raw}
@@ -64,7 +68,7 @@ func (h localHistory) History(ctx context.Context, q HistoryQuery) (HistoryPage,
 			GiftAmount: e.GiftAmount, CurrencyCode: e.CurrencyCode, Issuer: e.Issuer, Scheme: e.Scheme, Type: e.Type,
 			CartID: e.CartID, Reference: e.Reference, CreatedAt: e.CreatedAt})
 	}
-	return p, nil
+	return p, checkPage(q, p)
 }
 
 func (l *Local) Print(ctx context.Context, p Print) (Answer, error) {

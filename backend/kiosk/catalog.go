@@ -21,14 +21,6 @@ import (
 // one, the embedded demo menu (a café-bakery) is served.
 const CatalogFile = "catalog.json"
 
-// Limits of a catalog: a price beyond MaxPrice or a quantity beyond MaxQty is
-// a typing error, not a sale.
-const (
-	MaxPrice   = 100_000 // cents: 1 000.00 a product
-	MaxVATRate = 10_000  // basis points: 100 %
-	MaxQty     = 99      // of one product in a cart
-)
-
 //go:embed menu/demo.json
 var demoMenu []byte
 
@@ -348,6 +340,9 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 			groups, chosen, err := parseGroups(p, pp, fail)
 			if err != nil {
 				return nil, err
+			}
+			if _, err := dearestUnit(p); err != nil {
+				return nil, fail(pp, "price", err.Error())
 			}
 			c.choices[p.ID] = chosen
 			pv := ProductView{Options: groups,

@@ -34,6 +34,10 @@ const (
 	ErrAmount              = "error.amount"
 	ErrDining              = "error.dining"  // neither eat in nor take away
 	ErrChoices             = "error.choices" // the product's options are missing or do not fit
+	// ErrQuantity: a line's quantity outside 1 to MaxQty.
+	ErrQuantity = "error.quantity"
+	// ErrOrderLimit: the cart would pass MaxLines lines or MaxOrderTotal.
+	ErrOrderLimit = "error.order_limit"
 	// ErrPartlyPaid: CancelOrder after a part (the meal voucher) was charged:
 	// the customer must pay the rest or call staff, never be told "cancelled".
 	ErrPartlyPaid = "error.partly_paid"
@@ -763,22 +767,42 @@ func (s *Service) addLocked(productID string, qty int, choices []string) string 
 	if !ok {
 		return ErrChoices
 	}
+	// qty is checked alone first: have+qty must not be computed with a
+	// qty that could wrap it.
+	if qty < 1 || qty > MaxQty {
+		return ErrQuantity
+	}
 	nl := s.lineLocked(p, picked)
 	i := slices.IndexFunc(s.co.lines, func(l cartLine) bool { return l.ID == nl.ID })
 	have := 0
 	if i >= 0 {
 		have = s.co.lines[i].Qty
 	}
-	if qty <= 0 || have+qty > MaxQty {
-		return ErrAmount
+	if have+qty > MaxQty {
+		return ErrQuantity
 	}
+	lines := slices.Clone(s.co.lines)
 	if i < 0 {
-		s.co.lines = append(s.co.lines, nl)
-		i = len(s.co.lines) - 1
+		lines = append(lines, nl)
+		i = len(lines) - 1
 	}
-	l := &s.co.lines[i]
-	l.Qty = have + qty
-	l.Total = int64(l.Qty) * l.UnitPrice
+	return s.setLinesLocked(lines, i, have+qty)
+}
+
+// setLinesLocked makes lines the cart, with line i at qty, unless the cart
+// would then break its limits (a line's unit price, MaxLines,
+// MaxOrderTotal): the cart is left as it was and the refusal returned.
+func (s *Service) setLinesLocked(lines []cartLine, i, qty int) string {
+	l := &lines[i]
+	total, ok := mulCents(int64(qty), l.UnitPrice)
+	if !ok || l.UnitPrice > MaxUnitPrice {
+		return ErrOrderLimit
+	}
+	l.Qty, l.Total = qty, total
+	if _, ok := cartTotal(lines); !ok {
+		return ErrOrderLimit
+	}
+	s.co.lines = lines
 	return ""
 }
 
@@ -949,14 +973,12 @@ func (s *Service) SetQuantity(lineID string, qty int) (CheckoutView, error) {
 		case i < 0:
 			return ErrUnknownProduct
 		case qty < 0 || qty > MaxQty:
-			return ErrAmount
+			return ErrQuantity
 		case qty == 0:
 			s.co.lines = slices.Delete(s.co.lines, i, i+1)
-		default:
-			l := &s.co.lines[i]
-			l.Qty, l.Total = qty, int64(qty)*l.UnitPrice
+			return ""
 		}
-		return ""
+		return s.setLinesLocked(slices.Clone(s.co.lines), i, qty)
 	}), nil
 }
 

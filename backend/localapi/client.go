@@ -18,8 +18,21 @@ import (
 )
 
 // maxResponse bounds what the client reads of an answer. Card tickets are a
-// few KiB; a history page of 200 entries is well under this.
+// few KiB.
 const maxResponse = 4 << 20
+
+// MaxHistoryPageBytes bounds one /transactions answer: 200 entries of a few
+// hundred bytes each are a tenth of it. A larger page is refused, not read.
+const MaxHistoryPageBytes = 1 << 20
+
+// Answers that break the client's bounds, as the Err of a *DecodeError.
+var (
+	// ErrTooLarge: the answer is longer than the client reads.
+	ErrTooLarge = errors.New("response too large")
+	// ErrPageOverfull: a /transactions page lists more transactions than
+	// the limit asked, or counts that cannot be.
+	ErrPageOverfull = errors.New("the page does not keep to the limit asked")
+)
 
 // Client calls one terminal's Local API. It is safe for concurrent use; the
 // terminal itself accepts one payment at a time.
@@ -260,8 +273,16 @@ func (c *Client) Transactions(ctx context.Context, req *TransactionsRequest) (*T
 		return nil, err
 	}
 	var out TransactionList
-	if err := c.call(ctx, http.MethodPost, "/transactions", nil, req, &out, &out.Raw); err != nil {
+	if err := c.callMax(ctx, MaxHistoryPageBytes, http.MethodPost, "/transactions", nil, req, &out, &out.Raw); err != nil {
 		return nil, err
+	}
+	asked := req.Limit
+	if asked == 0 {
+		asked = DefaultTransactionsLimit
+	}
+	if n := len(out.Transactions); n > asked || out.Total < 0 || out.Count < 0 || out.Offset < 0 {
+		return nil, &DecodeError{Endpoint: "/transactions", Body: truncate(out.Raw, 4096),
+			Err: fmt.Errorf("%w: %d transactions (total %d) for a limit of %d", ErrPageOverfull, n, out.Total, asked)}
 	}
 	// The earlier form lists the page without a status field.
 	if out.Status == "" {
@@ -294,6 +315,11 @@ func newAPIError(endpoint, message string, raw []byte) *APIError {
 // call sends one request, exactly once, and decodes a 2xx JSON answer into
 // out, keeping the raw body in *raw.
 func (c *Client) call(ctx context.Context, method, path string, q url.Values, body any, out any, raw *json.RawMessage) error {
+	return c.callMax(ctx, maxResponse, method, path, q, body, out, raw)
+}
+
+// callMax is call reading at most limit bytes of the answer.
+func (c *Client) callMax(ctx context.Context, limit int, method, path string, q url.Values, body any, out any, raw *json.RawMessage) error {
 	endpoint := path
 	if strings.HasPrefix(path, "/payment/") {
 		endpoint = "/payment"
@@ -339,7 +365,7 @@ func (c *Client) call(ctx context.Context, method, path string, q url.Values, bo
 		return transportError(ctx, endpoint, sent.Load(), err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 	if err != nil {
 		// The status line arrived, so the request was certainly received.
 		return transportError(ctx, endpoint, true, err)
@@ -347,8 +373,8 @@ func (c *Client) call(ctx context.Context, method, path string, q url.Values, bo
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return &HTTPError{Endpoint: endpoint, StatusCode: resp.StatusCode, Body: truncate(data, 4096)}
 	}
-	if len(data) > maxResponse {
-		return &DecodeError{Endpoint: endpoint, Body: truncate(data, 4096), Err: errors.New("response too large")}
+	if len(data) > limit {
+		return &DecodeError{Endpoint: endpoint, Body: truncate(data, 4096), Err: fmt.Errorf("%w (more than %d bytes)", ErrTooLarge, limit)}
 	}
 	if err := json.Unmarshal(data, out); err != nil {
 		return &DecodeError{Endpoint: endpoint, Body: data, Err: err}

@@ -109,8 +109,12 @@ var (
 	timePattern = regexp.MustCompile(`^\d{2}:\d{2}:\d{2}$`)
 )
 
-// MaxTransactionsLimit is the largest page /transactions returns.
-const MaxTransactionsLimit = 200
+// Page sizes of /transactions: the specification's default (a request
+// without a limit) and its largest page.
+const (
+	DefaultTransactionsLimit = 20
+	MaxTransactionsLimit     = 200
+)
 
 // Validate checks a history request's formats and page bounds.
 func (r *TransactionsRequest) Validate() error {

@@ -32,6 +32,7 @@ var ownActions = map[string]bool{
 	"report_printed": true, actionReversal: true, "setting": true, "setting_refused": true,
 	"unlock": true, "unlock_failed": true, "charge_adopted": true, "link_refused": true,
 	"z_printed": true, "z_print_failed": true, ReconcileAction: true, "accept_order": true,
+	ActionLockout: true, ActionLockoutCleared: true, ActionRecoveryMade: true, ActionRecoveryFailed: true,
 }
 
 // Actions read back by the day's comparison (readDay).

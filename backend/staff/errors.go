@@ -16,12 +16,15 @@ const (
 	EWRONGPIN  = "EWRONG_PIN"  // the PIN is not the staff PIN
 	ENOPIN     = "ENOPIN"      // no PIN set yet (first run)
 	EPINSET    = "EPIN_SET"    // a PIN is already set: SetPIN is for the first run only
-	ESESSION   = "ESESSION"    // no such session, or it expired or was locked
-	EINVALID   = "EINVALID"    // the request cannot be done as asked; nothing was done
-	ENOTFOUND  = "ENOTFOUND"   // no such attempt, order or transaction
-	ETERMINAL  = "ETERMINAL"   // the terminal refused, or could not be reached before anything was sent
-	EUNKNOWN   = "EUNKNOWN"    // the request may have reached the terminal: check its history
-	EINTERNAL  = "EINTERNAL"   // the journal or something else failed
+	// EPINDAMAGED: the stored PIN record cannot be checked safely (damaged,
+	// or parameters out of range): `comptoir pin` on the PC sets a new one.
+	EPINDAMAGED = "EPIN_DAMAGED"
+	ESESSION    = "ESESSION"  // no such session, or it expired or was locked
+	EINVALID    = "EINVALID"  // the request cannot be done as asked; nothing was done
+	ENOTFOUND   = "ENOTFOUND" // no such attempt, order or transaction
+	ETERMINAL   = "ETERMINAL" // the terminal refused, or could not be reached before anything was sent
+	EUNKNOWN    = "EUNKNOWN"  // the request may have reached the terminal: check its history
+	EINTERNAL   = "EINTERNAL" // the journal or something else failed
 )
 
 // Error is the staff service's error.

@@ -415,6 +415,9 @@ func historyErr(err error) error {
 	if errors.Is(err, device.ErrHistoryTooLong) {
 		return errorf(ETERMINAL, "The terminal's history is too long to read in one go: choose a shorter period.")
 	}
+	if errors.Is(err, device.ErrHistoryPage) {
+		return errorf(ETERMINAL, "The terminal's history answer was not believed (more transactions than asked, or a page too large): check the terminal.")
+	}
 	return terminalErr(err, func(device.Code) string {
 		return "The terminal refused to show its history: " + device.MessageOf(err) + "."
 	}, "The terminal's history could not be read")

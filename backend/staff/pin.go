@@ -18,7 +18,8 @@ import (
 // never shown by Settings nor written by SaveSetting.
 const (
 	SettingPIN         = "staff.pin"          // pinRecord: the argon2id hash and its parameters
-	SettingPINFailures = "staff.pin_failures" // failureRecord: survives a restart
+	SettingPINFailures = "staff.pin_failures" // failures, by origin: survive a restart
+	SettingRecovery    = "staff.recovery"     // recoveryRecord: the one-time recovery code's hash
 	SettingAudit       = "staff.audit"        // older builds' audit list, moved to the audit table (audit.go)
 )
 
@@ -27,9 +28,9 @@ const (
 // say that the PIN is the demo default.
 const DemoPIN = "1234"
 
-// Lockout rules: after MaxPINFailures wrong PINs in a row the pad locks for
-// FirstLockout, doubled at each further wrong PIN, at most MaxLockout. A
-// correct PIN resets the count.
+// Lockout rules: after MaxPINFailures wrong PINs in a row at one origin
+// (lockout.go) that origin's pad locks for FirstLockout, doubled at each
+// further wrong PIN, at most MaxLockout. A correct PIN resets the count.
 const (
 	MaxPINFailures    = 3
 	FirstLockout      = 30 * time.Second
@@ -46,6 +47,28 @@ type Argon2Params struct {
 	Threads uint8  `json:"p"`
 }
 
+// The sane range of argon2id parameters, configured or read back from the
+// journal: outside it a PIN check panics (no pass, no thread) or takes the
+// machine's memory (16 GiB). The defaults sit well inside.
+const (
+	MaxArgon2Time    = 16
+	MaxArgon2Memory  = 256 << 10 // KiB: 256 MiB
+	MaxArgon2Threads = 16
+)
+
+// check says what is wrong with p, nil when it is in the sane range.
+func (p Argon2Params) check() error {
+	switch {
+	case p.Time < 1 || p.Time > MaxArgon2Time:
+		return fmt.Errorf("argon2 passes t=%d outside 1 to %d", p.Time, MaxArgon2Time)
+	case p.Threads < 1 || p.Threads > MaxArgon2Threads:
+		return fmt.Errorf("argon2 threads p=%d outside 1 to %d", p.Threads, MaxArgon2Threads)
+	case p.Memory < 8*uint32(p.Threads) || p.Memory > MaxArgon2Memory:
+		return fmt.Errorf("argon2 memory m=%d KiB outside %d to %d", p.Memory, 8*uint32(p.Threads), MaxArgon2Memory)
+	}
+	return nil
+}
+
 // DefaultArgon2 follows OWASP's minimum for argon2id (19 MiB, 2 passes,
 // 1 thread): slow enough that a stolen database does not give the PIN away
 // in seconds (a PIN has at most 10^8 values), fast enough for a kiosk PC.
@@ -54,6 +77,9 @@ var DefaultArgon2 = Argon2Params{Time: 2, Memory: 19 * 1024, Threads: 1}
 const (
 	saltLen = 16
 	keyLen  = 32
+	// Lengths a stored record's salt and hash may have (bytes).
+	minSaltLen, maxSaltLen = 8, 64
+	minKeyLen, maxKeyLen   = 16, 64
 )
 
 // pinRecord is the stored PIN: never the PIN, only its salted hash.
@@ -64,13 +90,6 @@ type pinRecord struct {
 	Salt    string       `json:"salt"` // base64
 	Hash    string       `json:"hash"` // base64
 	SetAt   time.Time    `json:"setAt"`
-}
-
-// failureRecord counts wrong PINs in a row.
-type failureRecord struct {
-	Count       int       `json:"count"`
-	LockedUntil time.Time `json:"lockedUntil,omitzero"`
-	Last        time.Time `json:"last,omitzero"`
 }
 
 // Session is an unlocked staff session.
@@ -88,6 +107,7 @@ type Session struct {
 type session struct {
 	Session
 	lastSeen time.Time
+	origin   Origin // where its PIN was typed: ChangePIN counts wrong PINs there
 }
 
 // validPIN checks the shape of a new PIN.
@@ -123,11 +143,37 @@ func (s *Staff) readPIN(ctx context.Context) (*pinRecord, error) {
 		return nil, nil
 	}
 	var rec pinRecord
-	if err := json.Unmarshal(raw, &rec); err != nil || rec.Alg != "argon2id" || rec.Hash == "" {
+	err = json.Unmarshal(raw, &rec)
+	if err == nil {
+		err = rec.check()
+	}
+	if err != nil {
 		// A damaged record is not "no PIN": that would let anyone set one.
-		return nil, &Error{Code: EINTERNAL, Message: "The stored staff PIN is damaged: the PIN cannot be checked. Restore the settings from a backup.", Err: err}
+		return nil, &Error{Code: EPINDAMAGED, Err: err, Message: "The stored staff PIN cannot be checked (" + err.Error() +
+			"). On this PC, with Comptoir closed, set a new one: echo NEWPIN | comptoir pin"}
 	}
 	return &rec, nil
+}
+
+// check refuses a record a PIN check cannot run on safely: another
+// algorithm or version, parameters outside the sane range, a salt or a
+// hash of a length no build writes.
+func (r *pinRecord) check() error {
+	if r.Alg != "argon2id" || r.Version != argon2.Version {
+		return fmt.Errorf("algorithm %q version %d, not argon2id version %d", r.Alg, r.Version, argon2.Version)
+	}
+	if err := r.Params.check(); err != nil {
+		return err
+	}
+	salt, err1 := base64.StdEncoding.DecodeString(r.Salt)
+	hash, err2 := base64.StdEncoding.DecodeString(r.Hash)
+	switch {
+	case err1 != nil || len(salt) < minSaltLen || len(salt) > maxSaltLen:
+		return fmt.Errorf("a salt of %d bytes", len(salt))
+	case err2 != nil || len(hash) < minKeyLen || len(hash) > maxKeyLen:
+		return fmt.Errorf("a hash of %d bytes", len(hash))
+	}
+	return nil
 }
 
 // HasPIN reports whether a staff PIN has been set.
@@ -167,7 +213,7 @@ func (s *Staff) ResetPIN(ctx context.Context, pin, who string) error {
 	if err := s.storePIN(ctx, pin); err != nil {
 		return err
 	}
-	if err := s.writeFailures(ctx, failureRecord{}); err != nil {
+	if err := s.writeFailures(ctx, failures{}); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -185,14 +231,15 @@ func (s *Staff) ChangePIN(ctx context.Context, sessionID, current, next string) 
 	if err != nil {
 		return err
 	}
+	origin := s.sessionOrigin(sessionID)
 	s.pinMu.Lock()
 	defer s.pinMu.Unlock()
-	f, err := s.readFailures(ctx)
+	fs, err := s.readFailures(ctx)
 	if err != nil {
 		return err
 	}
-	if now := s.now(); now.Before(f.LockedUntil) {
-		return lockedOut(f.LockedUntil.Sub(now))
+	if now := s.now(); now.Before(fs[origin].LockedUntil) {
+		return lockedOut(fs[origin].LockedUntil.Sub(now))
 	}
 	rec, err := s.readPIN(ctx)
 	if err != nil {
@@ -205,7 +252,7 @@ func (s *Staff) ChangePIN(ctx context.Context, sessionID, current, next string) 
 		ok = rec.matches(current)
 	}
 	if !ok {
-		err := s.wrongPIN(ctx, f, sess.Who, "pin_change_refused")
+		err := s.wrongPIN(ctx, fs, origin, sess.Who, "pin_change_refused")
 		if ErrorCode(err) == ELOCKEDOUT {
 			s.Lock(ctx, sessionID)
 			return err
@@ -215,8 +262,9 @@ func (s *Staff) ChangePIN(ctx context.Context, sessionID, current, next string) 
 		}
 		return err
 	}
-	if f.Count != 0 {
-		if err := s.writeFailures(ctx, failureRecord{}); err != nil {
+	if _, ok := fs[origin]; ok {
+		delete(fs, origin)
+		if err := s.writeFailures(ctx, fs); err != nil {
 			return err
 		}
 	}
@@ -253,7 +301,7 @@ func (s *Staff) storePIN(ctx context.Context, pin string) error {
 }
 
 // matches hashes pin with the record's own salt and parameters and compares
-// in constant time.
+// in constant time. The record was checked when it was read.
 func (r *pinRecord) matches(pin string) bool {
 	salt, err1 := base64.StdEncoding.DecodeString(r.Salt)
 	want, err2 := base64.StdEncoding.DecodeString(r.Hash)
@@ -264,67 +312,29 @@ func (r *pinRecord) matches(pin string) bool {
 	return subtle.ConstantTimeCompare(got, want) == 1
 }
 
-func (s *Staff) readFailures(ctx context.Context) (failureRecord, error) {
-	var f failureRecord
-	raw, ok, err := s.cfg.Journal.Setting(ctx, SettingPINFailures)
-	if err != nil {
-		return f, journalErr(err, "Reading the PIN lockout")
-	}
-	if ok {
-		// A damaged counter counts as locked at its maximum rather than as
-		// zero: resetting it would be a way around the lockout.
-		if json.Unmarshal(raw, &f) != nil {
-			f = failureRecord{Count: 99, LockedUntil: s.now().Add(MaxLockout)}
-		}
-	}
-	return f, nil
-}
-
-func (s *Staff) writeFailures(ctx context.Context, f failureRecord) error {
-	raw, _ := json.Marshal(f)
-	if err := s.cfg.Journal.SetSetting(ctx, SettingPINFailures, raw); err != nil {
-		return journalErr(err, "Recording the PIN attempt")
-	}
-	return nil
-}
-
-// lockoutFor is how long the pad locks after count wrong PINs in a row.
-func lockoutFor(count int) time.Duration {
-	if count < MaxPINFailures {
-		return 0
-	}
-	d := FirstLockout
-	for i := MaxPINFailures; i < count; i++ {
-		d *= 2
-		if d >= MaxLockout {
-			return MaxLockout
-		}
-	}
-	return d
-}
-
-func lockedOut(retry time.Duration) *Error {
-	secs := int((retry + time.Second - 1) / time.Second)
-	msg := fmt.Sprintf("Too many wrong PINs: the PIN pad is locked for %d seconds.", secs)
-	if secs >= 120 {
-		msg = fmt.Sprintf("Too many wrong PINs: the PIN pad is locked for %d minutes.", (secs+59)/60)
-	}
-	return &Error{Code: ELOCKEDOUT, Message: msg, RetryAfter: retry}
-}
-
-// Unlock checks the PIN and opens a session. Wrong PINs are counted in the
-// journal (a restart does not reset them); from the third in a row the pad
-// locks for 30 s, doubling each time, at most 15 min: ELOCKED_OUT with
-// RetryAfter. While locked, no PIN is even checked.
+// Unlock is UnlockFrom the customer screen, the origin anyone can reach.
 func (s *Staff) Unlock(ctx context.Context, pin string) (Session, error) {
+	return s.UnlockFrom(ctx, OriginScreen, pin)
+}
+
+// UnlockFrom checks the PIN typed at origin and opens a session. Wrong
+// PINs are counted per origin in the journal (a restart does not reset
+// them); from the third in a row that origin's pad locks for 30 s,
+// doubling each time, at most 15 min: ELOCKED_OUT with RetryAfter. While
+// locked, no PIN is even checked there; the other origins are not
+// locked. A right PIN forgets its own origin's wrong PINs only.
+func (s *Staff) UnlockFrom(ctx context.Context, origin Origin, pin string) (Session, error) {
+	if !origin.valid() {
+		return Session{}, errorf(EINVALID, "%q is not where a PIN is typed.", origin)
+	}
 	s.pinMu.Lock()
 	defer s.pinMu.Unlock()
 	now := s.now()
-	f, err := s.readFailures(ctx)
+	fs, err := s.readFailures(ctx)
 	if err != nil {
 		return Session{}, err
 	}
-	if now.Before(f.LockedUntil) {
+	if f := fs[origin]; now.Before(f.LockedUntil) {
 		return Session{}, lockedOut(f.LockedUntil.Sub(now))
 	}
 	rec, err := s.readPIN(ctx)
@@ -343,14 +353,15 @@ func (s *Staff) Unlock(ctx context.Context, pin string) (Session, error) {
 		return Session{}, errorf(ENOPIN, "No staff PIN has been set yet: choose one first (4 to 8 digits).")
 	}
 	if !ok {
-		return Session{}, s.wrongPIN(ctx, f, "kiosk", "unlock_failed")
+		return Session{}, s.wrongPIN(ctx, fs, origin, "kiosk", "unlock_failed")
 	}
-	if f.Count != 0 || !f.LockedUntil.IsZero() {
-		if err := s.writeFailures(ctx, failureRecord{}); err != nil {
+	if _, ok := fs[origin]; ok {
+		delete(fs, origin)
+		if err := s.writeFailures(ctx, fs); err != nil {
 			return Session{}, err
 		}
 	}
-	sess, err := s.newSession(demo)
+	sess, err := s.newSession(demo, origin)
 	if err != nil {
 		return Session{}, err
 	}
@@ -358,37 +369,14 @@ func (s *Staff) Unlock(ctx context.Context, pin string) (Session, error) {
 	return sess, nil
 }
 
-// wrongPIN counts a wrong PIN (f is the record read under pinMu) and locks
-// the pad once there are too many in a row. Unlock and ChangePIN share the
-// count: a session left open must not be a way to guess the PIN.
-func (s *Staff) wrongPIN(ctx context.Context, f failureRecord, who, action string) error {
-	now := s.now()
-	f.Count++
-	f.Last = now.UTC()
-	lock := lockoutFor(f.Count)
-	if lock > 0 {
-		f.LockedUntil = now.Add(lock).UTC()
-	}
-	if err := s.writeFailures(ctx, f); err != nil {
-		return err
-	}
-	s.audit(ctx, who, action, "", fmt.Sprintf("wrong staff PIN (%d in a row)", f.Count), nil)
-	s.log.Warn("staff: wrong PIN", "inARow", f.Count, "lockedFor", lock)
-	if lock > 0 {
-		return lockedOut(lock)
-	}
-	left := MaxPINFailures - f.Count
-	return errorf(EWRONGPIN, "Wrong PIN. %d more wrong PIN(s) and the pad locks.", left)
-}
-
-func (s *Staff) newSession(demo bool) (Session, error) {
+func (s *Staff) newSession(demo bool, origin Origin) (Session, error) {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
 		return Session{}, &Error{Code: EINTERNAL, Message: "No session could be opened.", Err: err}
 	}
 	id := hex.EncodeToString(b)
 	now := s.now()
-	sess := &session{Session: Session{ID: id, Who: "staff:" + id[:8], ExpiresAt: now.Add(s.cfg.SessionTTL), DemoPIN: demo}, lastSeen: now}
+	sess := &session{Session: Session{ID: id, Who: "staff:" + id[:8], ExpiresAt: now.Add(s.cfg.SessionTTL), DemoPIN: demo}, lastSeen: now, origin: origin}
 	if demo {
 		sess.Notice = "Demo mode: the staff PIN is the demo default, " + DemoPIN + ". Set a PIN of your own before taking real payments."
 	}
@@ -417,6 +405,17 @@ func (s *Staff) session(id string) (Session, error) {
 	sess.lastSeen = now
 	sess.ExpiresAt = now.Add(s.cfg.SessionTTL)
 	return sess.Session, nil
+}
+
+// sessionOrigin is where the session's PIN was typed; the customer screen
+// for a session this process does not know.
+func (s *Staff) sessionOrigin(id string) Origin {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sess, ok := s.sessions[id]; ok && sess.origin.valid() {
+		return sess.origin
+	}
+	return OriginScreen
 }
 
 // Touch extends a session (the UI calls it on any touch of a staff screen).

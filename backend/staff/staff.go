@@ -26,6 +26,7 @@ package staff
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -109,6 +110,11 @@ type Staff struct {
 func New(cfg Config) (*Staff, error) {
 	if cfg.Journal == nil || cfg.Terminal == nil {
 		return nil, errors.New("staff: a journal and a terminal are required")
+	}
+	if cfg.Argon2 != nil {
+		if err := cfg.Argon2.check(); err != nil {
+			return nil, fmt.Errorf("staff: the PIN hash's cost: %w", err)
+		}
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -10,19 +10,29 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/staff"
 )
 
-// call is one entry of the table: its argument count and its function.
+// call is one entry of the table: its argument count (and how many more
+// it may take at the end) and its function.
 type call struct {
-	n int
-	f func(ctx context.Context, a *API, args []json.RawMessage) (any, error)
+	n, opt int
+	f      func(ctx context.Context, a *API, args []json.RawMessage) (any, error)
 }
 
 // calls is every staff call, by name. Explicit, not reflected: a method of
 // staff.Staff is not reachable from the UI until it is listed here.
 var calls = map[string]call{
-	"Gate":   c0(func(ctx context.Context, a *API) (any, error) { return a.gate(ctx) }),
-	"SetPIN": c1(func(ctx context.Context, a *API, pin string) (any, error) { return a.setPIN(ctx, pin) }),
-	"Unlock": c1(func(ctx context.Context, a *API, pin string) (any, error) { return a.cfg.Staff.Unlock(ctx, pin) }),
-	"Touch":  c1(func(_ context.Context, a *API, sid string) (any, error) { return a.cfg.Staff.Touch(sid) }),
+	"Gate": c0(func(ctx context.Context, a *API) (any, error) { return a.gate(ctx) }),
+	// The PIN pad's calls take the gesture that opened it last, optional
+	// (none: the customer screen's corner): see API.origin.
+	"SetPIN": withGesture(func(ctx context.Context, a *API, o staff.Origin, pin string) (any, error) {
+		return a.setPIN(ctx, o, pin)
+	}),
+	"Unlock": withGesture(func(ctx context.Context, a *API, o staff.Origin, pin string) (any, error) {
+		return a.cfg.Staff.UnlockFrom(ctx, o, pin)
+	}),
+	"ClearLockout": withGesture(func(ctx context.Context, a *API, o staff.Origin, code string) (any, error) {
+		return nil, a.cfg.Staff.ClearLockout(ctx, o, code)
+	}),
+	"Touch": c1(func(_ context.Context, a *API, sid string) (any, error) { return a.cfg.Staff.Touch(sid) }),
 	"Lock": c1(func(ctx context.Context, a *API, sid string) (any, error) {
 		a.cfg.Staff.Lock(ctx, sid)
 		return nil, nil
@@ -135,12 +145,30 @@ func decode(args []json.RawMessage, out ...any) error {
 	return nil
 }
 
+// withGesture is a PIN pad call: a string, and the gesture that opened
+// the pad, optional.
+func withGesture(f func(context.Context, *API, staff.Origin, string) (any, error)) call {
+	return call{1, 1, func(ctx context.Context, a *API, args []json.RawMessage) (any, error) {
+		var x string
+		var g Gesture
+		if err := decode(args, &x); err != nil {
+			return nil, err
+		}
+		if len(args) > 1 {
+			if err := json.Unmarshal(args[1], &g); err != nil {
+				return nil, &ArgError{fmt.Sprintf("argument 2: expected a gesture: %v", err)}
+			}
+		}
+		return f(ctx, a, a.origin(g), x)
+	}}
+}
+
 func c0(f func(context.Context, *API) (any, error)) call {
-	return call{0, func(ctx context.Context, a *API, _ []json.RawMessage) (any, error) { return f(ctx, a) }}
+	return call{0, 0, func(ctx context.Context, a *API, _ []json.RawMessage) (any, error) { return f(ctx, a) }}
 }
 
 func c1[A any](f func(context.Context, *API, A) (any, error)) call {
-	return call{1, func(ctx context.Context, a *API, args []json.RawMessage) (any, error) {
+	return call{1, 0, func(ctx context.Context, a *API, args []json.RawMessage) (any, error) {
 		var x A
 		if err := decode(args, &x); err != nil {
 			return nil, err
@@ -150,7 +178,7 @@ func c1[A any](f func(context.Context, *API, A) (any, error)) call {
 }
 
 func c2[A, B any](f func(context.Context, *API, A, B) (any, error)) call {
-	return call{2, func(ctx context.Context, a *API, args []json.RawMessage) (any, error) {
+	return call{2, 0, func(ctx context.Context, a *API, args []json.RawMessage) (any, error) {
 		var (
 			x A
 			y B
@@ -163,7 +191,7 @@ func c2[A, B any](f func(context.Context, *API, A, B) (any, error)) call {
 }
 
 func c3[A, B, C any](f func(context.Context, *API, A, B, C) (any, error)) call {
-	return call{3, func(ctx context.Context, a *API, args []json.RawMessage) (any, error) {
+	return call{3, 0, func(ctx context.Context, a *API, args []json.RawMessage) (any, error) {
 		var (
 			x A
 			y B
@@ -177,7 +205,7 @@ func c3[A, B, C any](f func(context.Context, *API, A, B, C) (any, error)) call {
 }
 
 func c4[A, B, C, D any](f func(context.Context, *API, A, B, C, D) (any, error)) call {
-	return call{4, func(ctx context.Context, a *API, args []json.RawMessage) (any, error) {
+	return call{4, 0, func(ctx context.Context, a *API, args []json.RawMessage) (any, error) {
 		var (
 			x A
 			y B

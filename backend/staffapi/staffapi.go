@@ -5,9 +5,12 @@
 // that the UI gets the staff service's error codes intact (Wails turns a Go
 // error into a bare string).
 //
-// Every call but Gate, SetPIN and Unlock takes the session id as its first
-// argument and is refused with ESESSION without a live session: the
-// customer screens cannot reach any of it without the PIN.
+// Every call but the PIN pad's (Gate, SetPIN, Unlock, ClearLockout) takes
+// the session id as its first argument and is refused with ESESSION
+// without a live session: the customer screens cannot reach any of it
+// without the PIN. The PIN pad's calls take, last and optional, the
+// gesture that opened the pad: with the transport, it says where the PIN
+// was typed (staff.Origin), and wrong PINs lock only that origin.
 package staffapi
 
 import (
@@ -167,23 +170,55 @@ type Config struct {
 }
 
 // API serves the calls.
-type API struct{ cfg Config }
+type API struct {
+	cfg Config
+	// desktop: the desktop window's binding, whose keyboard shortcut is a
+	// keyboard at the kiosk PC; otherwise browser mode.
+	desktop bool
+}
+
+// Gesture is what opened the PIN pad, as the UI says: the customer
+// screen's hidden corner, or the staff keyboard shortcut.
+type Gesture string
+
+const (
+	GestureCorner   Gesture = "corner"
+	GestureShortcut Gesture = "shortcut"
+)
+
+// origin is where a PIN is typed, for the lockout (staff.Origin): the
+// keyboard shortcut is the desktop's own in its window and a browser's in
+// browser mode; anything else, the corner included, is the customer
+// screen, the origin anyone can reach. So a customer at a screen without a
+// keyboard can lock only the screen's pad, and what a browser says of
+// itself never makes it the desktop.
+func (a *API) origin(g Gesture) staff.Origin {
+	switch {
+	case g != GestureShortcut:
+		return staff.OriginScreen
+	case a.desktop:
+		return staff.OriginDesktop
+	}
+	return staff.OriginBrowser
+}
 
 // New returns the API.
 func New(cfg Config) *API { return &API{cfg: cfg} }
 
-// WithDesktop returns the API with the desktop's Quit and Restart.
+// WithDesktop returns the API of the desktop window: the desktop's Quit
+// and Restart, and its keyboard shortcut counted as the desktop's own
+// origin for the PIN lockout. Browser mode never gets it.
 func (a *API) WithDesktop(quit func(), restart func() error) *API {
 	cfg := a.cfg
 	cfg.Quit, cfg.Restart = quit, restart
-	return &API{cfg: cfg}
+	return &API{cfg: cfg, desktop: true}
 }
 
 // WithBusy returns the API with a Busy check (see Config.Busy).
 func (a *API) WithBusy(busy func() string) *API {
 	cfg := a.cfg
 	cfg.Busy = busy
-	return &API{cfg: cfg}
+	return &API{cfg: cfg, desktop: a.desktop}
 }
 
 // ArgError is a call whose name or arguments do not fit: a bug of the
@@ -199,8 +234,12 @@ func (a *API) Call(ctx context.Context, name string, args []json.RawMessage) (Re
 	if !ok {
 		return Result{}, &ArgError{fmt.Sprintf("unknown staff call %q", name)}
 	}
-	if len(args) != c.n {
-		return Result{}, &ArgError{fmt.Sprintf("%s: expected %d argument(s), got %d", name, c.n, len(args))}
+	if len(args) < c.n || len(args) > c.n+c.opt {
+		want := fmt.Sprint(c.n)
+		if c.opt > 0 {
+			want = fmt.Sprintf("%d to %d", c.n, c.n+c.opt)
+		}
+		return Result{}, &ArgError{fmt.Sprintf("%s: expected %s argument(s), got %d", name, want, len(args))}
 	}
 	v, err := c.f(ctx, a, args)
 	var ae *ArgError
@@ -261,14 +300,14 @@ func (a *API) gate(ctx context.Context) (Gate, error) {
 // NoPINHold is why a kiosk takes no order before the staff PIN is set.
 const NoPINHold = "No staff PIN is set yet: staff set one (staff corner, or `comptoir pin`) before the kiosk takes orders."
 
-func (a *API) setPIN(ctx context.Context, pin string) (staff.Session, error) {
+func (a *API) setPIN(ctx context.Context, o staff.Origin, pin string) (staff.Session, error) {
 	if err := a.cfg.Staff.SetPIN(ctx, pin); err != nil {
 		return staff.Session{}, err
 	}
 	if a.cfg.Kiosk != nil {
 		a.cfg.Kiosk.Hold("")
 	}
-	return a.cfg.Staff.Unlock(ctx, pin)
+	return a.cfg.Staff.UnlockFrom(ctx, o, pin)
 }
 
 func (a *API) about(sid string) (About, error) {

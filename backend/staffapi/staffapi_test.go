@@ -125,7 +125,7 @@ func unlock(t *testing.T, a *API) string {
 }
 
 // open are the calls that take no session: the PIN pad's.
-var open = []string{"Gate", "SetPIN", "Unlock"}
+var open = []string{"Gate", "SetPIN", "Unlock", "ClearLockout"}
 
 // TestEveryCallNeedsASession: without the PIN, nothing but the PIN pad's
 // own calls answers, whatever the arguments.
@@ -307,5 +307,64 @@ func TestViewOfOtherErrors(t *testing.T) {
 	v := View(errors.New("disk on fire"))
 	if v.Code != staff.EINTERNAL || !strings.Contains(v.Message, "disk on fire") {
 		t.Fatalf("%+v", v)
+	}
+}
+
+// Where a PIN was typed is the transport's and the gesture's: wrong PINs
+// at the customer screen's corner lock the corner only; the desktop's
+// shortcut and a browser's stay open; what a browser says of itself never
+// makes it the desktop.
+func TestTheLockoutIsPerOrigin(t *testing.T) {
+	browser, st, _ := newAPI(t, false)
+	desktop := browser.WithDesktop(func() {}, func() error { return nil }).WithBusy(func() string { return "" })
+	if r := mustCall(t, browser, "SetPIN", "482916"); !r.OK {
+		t.Fatalf("SetPIN: %+v", r.Error)
+	}
+	code := func(r Result) string {
+		if r.OK {
+			return ""
+		}
+		return r.Error.Code
+	}
+	for range staff.MaxPINFailures {
+		mustCall(t, desktop, "Unlock", "000000", GestureCorner)
+	}
+	if c := code(mustCall(t, desktop, "Unlock", "482916", GestureCorner)); c != staff.ELOCKEDOUT {
+		t.Fatalf("the corner after 3 wrong PINs: %q", c)
+	}
+	if c := code(mustCall(t, browser, "Unlock", "482916")); c != staff.ELOCKEDOUT {
+		t.Fatalf("no gesture is the corner: %q", c)
+	}
+	if c := code(mustCall(t, desktop, "Unlock", "482916", GestureShortcut)); c != "" {
+		t.Fatalf("the desktop's shortcut kept out by the corner: %q", c)
+	}
+	// A browser that says "shortcut" is a browser: its own wrong PINs lock
+	// it, never the desktop.
+	for range staff.MaxPINFailures {
+		mustCall(t, browser, "Unlock", "000000", GestureShortcut)
+	}
+	if c := code(mustCall(t, browser, "Unlock", "482916", GestureShortcut)); c != staff.ELOCKEDOUT {
+		t.Fatalf("the browser after 3 wrong PINs: %q", c)
+	}
+	if c := code(mustCall(t, desktop, "Unlock", "482916", GestureShortcut)); c != "" {
+		t.Fatalf("the desktop's shortcut kept out by a browser: %q", c)
+	}
+	// The recovery code, typed at the locked corner, lifts every lockout.
+	rc, err := st.NewRecoveryCode(context.Background(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := code(mustCall(t, browser, "ClearLockout", rc, GestureCorner)); c != "" {
+		t.Fatalf("ClearLockout: %q", c)
+	}
+	if c := code(mustCall(t, browser, "Unlock", "482916", GestureShortcut)); c != "" {
+		t.Fatalf("the browser after the recovery code: %q", c)
+	}
+	var ae *ArgError
+	if _, err := browser.Call(context.Background(), "Unlock", raw("482916", "corner", "more")); !errors.As(err, &ae) {
+		t.Fatalf("three arguments: %v", err)
+	}
+	if _, err := browser.Call(context.Background(), "Unlock", raw("482916", 7)); !errors.As(err, &ae) {
+		t.Fatalf("a number for the gesture: %v", err)
 	}
 }

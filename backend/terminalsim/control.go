@@ -21,6 +21,7 @@ func (t *Terminal) controlRoutes(mux *http.ServeMux, api func(string, http.Handl
 	api("POST /sim/keypad", t.handleKeypad)
 	api("POST /sim/clock", t.handleClock)
 	api("POST /sim/settings", t.handleSettings)
+	api("POST /sim/history", t.handleHistoryFault)
 	api("POST /sim/reset", func(w http.ResponseWriter, r *http.Request) {
 		t.Reset()
 		writeJSON(w, t.State())
@@ -59,7 +60,7 @@ func (t *Terminal) handleHelp(w http.ResponseWriter, r *http.Request) {
 		"routes": []string{
 			"GET /sim/state", "GET /sim/ledger", "GET /sim/printed", "GET /sim/shares",
 			"POST /sim/script", "POST /sim/customer", "POST /sim/keypad", "POST /sim/clock",
-			"POST /sim/settings", "POST /sim/reset",
+			"POST /sim/settings", "POST /sim/history", "POST /sim/reset",
 		},
 		"presets":     PresetNames(),
 		"testAmounts": TestAmounts,
@@ -182,4 +183,18 @@ func (t *Terminal) handleSettings(w http.ResponseWriter, r *http.Request) {
 		t.SetPaper(*req.Paper)
 	}
 	writeJSON(w, t.State())
+}
+
+// handleHistoryFault is POST /sim/history: a HistoryFault (the zero value
+// ends it); the answer is what /transactions has served so far.
+func (t *Terminal) handleHistoryFault(w http.ResponseWriter, r *http.Request) {
+	var f HistoryFault
+	if !readControl(w, r, &f) {
+		return
+	}
+	if err := t.SetHistoryFault(f); err != nil {
+		controlError(w, http.StatusBadRequest, err)
+		return
+	}
+	writeJSON(w, t.HistoryServed())
 }

@@ -2,8 +2,11 @@ package terminalsim
 
 import (
 	"cmp"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/localapi"
@@ -88,8 +91,82 @@ func (t *Terminal) handleTransactions(w http.ResponseWriter, r *http.Request) {
 			})
 		}
 	}
-	writeJSON(w, localapi.TransactionList{
+	list := localapi.TransactionList{
 		Status: localapi.StatusOK, Count: len(page), Limit: limit, Offset: offset,
 		Total: len(match), Transactions: page,
-	})
+	}
+	t.historyFaultLocked(&list, now)
+	body, err := json.Marshal(list)
+	if err != nil {
+		http500(w)
+		return
+	}
+	t.histServed.Pages++
+	t.histServed.Bytes += int64(len(body))
+	writeRaw(w, body)
+}
+
+// HistoryFault makes /transactions misbehave as a faulty or hostile
+// terminal would. The zero value follows the specification.
+type HistoryFault struct {
+	// Extra lists this many made-up transactions more than the limit
+	// asked, on every page.
+	Extra int `json:"extra"`
+	// Endless fills every page up to the limit with made-up transactions
+	// and claims a total always beyond the page: the history never ends.
+	Endless bool `json:"endless"`
+	// Pad lengthens every listed transaction's issuer by this many bytes:
+	// huge pages.
+	Pad int `json:"pad"`
+}
+
+// HistoryServed is what /transactions has answered since the last Reset.
+type HistoryServed struct {
+	Pages int   `json:"pages"`
+	Bytes int64 `json:"bytes"` // bodies, as sent
+}
+
+// SetHistoryFault sets how /transactions misbehaves (the zero value: not).
+func (t *Terminal) SetHistoryFault(f HistoryFault) error {
+	if f.Extra < 0 || f.Pad < 0 || f.Pad > 64<<20 {
+		return fmt.Errorf("terminalsim: history fault %+v: extra and pad are 0 or more, pad at most 64 MiB", f)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.histFault = f
+	return nil
+}
+
+// HistoryServed returns what /transactions has answered since the last
+// Reset: how many pages, how many bytes.
+func (t *Terminal) HistoryServed() HistoryServed {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.histServed
+}
+
+// historyFaultLocked applies the history fault to a page about to be sent.
+func (t *Terminal) historyFaultLocked(l *localapi.TransactionList, now time.Time) {
+	f := t.histFault
+	made := func(n int) localapi.HistoryEntry {
+		return localapi.HistoryEntry{Status: localapi.StatusOK, TransactionID: fmt.Sprintf("FAKE-%08d", n), Amount: 100,
+			CurrencyCode: t.cfg.CurrencyCode, Type: localapi.HistoryDebit, AppVersion: t.cfg.AppVersion,
+			CreatedAt: now.UTC().Format(createdAtLayout)}
+	}
+	if f.Endless {
+		for n := l.Offset + len(l.Transactions); len(l.Transactions) < l.Limit; n++ {
+			l.Transactions = append(l.Transactions, made(n))
+		}
+		l.Total = l.Offset + len(l.Transactions) + l.Limit
+	}
+	for i := range f.Extra {
+		l.Transactions = append(l.Transactions, made(1_000_000_000+l.Offset+i))
+	}
+	if f.Pad > 0 {
+		pad := strings.Repeat("X", f.Pad)
+		for i := range l.Transactions {
+			l.Transactions[i].Issuer += pad
+		}
+	}
+	l.Count = len(l.Transactions)
 }

@@ -202,3 +202,48 @@ func TestTransactionsDefaultLimit(t *testing.T) {
 		}
 	}
 }
+
+// The history faults, for tests of a hostile terminal: more than the limit
+// asked, a history that never ends, huge pages; what was served is
+// counted, and Reset ends the fault.
+func TestHistoryFaults(t *testing.T) {
+	sim, c := newSim(t, Config{})
+	ctx := testCtx(t)
+	pay(t, ctx, sim, c, Approve(), &localapi.PaymentRequest{Amount: 1000})
+	page := func() localapi.TransactionList {
+		t.Helper()
+		var l localapi.TransactionList
+		data, _ := json.Marshal(rawJSON(t, sim, "POST", "/transactions", `{"limit": 5, "offset": 5}`))
+		if err := json.Unmarshal(data, &l); err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	var served HistoryServed
+	if code := control(t, sim, "POST", "/sim/history", `{"extra": 7}`, &served); code != 200 {
+		t.Fatalf("POST /sim/history: HTTP %d", code)
+	}
+	if l := page(); len(l.Transactions) != 7 || l.Count != 7 || l.Total != 1 {
+		t.Fatalf("extra: %d entries, count %d, total %d", len(l.Transactions), l.Count, l.Total)
+	}
+	if err := sim.SetHistoryFault(HistoryFault{Endless: true, Pad: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	l := page()
+	if len(l.Transactions) != 5 || l.Total <= l.Offset+len(l.Transactions) || len(l.Transactions[0].Issuer) < 1000 || l.Transactions[0].TransactionID != "FAKE-00000005" {
+		t.Fatalf("endless: %d entries, total %d, first %+v", len(l.Transactions), l.Total, l.Transactions[0])
+	}
+	if s := sim.HistoryServed(); s.Pages != 2 || s.Bytes < 5000 {
+		t.Fatalf("served %+v", s)
+	}
+	if err := sim.SetHistoryFault(HistoryFault{Pad: -1}); err == nil {
+		t.Fatal("a negative pad accepted")
+	}
+	sim.Reset()
+	if s := sim.HistoryServed(); s != (HistoryServed{}) {
+		t.Fatalf("after Reset: %+v", s)
+	}
+	if l := page(); len(l.Transactions) != 0 || l.Total != 0 {
+		t.Fatalf("after Reset: %+v", l)
+	}
+}

@@ -86,6 +86,9 @@ type Terminal struct {
 	dropped   int
 	shares    []Share
 	greetings int
+	// histFault and histServed: see SetHistoryFault and HistoryServed.
+	histFault  HistoryFault
+	histServed HistoryServed
 
 	srv     *http.Server
 	ln      net.Listener
@@ -198,6 +201,8 @@ func (t *Terminal) resetLocked() {
 	t.dropped = 0
 	t.shares = nil
 	t.greetings = 0
+	t.histFault = HistoryFault{}
+	t.histServed = HistoryServed{}
 }
 
 // Config returns the configuration in force, defaults filled in.

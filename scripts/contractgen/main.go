@@ -78,11 +78,11 @@ var contracts = []contract{
 			"staff.Session", "staff.Filter", "staff.AttemptPage", "staff.HistoryFilter", "staff.HistoryPage", "staff.Comparison",
 			"staff.ReversalResult", "staff.Evidence", "staff.Setting", "staff.Report", "staff.AuditEntry",
 			"payment.View", "kiosk.MerchantSetting", "staff.Decision", "device.Medium", "staff.LinkRequest",
-			"staff.Reconciliation", "fiscal.Closing",
+			"staff.Reconciliation", "fiscal.Closing", "staffapi.Gesture",
 		},
 		consts: []string{
 			// staff's error codes, then staffapi's
-			"ELOCKEDOUT", "EWRONGPIN", "ENOPIN", "EPINSET", "ESESSION", "EINVALID", "ENOTFOUND", "ETERMINAL", "EUNKNOWN", "EINTERNAL",
+			"ELOCKEDOUT", "EWRONGPIN", "ENOPIN", "EPINSET", "EPINDAMAGED", "ESESSION", "EINVALID", "ENOTFOUND", "ETERMINAL", "EUNKNOWN", "EINTERNAL",
 			"EUNAVAILABLE", "EBADCALL",
 			// the kinds of a difference, of a report's total
 			"DiffTerminalOnly", "DiffJournalOnly", "DiffAmount", "DiffState", "DiffReversalUnknown",

@@ -10,14 +10,14 @@ import { getContext, setContext } from "svelte";
 import type { Language } from "./contract";
 import { isMessageKey, money, translate, type MessageKey, type Params } from "./i18n";
 import type { StaffApi } from "./staffBridge";
-import type { About, Envelope, Gate, Session, StaffArgs, StaffCallName, StaffError, StaffValue } from "./staffContract";
+import type { About, Envelope, Gate, Gesture, Session, StaffArgs, StaffCallName, StaffError, StaffValue } from "./staffContract";
 
 export type StaffView = "closed" | "pad" | "shell";
 export type StaffTab = "terminal" | "payments" | "history" | "settings" | "report" | "audit";
 export const staffTabs: readonly StaffTab[] = ["terminal", "payments", "history", "settings", "report", "audit"];
 
 /** The calls made inside a session, and their arguments after the session id. */
-type SessionCall = Exclude<StaffCallName, "Gate" | "SetPIN" | "Unlock">;
+type SessionCall = Exclude<StaffCallName, "Gate" | "SetPIN" | "Unlock" | "ClearLockout">;
 export type AfterSid<N extends StaffCallName> = StaffArgs<N> extends [string, ...infer R] ? R : never;
 
 export interface ConfirmRequest {
@@ -79,6 +79,8 @@ export class Staff {
   error = $state<StaffError | null>(null);
   /** Why the pad is up again (the session ended). */
   padNotice = $state("");
+  /** What opened the pad: the customer screen's corner or the keyboard shortcut. The backend counts wrong PINs per origin. */
+  gesture = $state<Gesture>("corner");
   /** Actions staff asked for, in flight: their buttons wait. */
   busy = $state(0);
   /** Background reads in flight (a tab's first load): nothing waits for them. */
@@ -125,8 +127,9 @@ export class Staff {
   }
 
   /** open shows the PIN pad (hot corner, shortcut), in the kiosk's current language. */
-  async open(language?: Language, currency?: string): Promise<void> {
+  async open(language?: Language, currency?: string, gesture: Gesture = "corner"): Promise<void> {
     if (this.view !== "closed") return;
+    this.gesture = gesture;
     if (language) this.language = language;
     if (currency) this.currency = currency;
     this.padNotice = "";
@@ -157,12 +160,18 @@ export class Staff {
 
   /** unlock checks the PIN; on success the staff screens open. */
   async unlock(pin: string): Promise<StaffError | null> {
-    return this.#enter(await this.api.call("Unlock", pin));
+    return this.#enter(await this.api.call("Unlock", pin, this.gesture));
   }
 
   /** setPin sets the first PIN (no PIN yet, not demo) and opens a session. */
   async setPin(pin: string): Promise<StaffError | null> {
-    return this.#enter(await this.api.call("SetPIN", pin));
+    return this.#enter(await this.api.call("SetPIN", pin, this.gesture));
+  }
+
+  /** clearLockout lifts every lockout with the one-time recovery code; the PIN is asked next. */
+  async clearLockout(code: string): Promise<StaffError | null> {
+    const r = await this.api.call("ClearLockout", code, this.gesture);
+    return r.ok ? null : r.error;
   }
 
   async #enter(r: Envelope<Session>): Promise<StaffError | null> {

@@ -335,6 +335,15 @@ export const ENOTFOUND = "ENOTFOUND"; // no such attempt, order or transaction
 /**
  * Error codes. Callers branch on the code; the message is a sentence for
  * the member of staff in front of the kiosk.
+ * EPINDAMAGED: the stored PIN record cannot be checked safely (damaged,
+ * or parameters out of range): `comptoir pin` on the PC sets a new one.
+ */
+export const EPINDAMAGED = "EPIN_DAMAGED";
+
+// From staff/errors.go
+/**
+ * Error codes. Callers branch on the code; the message is a sentence for
+ * the member of staff in front of the kiosk.
  */
 export const EPINSET = "EPIN_SET"; // a PIN is already set: SetPIN is for the first run only
 
@@ -541,6 +550,9 @@ export interface Gate {
     hasPin: boolean;
     demo: boolean;
 }
+
+// From staffapi/staffapi.go
+export type Gesture = "corner" | "shortcut";
 
 // From staff/payments.go
 /**

@@ -104,8 +104,11 @@ export const shareMedia: readonly ShareMedium[] = ["print", "email", "sms", "ser
 /** The staff calls, by name, with their arguments (sid first where a session is needed). */
 export interface StaffCalls {
   Gate(): Gate;
-  SetPIN(pin: string): Session;
-  Unlock(pin: string): Session;
+  /** The PIN pad's calls say which gesture opened it: the backend counts wrong PINs per origin. */
+  SetPIN(pin: string, gesture?: G.Gesture): Session;
+  Unlock(pin: string, gesture?: G.Gesture): Session;
+  /** The one-time recovery code (`comptoir pin --recovery-code`) lifts every lockout; the PIN is asked next. */
+  ClearLockout(code: string, gesture?: G.Gesture): null;
   Touch(sid: string): Session;
   Lock(sid: string): null;
   ChangePIN(sid: string, current: string, next: string): null;
@@ -163,4 +166,4 @@ export type StaffArgs<N extends StaffCallName> = Parameters<StaffCalls[N]>;
 export type StaffValue<N extends StaffCallName> = ReturnType<StaffCalls[N]>;
 
 /** The calls that need no session. */
-export const sessionless: ReadonlySet<StaffCallName> = new Set<StaffCallName>(["Gate", "SetPIN", "Unlock"]);
+export const sessionless: ReadonlySet<StaffCallName> = new Set<StaffCallName>(["Gate", "SetPIN", "Unlock", "ClearLockout"]);

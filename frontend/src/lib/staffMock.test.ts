@@ -25,6 +25,16 @@ describe("staff dev mock", () => {
     expect(await api.call("Touch", sid)).toMatchObject({ ok: false, error: { code: "ESESSION" } });
   });
 
+  it("locks the corner's pad and the shortcut's each on its own; the recovery code lifts both", async () => {
+    const api = createStaffApi(mockStaffTransport());
+    for (let i = 0; i < 3; i++) await api.call("Unlock", "0000", "corner");
+    expect(await api.call("Unlock", "1234", "corner")).toMatchObject({ ok: false, error: { code: "ELOCKED_OUT" } });
+    expect(await api.call("Unlock", "1234", "shortcut")).toMatchObject({ ok: true });
+    expect(await api.call("ClearLockout", "1111 1111 1111 1111", "corner")).toMatchObject({ ok: false, error: { code: "EWRONG_PIN" } });
+    expect(await api.call("ClearLockout", "1234 5678 9012 3456", "corner")).toMatchObject({ ok: true });
+    expect(await api.call("Unlock", "1234", "corner")).toMatchObject({ ok: true });
+  });
+
   it("has a journal with an unknown attempt and a day with one difference", async () => {
     const api = createStaffApi(mockStaffTransport());
     const r = await api.call("Unlock", "1234");

@@ -1,7 +1,9 @@
 // A scripted fake staff backend for `?mock`: look at the staff screens
 // without the Go side. It is a script, not the staff logic:
 //
-//   PIN 1234 (demo: no PIN set; three wrong PINs lock the pad for 30 s)
+//   PIN 1234 (demo: no PIN set; three wrong PINs lock the pad for 30 s, the
+//   corner's and the shortcut's each on its own; recovery code
+//   1234 5678 9012 3456 lifts both)
 //   &staff=setup   first run: no PIN, not demo, the pad asks for a new one
 //   a journal of a few attempts: approved, declined, approved with a tip, one
 //   unknown, a refund, one already reversed; a terminal history with one
@@ -75,8 +77,9 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
   const ttl = opts.ttlMs ?? 5 * 60_000;
   const demo = !opts.setup;
   let pin: string | null = null;
-  let failures = 0;
-  let lockedUntil = 0;
+  // By the gesture that opened the pad, as the backend counts by origin.
+  const failures = new Map<string, number>();
+  const lockedUntil = new Map<string, number>();
   const sessions = new Map<string, Session>();
   const audit: AuditEntry[] = [];
   let seq = 0;
@@ -366,24 +369,38 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
 
   const calls: Record<string, (...args: never[]) => unknown> = {
     Gate: () => ({ hasPin: pin !== null, demo }),
-    Unlock: (p: string) => {
-      if (now() < lockedUntil) {
-        const ms = lockedUntil - now();
-        refuse("ELOCKED_OUT", `Too many wrong PINs: the PIN pad is locked for ${Math.ceil(ms / 1000)} seconds.`, { retryAfterMs: ms });
+    Unlock: (p: string, gesture?: string) => {
+      const g = gesture === "shortcut" ? "shortcut" : "corner";
+      const until = lockedUntil.get(g) ?? 0;
+      if (now() < until) {
+        const ms = until - now();
+        refuse("ELOCKED_OUT", `Too many wrong PINs: the PIN pad is locked here for ${Math.ceil(ms / 1000)} seconds.`, { retryAfterMs: ms });
       }
       if (pin === null && !demo) refuse("ENOPIN", "No staff PIN has been set yet: choose one first (4 to 8 digits).");
       if (p !== (pin ?? DEMO_PIN)) {
-        failures++;
-        note("kiosk", "unlock_failed", "", `wrong staff PIN (${failures} in a row)`);
-        if (failures >= 3) {
-          const ms = 30_000 * 2 ** (failures - 3);
-          lockedUntil = now() + ms;
-          refuse("ELOCKED_OUT", `Too many wrong PINs: the PIN pad is locked for ${ms / 1000} seconds.`, { retryAfterMs: ms });
+        const n = (failures.get(g) ?? 0) + 1;
+        failures.set(g, n);
+        note("kiosk", "unlock_failed", g, `wrong staff PIN (${n} in a row)`);
+        if (n >= 3) {
+          const ms = 30_000 * 2 ** (n - 3);
+          lockedUntil.set(g, now() + ms);
+          note("system", "pin_lockout", g, `PIN pad locked for ${ms / 1000} s`);
+          refuse("ELOCKED_OUT", `Too many wrong PINs: the PIN pad is locked here for ${ms / 1000} seconds.`, { retryAfterMs: ms });
         }
-        refuse("EWRONG_PIN", `Wrong PIN. ${3 - failures} more wrong PIN(s) and the pad locks.`);
+        refuse("EWRONG_PIN", `Wrong PIN. ${3 - n} more wrong PIN(s) and the pad locks.`);
       }
-      failures = 0;
+      failures.delete(g);
+      lockedUntil.delete(g);
       return open(pin === null);
+    },
+    ClearLockout: (code: string) => {
+      const digits = code.replace(/[ -]/g, "");
+      if (!/^\d{16}$/.test(digits)) refuse("EINVALID", "A recovery code has 16 digits.");
+      if (digits !== "1234567890123456") refuse("EWRONG_PIN", "The recovery code is not right.");
+      failures.clear();
+      lockedUntil.clear();
+      note("recovery code", "lockout_cleared", "", "every PIN pad lockout lifted with the one-time recovery code");
+      return null;
     },
     SetPIN: (p: string) => {
       if (pin !== null) refuse("EPIN_SET", "A staff PIN is already set: unlock with it to change it.");

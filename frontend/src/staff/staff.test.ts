@@ -40,7 +40,22 @@ describe("PIN pad", () => {
     await fireEvent.click(screen.getByTestId("pin-ok"));
     expect(await screen.findByTestId("staff-shell")).toBeTruthy();
     expect(screen.queryByTestId("pin-pad")).toBeNull();
-    expect(staff.last("Unlock")?.args).toEqual(["1234"]);
+    expect(staff.last("Unlock")?.args).toEqual(["1234", "corner"]);
+  });
+
+  it("tells the backend which gesture opened the pad: the corner, or the keyboard shortcut", async () => {
+    const { staff, context } = staffWith();
+    render(StaffRoot, { context });
+    for (let i = 0; i < 5; i++) await fireEvent.pointerDown(screen.getByTestId("staff-corner"));
+    await typePin("0000");
+    await fireEvent.click(screen.getByTestId("pin-ok"));
+    await vi.waitFor(() => expect(staff.last("Unlock")?.args).toEqual(["0000", "corner"]));
+    await fireEvent.click(screen.getByTestId("pin-cancel"));
+    await fireEvent.keyDown(window, { key: "s", code: "KeyS", ctrlKey: true, altKey: true });
+    await typePin("1234");
+    await fireEvent.click(screen.getByTestId("pin-ok"));
+    expect(await screen.findByTestId("staff-shell")).toBeTruthy();
+    expect(staff.last("Unlock")?.args).toEqual(["1234", "shortcut"]);
   });
 
   it("says a wrong PIN, clears the dots and opens nothing", async () => {
@@ -86,7 +101,7 @@ describe("PIN pad", () => {
     await typePin("2468");
     await fireEvent.click(screen.getByTestId("pin-ok"));
     expect(await screen.findByTestId("staff-shell")).toBeTruthy();
-    expect(staff.last("SetPIN")?.args).toEqual(["2468"]);
+    expect(staff.last("SetPIN")?.args).toEqual(["2468", "corner"]);
     expect(staff.names()).not.toContain("Unlock");
   });
 
@@ -146,6 +161,51 @@ describe("PIN pad", () => {
       expect(screen.queryByTestId("pin-locked")).toBeNull();
       expect((screen.getByTestId("pin-key-1") as HTMLButtonElement).disabled).toBe(false);
       staff.answers.Unlock = () => ok({ id: "sid-2", who: "staff:sid-2", expiresAt: "2099-01-01T00:00:00Z" });
+      await typePin("1234");
+      await fireEvent.click(screen.getByTestId("pin-ok"));
+      await vi.waitFor(() => expect(screen.getByTestId("staff-shell")).toBeTruthy());
+    });
+  });
+
+  describe("recovery code", () => {
+    beforeEach(() => vi.useFakeTimers({ now: new Date("2025-01-10T12:00:00Z") }));
+    afterEach(() => vi.useRealTimers());
+
+    it("takes the 16-digit recovery code on a locked pad, which lifts the lock; the PIN is asked next", async () => {
+      const { s, staff, context } = staffWith({
+        answers: {
+          Unlock: () => fail("ELOCKED_OUT", "Too many wrong PINs: the PIN pad is locked here for 15 minutes.", { retryAfterMs: 900_000 }),
+          ClearLockout: ([code]) => (code === "1234567890123456" ? null : fail("EWRONG_PIN", "The recovery code is not right.")),
+        },
+      });
+      await s.open("en");
+      render(StaffRoot, { context });
+      expect(screen.queryByTestId("pin-recovery")).toBeNull();
+      await typePin("9999");
+      await fireEvent.click(screen.getByTestId("pin-ok"));
+      await vi.waitFor(() => expect(screen.getByTestId("pin-locked")).toBeTruthy());
+      expect((screen.getByTestId("pin-key-1") as HTMLButtonElement).disabled).toBe(true);
+
+      await fireEvent.click(screen.getByTestId("pin-recovery"));
+      expect(screen.getByText("Enter the 16-digit recovery code")).toBeTruthy();
+      expect((screen.getByTestId("pin-key-1") as HTMLButtonElement).disabled).toBe(false);
+      await typePin("12345");
+      await fireEvent.click(screen.getByTestId("pin-ok"));
+      expect(screen.getByTestId("pin-error").textContent).toBe("A recovery code has 16 digits.");
+      expect(staff.names()).not.toContain("ClearLockout");
+      await typePin("1111111111111111");
+      await fireEvent.click(screen.getByTestId("pin-ok"));
+      await vi.waitFor(() => expect(screen.getByTestId("pin-error").textContent).toBe("The recovery code is not right."));
+      expect(staff.last("ClearLockout")?.args).toEqual(["1111111111111111", "corner"]);
+
+      await typePin("12345678901234567");
+      expect(screen.getByTestId("pin-dots").dataset.count).toBe("16");
+      await fireEvent.click(screen.getByTestId("pin-ok"));
+      await vi.waitFor(() => expect(screen.getByTestId("pin-notice").textContent).toBe("Every lockout is lifted. Enter the PIN."));
+      expect(screen.queryByTestId("pin-locked")).toBeNull();
+      expect(screen.queryByTestId("pin-recovery")).toBeNull();
+      expect(screen.getByText("Enter the staff PIN")).toBeTruthy();
+      staff.answers.Unlock = () => ok({ id: "sid-3", who: "staff:sid-3", expiresAt: "2099-01-01T00:00:00Z" });
       await typePin("1234");
       await fireEvent.click(screen.getByTestId("pin-ok"));
       await vi.waitFor(() => expect(screen.getByTestId("staff-shell")).toBeTruthy());
