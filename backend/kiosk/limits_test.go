@@ -157,3 +157,22 @@ func TestCheckedCents(t *testing.T) {
 		t.Errorf("a fair cart: %d, %v", v, ok)
 	}
 }
+
+// Pay checks the cart's bounds again, whatever put the lines there: a
+// line beyond them never becomes a charge.
+func TestPayRefusesACartBeyondItsBounds(t *testing.T) {
+	e := newEnv(t)
+	e.cart("croissant", 1)
+	e.s.mu.Lock()
+	l := e.s.co.lines[0]
+	l.Qty = MaxQty + 1
+	l.Total = int64(l.Qty) * l.UnitPrice
+	e.s.co.lines[0] = l
+	e.s.mu.Unlock()
+	if v, _ := e.s.Pay(MethodCard); v.Error != ErrOrderLimit || v.Phase != PhaseOrdering {
+		t.Fatalf("Pay of a line of %d: %s %q", l.Qty, v.Phase, v.Error)
+	}
+	if d := e.debits(); len(d) != 0 {
+		t.Fatalf("charged %+v", d)
+	}
+}

@@ -41,6 +41,11 @@ func (s *Service) Pay(method PaymentMethod) (CheckoutView, error) {
 		if total <= 0 {
 			return ErrAmount
 		}
+		// The cart's own checks keep within bounds; checked again here, as
+		// this sum becomes a charge and a signed fiscal ticket.
+		if checked, ok := cartTotal(co.lines); !ok || checked != total || len(co.lines) > MaxLines {
+			return ErrOrderLimit
+		}
 		ord = &order{
 			total: total, voucherEligible: eligible, currency: s.currencyLocked(), language: co.language, dining: co.dining,
 			method: method, lines: append([]cartLine(nil), co.lines...), created: s.now(),
