@@ -20,7 +20,9 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/staff"
 	"github.com/comptoir-pos/comptoir/backend/staffapi"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
 var testAssets = fstest.MapFS{"index.html": {Data: []byte("<!doctype html><title>Comptoir</title>")}}
@@ -479,5 +481,66 @@ func TestSecurityHeaders(t *testing.T) {
 				t.Fatalf("%s: %s %q", path, k, resp.Header.Get(k))
 			}
 		}
+	}
+}
+
+// A staff call that waits for the terminal (a refund the customer's card
+// must confirm) is answered even when it takes longer than the server's
+// write timeout.
+func TestAStaffCallOutlivesTheWriteTimeout(t *testing.T) {
+	e := newEnv(t)
+	const short = 200 * time.Millisecond
+	srv := httptest.NewUnstartedServer(e.h)
+	srv.Config = NewServer(e.h, Timeouts{Write: short})
+	srv.Start()
+	defer srv.Close()
+	call := func(name, body string) (*http.Response, error) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/api/"+name, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		return srv.Client().Do(req)
+	}
+	e.checkout("Start", `["en"]`)
+	e.checkout("ChooseDining", `["take_away"]`)
+	e.checkout("AddItem", `["croissant", 1]`)
+	v := e.checkout("Pay", `["card"]`)
+	waitPhase(t, e.s, kiosk.PhaseApproved)
+	_, r, raw := e.staffCall("Unlock", `["1234"]`)
+	var sess staff.Session
+	if !r.OK || json.Unmarshal(raw, &sess) != nil {
+		t.Fatalf("unlock: %+v", r.Error)
+	}
+	e.sim.Script(terminalsim.Hold())
+	start := time.Now()
+	type answer struct {
+		resp *http.Response
+		err  error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		resp, err := call("staff/Refund", fmt.Sprintf(`[%q, %q, %d]`, sess.ID, v.OrderID, v.Total))
+		done <- answer{resp, err}
+	}()
+	// The refund waits on the terminal until well past the write timeout,
+	// then the card is presented.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, held := e.sim.Current(); held && time.Since(start) > 5*short {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the refund never reached the terminal")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := e.sim.PresentCard(); err != nil {
+		t.Fatal(err)
+	}
+	a := <-done
+	if a.err != nil {
+		t.Fatalf("the refund's answer was cut: %v", a.err)
+	}
+	defer a.resp.Body.Close()
+	if env := decodeEnvelope(t, a.resp); a.resp.StatusCode != http.StatusOK || !env.OK {
+		t.Fatalf("refund: %d %+v", a.resp.StatusCode, env.Error)
 	}
 }
