@@ -2,7 +2,8 @@
 # Release-build check: the desktop binary must be a Wails production build
 # (no web inspector, no debug build) with its version stamped in.
 #
-#   scripts/check-release.sh [BINARY...]     default: build/bin/comptoir
+#   scripts/check-release.sh [--version V] [BINARY...]
+#                                            default: build/bin/comptoir
 #
 # Reads the build information Go keeps in every binary (`go version -m`), so
 # it also checks cross-built ones (comptoir.exe). Checks:
@@ -17,10 +18,18 @@
 #     no race detector;
 #   - no development mock in the embedded UI (?mock is for `npm run dev`).
 # A binary this machine can run is also asked its version, which must not be
-# the unstamped "dev". Exits 1 with one line per problem.
+# the unstamped "dev"; with --version V (scripts/dist gives the version it
+# stamped), it must say V. (A cross-built one is stamped by the same -ldflags
+# as the one that runs here.) Exits 1 with one line per problem.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+want_version=""
+if [[ ${1:-} == --version ]]; then
+	[[ -n ${2:-} && ${2:-} != dev ]] || { echo "check-release: --version needs a release version, not '${2:-}'" >&2; exit 2; }
+	want_version=$2
+	shift 2
+fi
 [[ $# -gt 0 ]] || set -- "$root/build/bin/comptoir"
 
 # Strings only the development mocks' scripted data holds (frontend/src/lib/
@@ -113,6 +122,8 @@ for bin in "$@"; do
 			fail "'$bin version' failed: $got"
 		elif [[ $got == "comptoir dev"* ]]; then
 			fail "'$bin version' says '$got': the version was not stamped"
+		elif [[ -n $want_version && $got != "comptoir $want_version" && $got != "comptoir $want_version ("* ]]; then
+			fail "'$bin version' says '$got', not version '$want_version'"
 		fi
 	fi
 

@@ -25,7 +25,11 @@ const usage = `Usage:
   comptoir [--demo] [--terminal URL] [--data-dir DIR] [--windowed]
                                  the desktop kiosk (full screen and frameless in
                                  kiosk mode; --windowed: an ordinary window)
-  comptoir serve [--addr A]      the same UI served to a browser (browser mode)
+  comptoir serve [--addr A] [--allow-lan [--host NAMES] [--unpair-all]]
+                                 the same UI served to a browser (browser mode),
+                                 on loopback (127.0.0.1:8080); --allow-lan opens
+                                 it to browsers on other machines, each paired
+                                 once with a one-time code it shows on stderr
   comptoir simulator [--addr A] [--timescale F] [--mdns] [--currency C] [--tip-screen]
                                  the simulated terminal alone
   comptoir cloudsim [--addr A] [--key K] [--serial SN,...] [--timescale F] [--webhook URL]
@@ -81,6 +85,10 @@ const usage = `Usage:
                                  a month's fiscal records in one signed file
   comptoir settings [list | get KEY | set KEY JSON]
                                  the settings kept in the journal
+  echo "$KEY" | comptoir settings set-secret cloud.key
+                                 a secret setting, read from standard input (never
+                                 from the command line); a new cloud.url or ws.url
+                                 clears the saved key
   echo NEWPIN | comptoir pin     set the staff PIN from this machine (before opening
                                  the kiosk to the public, when it is forgotten or
                                  cannot be checked); lifts every lockout
@@ -112,8 +120,8 @@ Shared flags:
   --cloud URL --serial SN
                    the terminal through the provider's Cloud API (env
                    COMPTOIR_CLOUD_URL and COMPTOIR_CLOUD_SERIAL; the API key
-                   from COMPTOIR_CLOUD_KEY or the cloud.key setting, never
-                   a flag)
+                   from COMPTOIR_CLOUD_KEY or the cloud.key setting (set-secret),
+                   never a flag or an argument)
 `
 
 // Program is what the main package gives the command line.

@@ -95,8 +95,10 @@ func TestTheCloudKeyIsNeverShown(t *testing.T) {
 	if code := run([]string{"pay", "--cloud", "https://cloud.example.test", "--serial", "SN-1", "--data-dir", dir, "--amount", "100"}, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), envCloudKey) {
 		t.Fatalf("no key: exit %d %s", code, errOut.String())
 	}
-	if code := run([]string{"settings", "--data-dir", dir, "set", settingCloudKey, `"sk_in_journal_77"`}, &out, &errOut); code != 0 {
-		t.Fatalf("set: %s", errOut.String())
+	stdin = strings.NewReader("sk_in_journal_77\n")
+	defer func() { stdin = os.Stdin }()
+	if code := run([]string{"settings", "--data-dir", dir, "set-secret", settingCloudKey}, &out, &errOut); code != 0 {
+		t.Fatalf("set-secret: %s", errOut.String())
 	}
 	out.Reset()
 	run([]string{"settings", "--data-dir", dir, "list"}, &out, &errOut)

@@ -26,7 +26,8 @@ import (
 )
 
 // The cloud channel's settings. The key is a secret: it comes from the
-// environment or the journal, never from a flag (flags show in ps), and
+// environment or the journal (`comptoir settings set-secret`, standard
+// input), never from a flag or an argument (they show in ps), and
 // `comptoir settings list` never prints it.
 const (
 	settingChannel        = "terminal.channel" // "local" (default) or "cloud"
@@ -43,8 +44,12 @@ const (
 	defaultCloudPollEvery = 2 * time.Second
 )
 
-// secretSettings are shown redacted.
+// secretSettings are shown redacted, and set from standard input only.
 var secretSettings = []string{settingCloudKey}
+
+// keyAddressSettings are the addresses the saved key is sent to: a new
+// value clears the key, which is then entered again for the new host.
+var keyAddressSettings = []string{settingCloudURL, settingWSURL}
 
 // cloudKey is the API key: the environment's, else the journal's.
 func cloudKey(ctx context.Context, db *journal.DB) (string, error) {
@@ -56,7 +61,7 @@ func cloudKey(ctx context.Context, db *journal.DB) (string, error) {
 		return "", err
 	}
 	if !ok || strings.TrimSpace(k) == "" {
-		return "", errors.New("no cloud API key: set " + envCloudKey + ", or `comptoir settings set " + settingCloudKey + " '\"...\"'`")
+		return "", errors.New("no cloud API key: set " + envCloudKey + ", or `comptoir settings set-secret " + settingCloudKey + "` (the key on standard input)")
 	}
 	return k, nil
 }
@@ -208,8 +213,9 @@ func cloudInfo(ctx context.Context, db *journal.DB) (string, staffapi.CloudSetti
 }
 
 // SetCloud saves the channel for the next start. The cloud needs a base
-// URL the client accepts, a serial number and a key (the saved one when
-// none is given); nothing is saved when one is missing.
+// URL the client accepts, a serial number and a key: the saved one only
+// for the address it was saved with (a staff session must not send the
+// saved key to another host); nothing is saved when one is missing.
 func (t *terminalControl) SetCloud(ctx context.Context, c staffapi.CloudChoice) error {
 	store := settingsStore{t.db}
 	save := func(kv ...[2]string) error {
@@ -225,10 +231,13 @@ func (t *terminalControl) SetCloud(ctx context.Context, c staffapi.CloudChoice) 
 	}
 	c.URL, c.Serial, c.Key = strings.TrimSpace(c.URL), strings.TrimSpace(c.Serial), strings.TrimSpace(c.Key)
 	key := c.Key
+	savedURL, _, _ := store.Get(ctx, settingCloudURL)
 	if key == "" {
 		key, _, _ = store.Get(ctx, settingCloudKey)
 	}
 	switch {
+	case c.Key == "" && strings.TrimSpace(key) != "" && strings.TrimSpace(savedURL) != c.URL:
+		return &staff.Error{Code: staff.EINVALID, Message: "A new cloud address needs the company's API key entered again: the saved key is sent only to the address it was saved with. Nothing was saved."}
 	case c.Serial == "":
 		return &staff.Error{Code: staff.EINVALID, Message: "The terminal's serial number is needed (on its back, or in its settings). Nothing was saved."}
 	case strings.TrimSpace(key) == "":

@@ -4,12 +4,15 @@
 // server-sent events on GET /api/events; everything else is the built
 // frontend.
 //
-// It is meant to listen on 127.0.0.1. Even there, any web page the kiosk's
-// browser opens could send requests to it, so: a request with an Origin
-// header from another origin is refused, a POST must be application/json
-// (which a plain HTML form cannot send, and a cross-origin fetch cannot send
-// without a preflight this server never grants), and the Host must be an IP
-// address, localhost or an allowed name (a DNS-rebound name is refused).
+// It listens on loopback unless told otherwise (comptoir serve
+// --allow-lan). Even there, any web page the kiosk's browser opens could
+// send requests to it, so: a request with an Origin header from another
+// origin is refused, a POST must be application/json (which a plain HTML
+// form cannot send, and a cross-origin fetch cannot send without a
+// preflight this server never grants), and the Host must be a loopback
+// name or a configured one (a DNS-rebound name is refused). A request from
+// another machine is refused unless pairing is on (Options.Pairing), and
+// then needs a paired browser's cookie for anything but the pairing page.
 package httpui
 
 import (
@@ -21,12 +24,12 @@ import (
 	"io/fs"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
 	"net/url"
 	"path"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
@@ -41,6 +44,19 @@ const DefaultHeartbeat = 15 * time.Second
 // maxBody bounds an intent's arguments.
 const maxBody = 64 << 10
 
+// DefaultMaxEventStreams is how many event streams may be open at once. A
+// kiosk has one browser, a PC perhaps a second screen and a staff tablet:
+// past this, a stream is refused with 503 (the browser retries) rather
+// than hold a goroutine and a connection each.
+const DefaultMaxEventStreams = 16
+
+// contentSecurityPolicy: the UI loads its scripts, styles, pictures (the
+// catalog's, under /media/) and events from this server only, and runs no
+// inline script or style (Svelte sets styles through the CSSOM, which a
+// policy does not govern); no plugin, no <base>, no framing, and forms
+// (the pairing page's) post here only.
+const contentSecurityPolicy = "default-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
 // Options configures the handler.
 type Options struct {
 	Service *kiosk.Service
@@ -52,22 +68,32 @@ type Options struct {
 	// Assets is the built frontend (index.html at its root, hashed files
 	// under assets/). Nil: only the API is served.
 	Assets fs.FS
-	// AllowedHosts are host names accepted besides IP addresses and
-	// localhost (for example the machine's name on a LAN).
+	// AllowedHosts are the Host names accepted besides localhost,
+	// 127.0.0.1 and ::1: the name or address browsers on the LAN use.
 	AllowedHosts []string
-	Heartbeat    time.Duration // default DefaultHeartbeat
-	Logger       *slog.Logger  // nil: discard
+	// Pairing lets browsers on other machines in, once paired. Nil: only
+	// this machine's requests are answered.
+	Pairing *Pairing
+	// MaxEventStreams bounds the event streams open at once; 0:
+	// DefaultMaxEventStreams.
+	MaxEventStreams int
+	Heartbeat       time.Duration // default DefaultHeartbeat
+	Logger          *slog.Logger  // nil: discard
 }
 
 type server struct {
-	opt Options
-	log *slog.Logger
+	opt     Options
+	log     *slog.Logger
+	streams atomic.Int64 // event streams open
 }
 
 // New returns the browser-mode handler.
 func New(opt Options) http.Handler {
 	if opt.Heartbeat <= 0 {
 		opt.Heartbeat = DefaultHeartbeat
+	}
+	if opt.MaxEventStreams <= 0 {
+		opt.MaxEventStreams = DefaultMaxEventStreams
 	}
 	log := opt.Logger
 	if log == nil {
@@ -84,6 +110,9 @@ func New(opt Options) http.Handler {
 	if opt.Service != nil {
 		mux.Handle("GET "+kiosk.MediaPrefix, opt.Service.Media())
 	}
+	if opt.Pairing != nil {
+		mux.HandleFunc("/pair", s.pair)
+	}
 	mux.HandleFunc("/", s.assets)
 	return s.guard(mux)
 }
@@ -93,11 +122,14 @@ func (s *server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "no-referrer")
-		if !s.hostAllowed(r.Host) {
-			writeError(w, http.StatusForbidden, "host not allowed")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		h.Set("Cross-Origin-Resource-Policy", "same-origin")
+		if !s.hostAllowed(r) {
+			s.log.Warn("request refused: host not allowed", "host", r.Host, "remote", r.RemoteAddr)
+			writeError(w, http.StatusForbidden, "host not allowed: browser mode answers to localhost, 127.0.0.1, [::1] and the names given to comptoir serve (--addr, --host)")
 			return
 		}
 		if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r) {
@@ -109,23 +141,41 @@ func (s *server) guard(next http.Handler) http.Handler {
 			writeError(w, http.StatusForbidden, "cross-site requests are not allowed")
 			return
 		}
+		if !fromLoopback(r) && !s.lanAllowed(w, r) {
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-func (s *server) hostAllowed(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
+// lanAllowed decides a request from another machine: refused without
+// pairing; with it, the pairing page is open, everything else needs a
+// paired browser (the API answers 403, a page sends to /pair). It writes
+// the answer itself when it returns false.
+func (s *server) lanAllowed(w http.ResponseWriter, r *http.Request) bool {
+	p := s.opt.Pairing
+	if p == nil {
+		s.log.Warn("request from another machine refused", "remote", r.RemoteAddr, "path", r.URL.Path)
+		writeError(w, http.StatusForbidden, "browser mode answers this PC only (comptoir serve --allow-lan opens it to paired browsers)")
+		return false
 	}
-	host = strings.Trim(host, "[]")
+	if r.URL.Path == "/pair" {
+		return true
+	}
+	ok, renew := p.paired(r)
 	switch {
-	case host == "" || strings.EqualFold(host, "localhost"):
+	case ok:
+		if renew {
+			http.SetCookie(w, p.cookie())
+		}
 		return true
-	case net.ParseIP(host) != nil:
-		return true
+	case strings.HasPrefix(r.URL.Path, "/api/"):
+		s.log.Warn("request from an unpaired browser refused", "remote", r.RemoteAddr, "path", r.URL.Path)
+		writeError(w, http.StatusForbidden, "this browser is not paired with the kiosk: open /pair and enter the code shown on the PC")
+	default:
+		http.Redirect(w, r, "/pair", http.StatusSeeOther)
 	}
-	return slices.ContainsFunc(s.opt.AllowedHosts, func(a string) bool { return strings.EqualFold(a, host) })
+	return false
 }
 
 func sameOrigin(origin string, r *http.Request) bool {
@@ -206,6 +256,10 @@ func (s *server) staff(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := r.PathValue("name")
+	// A staff action (a refund on the terminal) may take as long as the
+	// payment core allows it: its answer is not cut by the server's write
+	// timeout, which is for clients that do not read.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	// A staff action (a refund) must not be cancelled by a reload or a
 	// dropped connection: the desktop runs them on the app's context too.
 	result, err := s.opt.Staff.Call(context.WithoutCancel(r.Context()), name, args)
@@ -226,6 +280,17 @@ func (s *server) staff(w http.ResponseWriter, r *http.Request) {
 // events streams the snapshots: the current ones first, then every event,
 // with heartbeats, until the client leaves or falls behind.
 func (s *server) events(w http.ResponseWriter, r *http.Request) {
+	if n := s.streams.Add(1); n > int64(s.opt.MaxEventStreams) {
+		s.streams.Add(-1)
+		s.log.Warn("event stream refused: too many open", "max", s.opt.MaxEventStreams, "remote", r.RemoteAddr)
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("too many event streams open (at most %d)", s.opt.MaxEventStreams))
+		return
+	}
+	defer s.streams.Add(-1)
+	// The stream outlives the server's write timeout: each write has a
+	// deadline of its own. (Its read timeout does not apply: net/http lifts
+	// it once the request is read.)
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -257,7 +322,7 @@ func (s *server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusOK)
 	write := func(f func() error) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		_ = rc.SetWriteDeadline(time.Now().Add(eventWriteTimeout))
 		if err := f(); err != nil {
 			return false
 		}

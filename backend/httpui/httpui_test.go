@@ -34,12 +34,14 @@ type env struct {
 	s   *kiosk.Service
 	sim *terminalsim.Terminal
 	b   *Broadcaster
+	h   http.Handler
 	srv *httptest.Server
 }
 
 // newEnv wires the whole browser mode as `comptoir serve` does: journal,
 // terminal, orchestrator (with a Relay), Broadcaster, Service, handler.
-func newEnv(t *testing.T) *env {
+// Each opts changes the handler's Options.
+func newEnv(t *testing.T, opts ...func(*Options)) *env {
 	t.Helper()
 	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true})
 	if err != nil {
@@ -86,7 +88,12 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	api := staffapi.New(staffapi.Config{Staff: st, Kiosk: s})
-	srv := httptest.NewServer(New(Options{Service: s, Staff: api, Events: b, Assets: assets, Heartbeat: 50 * time.Millisecond}))
+	opt := Options{Service: s, Staff: api, Events: b, Assets: assets, Heartbeat: 50 * time.Millisecond}
+	for _, o := range opts {
+		o(&opt)
+	}
+	h := New(opt)
+	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
@@ -106,7 +113,7 @@ func newEnv(t *testing.T) *env {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	return &env{t: t, s: s, sim: sim, b: b, srv: srv}
+	return &env{t: t, s: s, sim: sim, b: b, h: h, srv: srv}
 }
 
 func (e *env) post(name, body string, hdr ...string) (*http.Response, []byte) {

@@ -188,6 +188,12 @@ func LoadSettings(ctx context.Context, db *journal.DB, log *slog.Logger) (Settin
 	read(SettingMerchant, &m, func() error {
 		s.Merchant = receipt.Merchant{Name: m.Name, Address: m.Address, VATNumber: m.VATNumber, SIRET: m.SIRET,
 			Country: strings.ToUpper(strings.TrimSpace(m.Country)), Footer: m.Footer, QRURL: m.QRURL}
+		// A bad QR address loses the QR code only, not the merchant's
+		// name on every receipt; staff's check refuses it by this warning.
+		if err := receipt.CheckQRURL(m.QRURL); err != nil {
+			log.Warn("setting's qrUrl ignored: no QR code is printed", "key", SettingMerchant, "value", m.QRURL, "err", "qrUrl: "+err.Error())
+			s.Merchant.QRURL = ""
+		}
 		return nil
 	})
 	var format device.Format

@@ -39,6 +39,7 @@ type Merchant struct {
 	Footer    []string    // one entry a paragraph, word-wrapped
 	// QRURL is the digital receipt's address, printed as a QR code; empty
 	// for none. "{order}" is replaced by the order number, path-escaped.
+	// Only a template CheckQRURL accepts is printed.
 	QRURL string
 }
 
@@ -521,8 +522,11 @@ func verbatim(ticket string, cols int) []string {
 	return out
 }
 
+// qrURL is the address printed as the receipt's QR code: none when the
+// template is not one CheckQRURL accepts (a setting stored before it was
+// checked, or written around the checks), so a bad setting never prints.
 func qrURL(tmpl, number string) string {
-	if tmpl == "" {
+	if tmpl == "" || CheckQRURL(tmpl) != nil {
 		return ""
 	}
 	return strings.ReplaceAll(tmpl, "{order}", url.PathEscape(number))
