@@ -105,7 +105,8 @@ const usage = `Usage:
 
 Shared flags:
   --data-dir DIR   where Comptoir keeps its data (env COMPTOIR_DATA_DIR;
-                   default: the OS config dir + comptoir)
+                   default: the OS config dir + comptoir; with --demo or
+                   --demo-cloud, + comptoir-demo, never the real one)
   --terminal URL   the terminal's address: a base URL ending in /localapi/v4,
                    or host[:port] (env COMPTOIR_TERMINAL); without it the
                    terminal is found by mDNS and remembered by name;
@@ -247,7 +248,9 @@ func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {
 // isDemo: no real payment, the built-in simulated terminal or cloud.
 func (c commonFlags) isDemo() bool { return c.demo || c.demoCloud }
 
-// resolveDataDir returns the data directory without creating it.
+// resolveDataDir returns the data directory without creating it. A demo
+// (--demo, --demo-cloud) keeps its own, beside the real one: its journal,
+// fiscal key and signed records never mix with a real installation's.
 func (c commonFlags) resolveDataDir() (string, error) {
 	if c.dataDir != "" {
 		return filepath.Abs(c.dataDir)
@@ -256,8 +259,14 @@ func (c commonFlags) resolveDataDir() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("no data directory: pass --data-dir or set COMPTOIR_DATA_DIR (%w)", err)
 	}
+	if c.isDemo() {
+		return filepath.Join(base, demoDataDir), nil
+	}
 	return filepath.Join(base, "comptoir"), nil
 }
+
+// demoDataDir is the demo's data directory under the OS config dir.
+const demoDataDir = "comptoir-demo"
 
 func printJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)

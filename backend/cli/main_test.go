@@ -404,3 +404,24 @@ func TestDesktopPathHandsOverTheFlags(t *testing.T) {
 		t.Fatalf("a build without a window: exit %d %q", code, errOut.String())
 	}
 }
+
+// A demo keeps its data apart from a real installation's, unless a data
+// directory is given.
+func TestDemoKeepsItsOwnDataDirectory(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	t.Setenv("HOME", home)
+	real, err := commonFlags{}.resolveDataDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []commonFlags{{demo: true}, {demoCloud: true}} {
+		demo, err := c.resolveDataDir()
+		if err != nil || demo == real || !strings.HasPrefix(demo, home) {
+			t.Fatalf("demo data dir %q (real %q), %v", demo, real, err)
+		}
+	}
+	if got, _ := (commonFlags{demo: true, dataDir: home + "/x"}).resolveDataDir(); got != home+"/x" {
+		t.Fatalf("an explicit data dir: %q", got)
+	}
+}
