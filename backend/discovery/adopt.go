@@ -398,13 +398,7 @@ func (t *Tracker) Confirm(ctx context.Context, address, fingerprint string) erro
 		return err
 	}
 	defer t.resolveMu.Unlock()
-	next := id.Record(p.Address, "staff", t.cfg.Now())
-	if p.Fingerprint != "" {
-		next.Pin, next.HTTPS = p.Fingerprint, true
-	}
-	next.Refused = slices.DeleteFunc(next.Refused, func(r Refusal) bool {
-		return endpointKey(r.Address) == endpointKey(p.Address) && r.Fingerprint == p.Fingerprint
-	})
+	next := id.Confirm(Terminal{Instance: p.Instance, BaseURL: p.Address, Fingerprint: p.Fingerprint}, "staff", t.cfg.Now())
 	if err := t.cfg.Trust.SaveIdentity(ctx, next); err != nil {
 		return fmt.Errorf("discovery: record the confirmed terminal: %w", err)
 	}

@@ -181,6 +181,9 @@ type Terminal struct {
 	Ping      PingResult
 	// FoundAfter is the time from the start of the browse to the answer.
 	FoundAfter time.Duration
+	// Standing is what the device is to the adopted terminal's identity,
+	// when a caller judged it (Identity.Judge); "" otherwise.
+	Standing Standing
 }
 
 // PingResult is the outcome of the confirming ping.
@@ -212,7 +215,8 @@ func (t Terminal) MarshalJSON() ([]byte, error) {
 		Confirmed    bool       `json:"confirmed"`
 		Ping         PingResult `json:"ping"`
 		FoundAfterMS float64    `json:"foundAfterMs"`
-	}{t.Instance, t.Host, nonNil(t.Addrs), t.Port, nonNil(t.TXT), t.BaseURL, FingerprintText(t.Fingerprint), t.Confirmed, t.Ping, ms(t.FoundAfter)})
+		Standing     Standing   `json:"standing,omitempty"`
+	}{t.Instance, t.Host, nonNil(t.Addrs), t.Port, nonNil(t.TXT), t.BaseURL, FingerprintText(t.Fingerprint), t.Confirmed, t.Ping, ms(t.FoundAfter), t.Standing})
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

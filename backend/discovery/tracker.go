@@ -404,6 +404,20 @@ func (t *Tracker) Transactions(ctx context.Context, req *localapi.TransactionsRe
 	})
 }
 
+// Print prints on the printer of the terminal in use.
+func (t *Tracker) Print(ctx context.Context, req *localapi.PrintRequest) (*localapi.StatusResponse, error) {
+	return call(t, ctx, "/print", func(c *localapi.Client) (*localapi.StatusResponse, error) {
+		return c.Print(ctx, req)
+	})
+}
+
+// ShareReceipt asks the terminal in use to send a receipt.
+func (t *Tracker) ShareReceipt(ctx context.Context, req *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error) {
+	return call(t, ctx, "/share-receipt", func(c *localapi.Client) (*localapi.StatusResponse, error) {
+		return c.ShareReceipt(ctx, req)
+	})
+}
+
 // Ping pings the terminal in use.
 func (t *Tracker) Ping(ctx context.Context, showMessage bool) (*localapi.PingResponse, error) {
 	return call(t, ctx, "/ping", func(c *localapi.Client) (*localapi.PingResponse, error) {

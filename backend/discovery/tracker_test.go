@@ -208,7 +208,8 @@ func TestTrackerChooseAmongSeveral(t *testing.T) {
 
 // A request that was not sent (connection refused) is retried once on the
 // terminal's new address when its pinned certificate proves it is the
-// same terminal; re-resolution is rate-limited.
+// same terminal, even while a payment is open on it; re-resolution is
+// rate-limited.
 func TestTrackerRetriesUnsentOnNewAddress(t *testing.T) {
 	var paid atomic.Int32
 	_, newURL, pin := tlsTerminalServer(t, approve(&paid))
@@ -217,7 +218,8 @@ func TestTrackerRetriesUnsentOnNewAddress(t *testing.T) {
 	f.set(pinned("Yavin A", oldURL, pin))
 	rec := &recorder{}
 	trust := &MemoryTrust{}
-	tr := newTracker(t, Config{Emitter: rec, Trust: trust, ResolveInterval: time.Hour}, f)
+	held := func(context.Context, string) (bool, error) { return true, nil }
+	tr := newTracker(t, Config{Emitter: rec, Trust: trust, Held: held, ResolveInterval: time.Hour}, f)
 	eventually(t, 5*time.Second, "connected", func() bool { return tr.Status().Address == oldURL })
 	calls := f.count()
 

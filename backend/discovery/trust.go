@@ -149,6 +149,24 @@ func (id Identity) Record(address, by string, now time.Time) Identity {
 	return out
 }
 
+// Confirm binds the identity to t on a person's word (by: "staff"...):
+// its address is recorded and its certificate, if it presents one,
+// becomes the pinned one. It returns the new identity.
+func (id Identity) Confirm(t Terminal, by string, now time.Time) Identity {
+	out := id.Record(t.BaseURL, by, now)
+	if out.Instance == "" {
+		out.Instance = t.Instance
+	}
+	if t.Fingerprint != "" {
+		out.Pin, out.HTTPS = t.Fingerprint, true
+	}
+	k := endpointKey(t.BaseURL)
+	out.Refused = slices.DeleteFunc(out.Refused, func(r Refusal) bool {
+		return endpointKey(r.Address) == k && r.Fingerprint == t.Fingerprint
+	})
+	return out
+}
+
 // Refuse notes that staff refused the device at address presenting
 // fingerprint ("" for plain HTTP).
 func (id Identity) Refuse(address, fingerprint string, now time.Time) Identity {
