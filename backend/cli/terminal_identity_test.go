@@ -287,3 +287,61 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 		}
 	}
 }
+
+// A terminal found by discovery that offers HTTPS is pinned on first use,
+// in the settings every command reads, and the panel does not take that
+// for a change waiting for a restart; a device under its name with another
+// certificate waits for staff.
+func TestTheKioskPinsAnHTTPSTerminalOnFirstUse(t *testing.T) {
+	ctx := context.Background()
+	lo := loopbackInterface(t)
+	name := "Yavin Pinned " + time.Now().Format("150405.000000")
+	sim := httpsTerminal(t)
+	advertise(t, sim, name, lo)
+	db, err := journal.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tr, err := discovery.NewTracker(discovery.Config{
+		Store: settingsStore{db}, Trust: identityStore{db: db}, Held: heldByOpenAttempts(db), ClientOptions: baseOptions(),
+		Browse:          discovery.Options{Interfaces: []net.Interface{lo}, NameFilter: name, Port: -1, AcceptSimulated: true, Window: time.Second},
+		ResolveInterval: 50 * time.Millisecond, SearchInterval: 100 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	waitFor(t, 15*time.Second, "adopted", func() bool { return tr.Status().Address == sim.URL() })
+
+	trust, err := loadTrust(ctx, commonFlags{}, db)
+	if err != nil || !trust.https || pinText(trust.pin) != sim.CertificateFingerprint() {
+		t.Fatalf("stored trust %+v, %v", trust, err)
+	}
+	c := &terminalControl{link: &terminalLink{how: "discovery", instance: name, tracker: tr, url: sim.URL()}, db: db}
+	if info := c.Info(ctx); !info.HTTPS || info.Pin != sim.CertificateFingerprint() || info.RestartRequired {
+		t.Fatalf("panel %+v", info)
+	}
+	audit, _ := db.Audit(ctx, journal.AuditQuery{Action: "terminal_pinned"})
+	if len(audit) != 1 || audit[0].Subject != sim.CertificateFingerprint() {
+		t.Fatalf("audit %+v", audit)
+	}
+
+	sim.Close()
+	other := httpsTerminal(t)
+	advertise(t, other, name, lo)
+	waitFor(t, 20*time.Second, "the other certificate waiting for staff", func() bool {
+		_, _ = tr.Ping(ctx, false)
+		p := c.Info(ctx).Pending
+		return p != nil && p.Address == other.URL()
+	})
+	if p := c.Info(ctx).Pending; p.Reason != "other_certificate" || p.Certificate != other.CertificateFingerprint() {
+		t.Fatalf("pending %+v", p)
+	}
+	if err := c.ConfirmDevice(ctx, sim.URL(), other.CertificateFingerprint()); staff.ErrorCode(err) != staff.ENOTFOUND {
+		t.Fatalf("confirmed a device that is not waiting: %v", err)
+	}
+}

@@ -122,7 +122,7 @@ func (t *terminalControl) Info(ctx context.Context) staffapi.TerminalInfo {
 		}
 		if p := st.Pending; p != nil {
 			info.Pending = &staffapi.PendingDevice{Instance: p.Instance, Address: p.Address, Certificate: pinText(p.Fingerprint),
-				Reason: string(p.Standing), Since: p.Since, Confirmed: p.Confirmed}
+				Reason: staffapi.DeviceReason(p.Standing), Since: p.Since, Confirmed: p.Confirmed}
 		}
 		info.Known = knownAddresses(l.tracker.Identity())
 	} else if id, err := readIdentity(ctx, t.db, ""); err == nil {
@@ -161,7 +161,14 @@ func (t *terminalControl) Info(ctx context.Context) staffapi.TerminalInfo {
 	case "address":
 		info.RestartRequired = !sameAddress(info.Saved.Address, l.url) || trust != l.trust
 	case "discovery":
-		info.RestartRequired = info.Saved.Address != "" || trust != l.trust ||
+		// The Tracker pins the certificate on first use and staff's
+		// confirmations may pin another: the trust in use is its own.
+		inUse := l.trust
+		if l.tracker != nil {
+			id := l.tracker.Identity()
+			inUse = terminalTrust{pin: id.Pin, https: id.HTTPS || id.Pin != ""}
+		}
+		info.RestartRequired = info.Saved.Address != "" || trust != inUse ||
 			(info.Saved.Instance != "" && !strings.EqualFold(info.Saved.Instance, l.instance))
 	}
 	// The channel saved for the next start (the flags win over it).

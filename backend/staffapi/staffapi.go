@@ -107,15 +107,25 @@ type PendingDevice struct {
 	Address  string `json:"address"`
 	// Certificate is the fingerprint of the certificate it presents (""
 	// on plain HTTP), to compare with the one the terminal shows.
-	Certificate string `json:"certificate,omitempty"`
-	// Reason: "new_address" (plain HTTP at an address never seen: the
-	// terminal moved by DHCP, or another device) or "other_certificate".
-	Reason string    `json:"reason"`
-	Since  time.Time `json:"since"`
+	Certificate string       `json:"certificate,omitempty"`
+	Reason      DeviceReason `json:"reason"`
+	Since       time.Time    `json:"since"`
 	// Confirmed: staff confirmed it; it is used once no payment is open on
 	// the terminal.
 	Confirmed bool `json:"confirmed"`
 }
+
+// DeviceReason is why a device waits for staff.
+type DeviceReason string
+
+const (
+	// ReasonNewAddress: plain HTTP at an address the terminal was never
+	// seen at: the terminal moved by DHCP, or another device.
+	ReasonNewAddress DeviceReason = "new_address"
+	// ReasonOtherCertificate: another certificate than the pinned one: a
+	// renewed certificate, or another device.
+	ReasonOtherCertificate DeviceReason = "other_certificate"
+)
 
 // KnownAddress is an address the adopted terminal answered at.
 type KnownAddress struct {
