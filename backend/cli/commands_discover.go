@@ -155,6 +155,11 @@ func discoverTerminal(ctx context.Context, db *journal.DB, wait time.Duration, t
 		return nil, "", err
 	}
 	if err := tr.Start(ctx); err != nil {
+		if errors.Is(err, errDamagedIdentity) {
+			// No terminal can be believed: staff mode still starts, where
+			// choosing the terminal again starts its identity afresh.
+			return nil, "", fmt.Errorf("%w: %w", ErrNoTerminal, err)
+		}
 		return nil, "", err
 	}
 	deadline := time.Now().Add(wait)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -343,5 +344,33 @@ func TestTheKioskPinsAnHTTPSTerminalOnFirstUse(t *testing.T) {
 	}
 	if err := c.ConfirmDevice(ctx, sim.URL(), other.CertificateFingerprint()); staff.ErrorCode(err) != staff.ENOTFOUND {
 		t.Fatalf("confirmed a device that is not waiting: %v", err)
+	}
+}
+
+// A damaged identity is never taken for "none" (which would adopt whatever
+// answers first): the kiosk does not start on it, staff mode does, and
+// choosing the terminal again starts it afresh.
+func TestADamagedIdentityIsNotBelieved(t *testing.T) {
+	ctx := context.Background()
+	db, err := journal.OpenMemory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, raw := range []string{`{"instance":"Yavin A","addresses":[{"address":"ftp://10.0.0.5"}]}`, `{"instance":"Yavin A","rogue":true}`, `[1,2]`} {
+		if err := db.SetSetting(ctx, settingTerminalIdentity, json.RawMessage(raw)); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := discoverTerminal(ctx, db, time.Second, terminalTrust{}, "", true)
+		if !errors.Is(err, ErrNoTerminal) || !strings.Contains(err.Error(), "damaged") {
+			t.Fatalf("%s: %v", raw, err)
+		}
+	}
+	c := &terminalControl{link: &terminalLink{how: "none"}, db: db, browse: func(context.Context) ([]discovery.Terminal, error) { return nil, nil }}
+	if err := c.Choose(ctx, "Yavin B"); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := readIdentity(ctx, db, ""); err != nil || id.Instance != "Yavin B" || len(id.Addresses) != 0 {
+		t.Fatalf("after choosing again: %+v, %v", id, err)
 	}
 }
