@@ -59,7 +59,10 @@ type decision struct {
 // the identity accepts is used, unless payments are open (held) and using
 // it would move them to another device: only the device in use itself, at
 // the same address or proven by the same certificate, is followed then.
-func decide(id Identity, instance string, confirmed []Terminal, current *localapi.Client, inUsePin string, held bool, now time.Time) decision {
+// With no device in use (a start with payments left open), the adopted
+// terminal is taken up again, but not deferred: a device staff confirmed
+// while the payments were open.
+func decide(id Identity, instance string, confirmed []Terminal, current *localapi.Client, inUsePin string, held bool, deferred *Candidate, now time.Time) decision {
 	var (
 		d         decision
 		best      *Terminal
@@ -79,7 +82,8 @@ func decide(id Identity, instance string, confirmed []Terminal, current *localap
 		case StandingAdopted, StandingFirstUse:
 			same := currentKey != "" && endpointKey(f.BaseURL) == currentKey
 			proven := f.Fingerprint != "" && f.Fingerprint == inUsePin
-			if held && current != nil && !same && !proven {
+			confirmedMeanwhile := deferred != nil && samePending(*deferred, Candidate{Address: f.BaseURL, Fingerprint: f.Fingerprint})
+			if held && ((current != nil && !same && !proven) || (current == nil && confirmedMeanwhile)) {
 				d.why = append(d.why, fmt.Sprintf("it answers at %s, which is not used while a payment is open on the terminal", f.BaseURL))
 				continue
 			}
@@ -155,6 +159,10 @@ func (t *Tracker) reresolve(ctx context.Context, failed *localapi.Client, cause 
 	}
 	t.lastResolve = now
 	id, current, inUsePin := t.identity, t.client, t.inUsePin
+	var deferred *Candidate
+	if t.pending != nil && t.pending.Confirmed {
+		deferred = clonePending(t.pending)
+	}
 	t.mu.Unlock()
 
 	t.log.Info("re-resolving the terminal", "instance", instance, "cause", cause)
@@ -162,7 +170,7 @@ func (t *Tracker) reresolve(ctx context.Context, failed *localapi.Client, cause 
 	opts.stopWhen = func(d Terminal) bool { return id.Judge(d).Usable() }
 	found, err := t.find(ctx, opts, instance)
 	held := t.held(ctx, instance)
-	d := decide(id, instance, Confirmed(found), current, inUsePin, held, t.cfg.Now())
+	d := decide(id, instance, Confirmed(found), current, inUsePin, held, deferred, t.cfg.Now())
 	if d.use == nil {
 		var msgs []string
 		if cause != nil {
@@ -390,7 +398,8 @@ func (t *Tracker) Identity() Identity {
 // Confirm is staff's word that the device waiting at address, presenting
 // fingerprint ("" on plain HTTP), is the terminal: its address joins the
 // identity and its certificate becomes the pinned one. It is used at once,
-// unless payments are open on the terminal: then once they are settled.
+// unless payments are open on the terminal: then once they are settled
+// (they are never moved to another device, even one staff vouch for).
 // ErrNoSuchCandidate when that device is not the one waiting.
 func (t *Tracker) Confirm(ctx context.Context, address, fingerprint string) error {
 	p, id, err := t.waiting(address, fingerprint)
@@ -405,7 +414,7 @@ func (t *Tracker) Confirm(ctx context.Context, address, fingerprint string) erro
 	held := t.held(ctx, p.Instance)
 	t.update(func(s *Status) {
 		t.identity = next
-		if held && t.client != nil {
+		if held {
 			c := p
 			c.Confirmed = true
 			t.pending, s.Pending = &c, clonePending(&c)

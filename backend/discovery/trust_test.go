@@ -274,3 +274,43 @@ func TestTrackerDoesNotAdoptWhatItCannotRecord(t *testing.T) {
 	trust.FailSaves(nil)
 	eventually(t, 5*time.Second, "adopted", func() bool { return tr.Status().State == StateConnected })
 }
+
+// At a start with payments left open on the terminal (nothing in use yet),
+// the adopted terminal is taken up again at a known address, but a device
+// staff confirm meanwhile waits until the payments are settled.
+func TestTrackerAtStartUnderOpenPayments(t *testing.T) {
+	var paidA, paidC atomic.Int32
+	_, urlA := terminalServer(t, approve(&paidA))
+	_, urlC := terminalServer(t, approve(&paidC))
+	trust := &MemoryTrust{}
+	_ = trust.SaveIdentity(t.Context(), Identity{Instance: "Yavin A"}.Record(urlA, "adopted", time.Now()))
+	store := &MemoryStore{}
+	_ = store.Set(t.Context(), DefaultStoreKey, "Yavin A")
+	held := func(context.Context, string) (bool, error) { return true, nil }
+
+	f := &fakeFinder{}
+	f.set(confirmed("Yavin A", urlA))
+	tr := newTracker(t, Config{Trust: trust, Store: store, Held: held, ResolveInterval: time.Millisecond}, f)
+	eventually(t, 5*time.Second, "the adopted terminal taken up again", func() bool { return tr.Status().Address == urlA })
+	tr.Close()
+
+	var released atomic.Bool
+	held2 := func(context.Context, string) (bool, error) { return !released.Load(), nil }
+	f2 := &fakeFinder{}
+	f2.set(confirmed("Yavin A", urlC))
+	tr2 := newTracker(t, Config{Trust: trust, Store: store, Held: held2, ResolveInterval: time.Millisecond, SearchInterval: 10 * time.Millisecond}, f2)
+	eventually(t, 5*time.Second, "C waiting", func() bool { p := tr2.Status().Pending; return p != nil && p.Address == urlC })
+	if err := tr2.Confirm(t.Context(), urlC, ""); err != nil {
+		t.Fatal(err)
+	}
+	calls := f2.count()
+	eventually(t, 5*time.Second, "C heard again", func() bool { return f2.count() > calls+1 })
+	if s := tr2.Status(); s.State == StateConnected || tr2.BaseURL() != "" || s.Pending == nil || !s.Pending.Confirmed {
+		t.Fatalf("a device confirmed under open payments was taken up: %+v", s)
+	}
+	released.Store(true)
+	eventually(t, 5*time.Second, "C used once the payments are settled", func() bool { return tr2.Status().Address == urlC })
+	if _, err := tr2.PaymentBody(t.Context(), body("0190f5a4-7c1e-7000-8000-00000000d001")); err != nil || paidC.Load() != 1 {
+		t.Fatalf("payment on C: %v", err)
+	}
+}
