@@ -97,11 +97,12 @@ func chooseTerminal(ctx context.Context, c commonFlags, name string, opts discov
 	t.Standing = id.Judge(t)
 	id = id.Confirm(t, "cli", time.Now())
 	id.Instance = t.Instance
-	if err := store.SaveIdentity(ctx, id); err != nil {
+	// The name first: an identity is only stored for the chosen name.
+	if err := (settingsStore{db}).Set(ctx, discovery.DefaultStoreKey, t.Instance); err != nil {
 		fmt.Fprintln(stderr, "comptoir discover:", err)
 		return 1
 	}
-	if err := (settingsStore{db}).Set(ctx, discovery.DefaultStoreKey, t.Instance); err != nil {
+	if err := store.SaveIdentity(ctx, id); err != nil {
 		fmt.Fprintln(stderr, "comptoir discover:", err)
 		return 1
 	}

@@ -71,8 +71,15 @@ func (s identityStore) LoadIdentity(ctx context.Context) (discovery.Identity, er
 }
 
 func (s identityStore) SaveIdentity(ctx context.Context, id discovery.Identity) error {
-	before, _ := s.LoadIdentity(ctx) // for the audit only
 	store := settingsStore{s.db}
+	if chosen, _, err := store.Get(ctx, discovery.DefaultStoreKey); err != nil {
+		return err
+	} else if chosen != "" && id.Instance != "" && !strings.EqualFold(chosen, id.Instance) {
+		// Staff chose another terminal for the next start: the one in use
+		// keeps its binding for this run only, and the choice stands.
+		return nil
+	}
+	before, _ := s.LoadIdentity(ctx) // for the audit only
 	if id.HTTPS && !before.HTTPS {
 		if err := store.Set(ctx, settingTerminalHTTPS, httpsRequired); err != nil {
 			return err

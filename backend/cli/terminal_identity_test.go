@@ -151,6 +151,29 @@ func TestDiscoverJudgesAndChoosePinsHTTPS(t *testing.T) {
 	}) {
 		t.Fatalf("discover printed %s", out.String())
 	}
+
+	// Choosing another terminal binds the identity to it.
+	second := httpsTerminal(t)
+	opts2 := advertiseOptions(second)
+	opts2.Instance = "Yavin TLS " + second.Config().Serial
+	stop2, err := second.Advertise(t.Context(), opts2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop2()
+	args[len(args)-1] = opts2.Instance
+	if code := run(args, &out, &errOut); code != 0 {
+		t.Fatalf("choose the second: exit %d %s", code, errOut.String())
+	}
+	db, err := journal.Open(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	id, err := readIdentity(t.Context(), db, "")
+	if err != nil || id.Instance != opts2.Instance || pinText(id.Pin) != second.CertificateFingerprint() || len(id.Addresses) != 1 || id.Addresses[0].Address != second.URL() {
+		t.Fatalf("identity after choosing another: %+v, %v", id, err)
+	}
 }
 
 // A device that answers under the adopted terminal's name from a new
@@ -372,5 +395,32 @@ func TestADamagedIdentityIsNotBelieved(t *testing.T) {
 	}
 	if id, err := readIdentity(ctx, db, ""); err != nil || id.Instance != "Yavin B" || len(id.Addresses) != 0 {
 		t.Fatalf("after choosing again: %+v, %v", id, err)
+	}
+}
+
+// Staff's choice of another terminal for the next start is not undone by
+// the terminal in use recording a new address meanwhile.
+func TestTheRunningTerminalDoesNotUndoStaffsChoice(t *testing.T) {
+	ctx := context.Background()
+	db, err := journal.OpenMemory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	store := identityStore{db: db}
+	old := discovery.Identity{Instance: "Yavin A", Pin: strings.Repeat("ab", 32), HTTPS: true}.Record("https://10.0.0.5:16125/localapi/v4", "adopted", time.Now())
+	if err := store.SaveIdentity(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	c := &terminalControl{link: &terminalLink{how: "discovery", instance: "Yavin A"}, db: db}
+	if err := c.Choose(ctx, "Yavin B"); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SaveIdentity(ctx, old.Record("https://10.0.0.6:16125/localapi/v4", "certificate", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	id, err := readIdentity(ctx, db, "")
+	if err != nil || id.Instance != "Yavin B" || id.Pin != "" || !id.HTTPS || len(id.Addresses) != 0 {
+		t.Fatalf("stored %+v, %v", id, err)
 	}
 }

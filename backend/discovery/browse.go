@@ -352,6 +352,11 @@ func browse(ctx context.Context, opts Options, want string) ([]Terminal, error) 
 	}
 	pings.Wait()
 
+	return sorted(found), ctx.Err()
+}
+
+// sorted lists the terminals found: confirmed ones first, then by name.
+func sorted(found []*Terminal) []Terminal {
 	out := make([]Terminal, 0, len(found))
 	for _, t := range found {
 		out = append(out, *t)
@@ -365,7 +370,7 @@ func browse(ctx context.Context, opts Options, want string) ([]Terminal, error) 
 		}
 		return strings.Compare(strings.ToLower(a.Instance), strings.ToLower(b.Instance))
 	})
-	return out, ctx.Err()
+	return out
 }
 
 // confirm pings each address of t in turn and keeps the first that answers,

@@ -326,10 +326,10 @@ func (t *Tracker) Choose(ctx context.Context, instance string) error {
 		adopt = &match[0]
 		id = adoptInto(id, *adopt, t.cfg.Now())
 	}
-	if err := t.cfg.Trust.SaveIdentity(ctx, id); err != nil {
+	if err := t.cfg.Store.Set(ctx, t.cfg.StoreKey, instance); err != nil {
 		return fmt.Errorf("discovery: remember the chosen terminal: %w", err)
 	}
-	if err := t.cfg.Store.Set(ctx, t.cfg.StoreKey, instance); err != nil {
+	if err := t.cfg.Trust.SaveIdentity(ctx, id); err != nil {
 		return fmt.Errorf("discovery: remember the chosen terminal: %w", err)
 	}
 	t.update(func(s *Status) {
