@@ -36,7 +36,9 @@ const usage = `Usage:
                                  the simulated provider cloud alone, with its
                                  virtual terminals (the Cloud API)
   comptoir ping [--terminal URL] [--show-message]
-                                 is the terminal reachable
+                                 is the terminal reachable (without --terminal:
+                                 the one adopted or saved), checked by the
+                                 stored trust
   comptoir pay --amount CENTS [--order ID] [--mode kiosk|counter] [--gift CENTS]
                [--accepted lunch_vouchers_only|bank_cards_only] [--client-timeout D]
                                  one payment through the journal; Ctrl-C cancels
@@ -61,8 +63,9 @@ const usage = `Usage:
                                  reverse an approved payment, tip included, on
                                  the terminal that took it
   comptoir discover [--timeout D] [--iface NAMES] [--simulators] [--choose NAME]
-                                 terminals found by mDNS, each pinged; --choose
-                                 remembers one when several answer
+                                 terminals found by mDNS, each pinged and judged
+                                 against the adopted one; --choose adopts one
+                                 (its address, and its certificate if HTTPS)
   comptoir recover               resolve every unfinished attempt now
   comptoir attempts [--open] [--limit N]
                                  the journal, newest first
@@ -71,7 +74,7 @@ const usage = `Usage:
                                  the terminal's history and the provider's
                                  Webservices, as JSON; exit 3 when something
                                  needs staff
-  comptoir receipt --order ID [--preview | --print --terminal URL]
+  comptoir receipt --order ID [--preview | --print [--terminal URL]]
                                  a paid order's receipt, rebuilt from the journal
   comptoir verify [ARCHIVE [--key PUB.pem]]
                                  check the fiscal records (the journal's, or an

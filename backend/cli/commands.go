@@ -36,20 +36,13 @@ func cmdPing(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	addr, stopSim, err := terminalAddress(ctx, common)
+	addr, trust, stopSim, err := terminalAddress(ctx, common)
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir ping:", err)
 		return 2
 	}
 	defer stopSim()
-	trust, err := loadTrust(ctx, common, nil)
-	if common.demo {
-		trust = terminalTrust{} // the built-in simulator speaks HTTP
-	}
-	var client *localapi.Client
-	if err == nil {
-		client, err = newTerminalClient(addr, trust)
-	}
+	client, err := newTerminalClient(addr, trust)
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir ping:", err)
 		return 2
@@ -207,22 +200,46 @@ func advertiseOptions(sim *terminalsim.Terminal) terminalsim.AdvertiseOptions {
 	return terminalsim.AdvertiseOptions{Loopback: true}
 }
 
-// terminalAddress returns the terminal to talk to: the built-in simulator
-// with --demo (started here, stopped by the returned func), else the
-// configured address.
-func terminalAddress(ctx context.Context, c commonFlags) (string, func(), error) {
+// terminalAddress returns the terminal to talk to and how to check it:
+// the built-in simulator with --demo (started here, stopped by the returned
+// func; it speaks HTTP), else the address given (--terminal) or stored (the
+// manual address staff saved, or where the adopted terminal was last seen),
+// checked by the stored trust. The journal is only peeked at: the kiosk may
+// hold it.
+func terminalAddress(ctx context.Context, c commonFlags) (string, terminalTrust, func(), error) {
 	if c.demo {
 		sim, err := terminalsim.New(terminalsim.Config{})
 		if err != nil {
-			return "", nil, err
+			return "", terminalTrust{}, nil, err
 		}
 		if err := sim.Start("127.0.0.1:0"); err != nil {
-			return "", nil, err
+			return "", terminalTrust{}, nil, err
 		}
-		return sim.URL(), func() { sim.Close() }, nil
+		return sim.URL(), terminalTrust{}, func() { sim.Close() }, nil
 	}
-	if c.terminal == "" {
-		return "", nil, ErrNoTerminal
+	var r settingsReader
+	if dir, err := c.resolveDataDir(); err == nil {
+		r = peekSettings{dir}
 	}
-	return c.terminal, func() {}, nil
+	addr, trust, err := storedTrust(ctx, c, r)
+	return addr, trust, func() {}, err
+}
+
+// storedTrust is the terminal's address (--terminal, else the stored one)
+// and the trust that checks it, read from r (nil: flags only).
+func storedTrust(ctx context.Context, c commonFlags, r settingsReader) (string, terminalTrust, error) {
+	trust, err := loadTrust(ctx, c, r)
+	if err != nil {
+		return "", terminalTrust{}, err
+	}
+	addr := c.terminal
+	if addr == "" && r != nil {
+		if addr, err = storedTerminal(ctx, r); err != nil {
+			return "", terminalTrust{}, err
+		}
+	}
+	if addr == "" {
+		return "", terminalTrust{}, ErrNoTerminal
+	}
+	return addr, trust, nil
 }

@@ -52,19 +52,17 @@ func cmdReceipt(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprint(stdout, receipt.CustomerReceiptText(r, opt))
 		return 0
 	}
-	if common.terminal == "" {
-		fmt.Fprintln(stderr, "comptoir receipt: --print needs --terminal URL")
-		return 2
-	}
 	b, err := receipt.CustomerReceipt(r, opt)
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir receipt:", err)
 		return 1
 	}
-	trust, err := loadTrust(ctx, common, nil)
+	// The stored trust applies here as everywhere: a terminal bound to
+	// HTTPS is never sent a receipt over plain HTTP.
+	addr, trust, err := storedTrust(ctx, common, db)
 	var client *localapi.Client
 	if err == nil {
-		client, err = newTerminalClient(common.terminal, trust)
+		client, err = newTerminalClient(addr, trust)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir receipt:", err)

@@ -2,10 +2,12 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/comptoir-pos/comptoir/backend/discovery"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
@@ -17,10 +19,15 @@ import (
 //     certificate, as staff read it on the terminal and pinned it. Set, that
 //     certificate alone is trusted; unset, the system's roots are.
 //   - terminal.https: "required" once the terminal was set up on HTTPS (an
-//     https:// address saved, or a certificate pinned). From then on an
-//     http:// address is refused, never tried: a terminal that answers
-//     HTTPS is not silently downgraded. Turning it off is an explicit
+//     https:// address saved, a certificate pinned, or a terminal found by
+//     discovery offering HTTPS). From then on an http:// address is
+//     refused, never tried: a terminal that answers HTTPS is not silently
+//     downgraded. Turning it off is an explicit
 //     `comptoir settings set terminal.https '""'`.
+//
+// Discovery pins the certificate of the terminal it adopts when it offers
+// HTTPS (terminal_identity.go). Every command that talks to the terminal
+// reads this same trust.
 const (
 	settingTerminalPin   = "terminal.tls_pin"
 	settingTerminalHTTPS = "terminal.https"
@@ -33,9 +40,13 @@ type terminalTrust struct {
 	https bool   // HTTPS required: no http:// address
 }
 
+// baseOptions are the options of every Local API client: the certificate
+// check comes on top.
+func baseOptions() []localapi.Option { return []localapi.Option{localapi.WithUserAgent(userAgent())} }
+
 // options are the Local API client options that apply it.
 func (t terminalTrust) options() []localapi.Option {
-	opts := []localapi.Option{localapi.WithUserAgent(userAgent())}
+	opts := baseOptions()
 	if t.pin != "" {
 		opts = append(opts, localapi.WithTLS(localapi.TLS{Pin: t.pin}))
 	}
@@ -64,25 +75,53 @@ func (t terminalTrust) check(address string) error {
 // reached over HTTPS.
 var ErrInsecureTerminal = errors.New("refusing plain HTTP to the terminal")
 
-// loadTrust reads the trust from the flags and, with a journal, its
-// settings; the flag's pin wins.
-func loadTrust(ctx context.Context, c commonFlags, db *journal.DB) (terminalTrust, error) {
+// settingsReader reads the journal's settings: the journal itself, or
+// peekSettings for a command that must not take the data directory's lock
+// (the kiosk may be running).
+type settingsReader interface {
+	Setting(ctx context.Context, key string) (json.RawMessage, bool, error)
+}
+
+// peekSettings reads the settings of the journal in dir without opening
+// it (journal.PeekSetting).
+type peekSettings struct{ dir string }
+
+func (p peekSettings) Setting(ctx context.Context, key string) (json.RawMessage, bool, error) {
+	return journal.PeekSetting(ctx, p.dir, key)
+}
+
+// settingString reads a string setting; a value that is not a JSON string
+// reads as unset.
+func settingString(ctx context.Context, r settingsReader, key string) (string, error) {
+	raw, ok, err := r.Setting(ctx, key)
+	if err != nil || !ok {
+		return "", err
+	}
+	var v string
+	if json.Unmarshal(raw, &v) != nil {
+		return "", nil
+	}
+	return v, nil
+}
+
+// loadTrust reads the trust from the flags and, with the journal's
+// settings (r; nil: none), the stored one; the flag's pin wins.
+func loadTrust(ctx context.Context, c commonFlags, r settingsReader) (terminalTrust, error) {
 	pin := c.terminalPin
 	var required string
-	if db != nil {
-		store := settingsStore{db}
+	if r != nil {
 		if pin == "" {
-			p, _, err := store.Get(ctx, settingTerminalPin)
+			p, err := settingString(ctx, r, settingTerminalPin)
 			if err != nil {
 				return terminalTrust{}, err
 			}
 			pin = p
 		}
-		r, _, err := store.Get(ctx, settingTerminalHTTPS)
+		v, err := settingString(ctx, r, settingTerminalHTTPS)
 		if err != nil {
 			return terminalTrust{}, err
 		}
-		required = r
+		required = v
 	}
 	t := terminalTrust{https: required == httpsRequired}
 	if pin = strings.TrimSpace(pin); pin != "" {
@@ -105,16 +144,4 @@ func newTerminalClient(address string, trust terminalTrust) (*localapi.Client, e
 
 // pinText writes a normalised pin as terminals show fingerprints:
 // uppercase pairs separated by colons.
-func pinText(pin string) string {
-	if pin == "" {
-		return ""
-	}
-	var b strings.Builder
-	for i := 0; i+1 < len(pin); i += 2 {
-		if i > 0 {
-			b.WriteByte(':')
-		}
-		b.WriteString(strings.ToUpper(pin[i : i+2]))
-	}
-	return b.String()
-}
+func pinText(pin string) string { return discovery.FingerprintText(pin) }

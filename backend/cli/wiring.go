@@ -37,20 +37,22 @@ type terminalLink struct {
 
 // openTerminal picks the terminal: the built-in simulator with --demo, the
 // address given with --terminal, else the one discovery finds or remembers
-// (its choice kept in the journal). A kiosk's demo simulator ignores the
-// test amounts: a customer-facing demo must not decline a basket whose total
-// happens to end in .51.
-func openTerminal(ctx context.Context, c commonFlags, db *journal.DB, kioskDemo bool) (*terminalLink, error) {
+// (its identity kept in the journal). For the kiosk (forKiosk), the demo
+// simulator ignores the test amounts (a customer-facing demo must not
+// decline a basket whose total happens to end in .51), and a device waiting
+// for staff's confirmation does not stop the start: staff confirm it in
+// staff mode.
+func openTerminal(ctx context.Context, c commonFlags, db *journal.DB, forKiosk bool) (*terminalLink, error) {
 	switch {
 	case c.demo:
-		sim, err := terminalsim.New(terminalsim.Config{NoTestAmounts: kioskDemo})
+		sim, err := terminalsim.New(terminalsim.Config{NoTestAmounts: forKiosk})
 		if err != nil {
 			return nil, err
 		}
 		if err := sim.Start("127.0.0.1:0"); err != nil {
 			return nil, err
 		}
-		if kioskDemo {
+		if forKiosk {
 			// The demo finds its terminal the way a kiosk finds a real one:
 			// advertised by mDNS (on the loopback interface only) and
 			// followed by a Tracker. Where multicast on loopback does not
@@ -79,13 +81,15 @@ func openTerminal(ctx context.Context, c commonFlags, db *journal.DB, kioskDemo 
 	} else if ok && addr != "" {
 		return fixedTerminal(addr, "address", trust)
 	}
-	tr, instance, err := discoverTerminal(ctx, db, c.discoverWait, trust)
+	tr, instance, err := discoverTerminal(ctx, db, c.discoverWait, trust, c.terminalPin, forKiosk)
 	if err != nil {
 		return nil, err
 	}
 	// The instance name, not the address: DHCP may move the terminal, and
 	// recovery must still know it is the same one.
-	return &terminalLink{term: tr, id: "mdns:" + instance, url: tr.BaseURL(), device: device.LocalAt(tr.BaseURL),
+	// The terminal's other services go through the Tracker too: the same
+	// device, checked the same way (its pinned certificate).
+	return &terminalLink{term: tr, id: "mdns:" + instance, url: tr.BaseURL(), device: device.LocalClient(tr),
 		how: "discovery", instance: instance, tracker: tr, trust: trust, source: kiosk.TrackerStatus(tr), stop: func() { tr.Close() }}, nil
 }
 
@@ -146,7 +150,7 @@ func demoByDiscovery(ctx context.Context, sim *terminalsim.Terminal) *terminalLi
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return &terminalLink{term: tr, id: "demo", url: tr.BaseURL(), device: device.LocalAt(tr.BaseURL), how: "demo",
+	return &terminalLink{term: tr, id: "demo", url: tr.BaseURL(), device: device.LocalClient(tr), how: "demo",
 		instance: sim.Config().InstanceName, tracker: tr,
 		source: kiosk.TrackerStatus(tr), stop: func() { tr.Close(); stop(); stopAdv(); sim.Close() }}
 }

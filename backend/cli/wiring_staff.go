@@ -120,6 +120,13 @@ func (t *terminalControl) Info(ctx context.Context) staffapi.TerminalInfo {
 		for _, c := range st.Candidates {
 			info.Candidates = append(info.Candidates, staffapi.Endpoint{Instance: c.Instance, Address: c.BaseURL})
 		}
+		if p := st.Pending; p != nil {
+			info.Pending = &staffapi.PendingDevice{Instance: p.Instance, Address: p.Address, Certificate: pinText(p.Fingerprint),
+				Reason: staffapi.DeviceReason(p.Standing), Since: p.Since, Confirmed: p.Confirmed}
+		}
+		info.Known = knownAddresses(l.tracker.Identity())
+	} else if id, err := readIdentity(ctx, t.db, ""); err == nil {
+		info.Known = knownAddresses(id)
 	}
 	trust, err := loadTrust(ctx, commonFlags{}, t.db)
 	if err == nil {
@@ -154,7 +161,14 @@ func (t *terminalControl) Info(ctx context.Context) staffapi.TerminalInfo {
 	case "address":
 		info.RestartRequired = !sameAddress(info.Saved.Address, l.url) || trust != l.trust
 	case "discovery":
-		info.RestartRequired = info.Saved.Address != "" || trust != l.trust ||
+		// The Tracker pins the certificate on first use and staff's
+		// confirmations may pin another: the trust in use is its own.
+		inUse := l.trust
+		if l.tracker != nil {
+			id := l.tracker.Identity()
+			inUse = terminalTrust{pin: id.Pin, https: id.HTTPS || id.Pin != ""}
+		}
+		info.RestartRequired = info.Saved.Address != "" || trust != inUse ||
 			(info.Saved.Instance != "" && !strings.EqualFold(info.Saved.Instance, l.instance))
 	}
 	// The channel saved for the next start (the flags win over it).
@@ -204,14 +218,57 @@ func sameAddress(a, b string) bool {
 	return err1 == nil && err2 == nil && ca.BaseURL() == cb.BaseURL()
 }
 
+// knownAddresses lists the addresses of the adopted terminal for staff.
+func knownAddresses(id discovery.Identity) []staffapi.KnownAddress {
+	out := make([]staffapi.KnownAddress, 0, len(id.Addresses))
+	for _, a := range id.Addresses {
+		out = append(out, staffapi.KnownAddress{Address: a.Address, First: a.First, Last: a.Last, By: a.By})
+	}
+	return out
+}
+
+// ConfirmDevice takes the device waiting for staff for the terminal.
+func (t *terminalControl) ConfirmDevice(ctx context.Context, address, certificate string) error {
+	return t.device(ctx, address, certificate, true)
+}
+
+// RefuseDevice refuses the device waiting for staff.
+func (t *terminalControl) RefuseDevice(ctx context.Context, address, certificate string) error {
+	return t.device(ctx, address, certificate, false)
+}
+
+func (t *terminalControl) device(ctx context.Context, address, certificate string, confirm bool) error {
+	tr := t.link.tracker
+	if tr == nil {
+		return &staff.Error{Code: staff.EINVALID, Message: "No terminal is followed by discovery in this process: there is no device to confirm."}
+	}
+	change := tr.Refuse
+	if confirm {
+		change = tr.Confirm
+	}
+	err := change(ctx, strings.TrimSpace(address), certificate)
+	switch {
+	case errors.Is(err, discovery.ErrNoSuchCandidate):
+		return &staff.Error{Code: staff.ENOTFOUND, Message: "This device is no longer the one waiting for confirmation: look at the terminal screen again. Nothing was changed.", Err: err}
+	case err != nil:
+		return &staff.Error{Code: staff.EINTERNAL, Message: "The terminal's identity could not be saved: " + err.Error() + ". Nothing was changed.", Err: err}
+	}
+	return nil
+}
+
 // Choose saves a discovered terminal's instance name and goes back to
-// discovery at the next start.
+// discovery at the next start. Another name than the adopted terminal's is
+// another terminal: its identity starts afresh (adopted at its first
+// sighting, its certificate pinned then), the HTTPS requirement stays.
 func (t *terminalControl) Choose(ctx context.Context, instance string) error {
 	instance = strings.TrimSpace(instance)
 	if instance == "" {
 		return &staff.Error{Code: staff.EINVALID, Message: "Choose a terminal by its name."}
 	}
 	store := settingsStore{t.db}
+	if err := forgetIdentity(ctx, t.db, instance); err != nil {
+		return &staff.Error{Code: staff.EINTERNAL, Message: "The choice could not be saved: " + journal.ErrorMessage(err) + ".", Err: err}
+	}
 	if err := store.Set(ctx, discovery.DefaultStoreKey, instance); err != nil {
 		return &staff.Error{Code: staff.EINTERNAL, Message: "The choice could not be saved: " + journal.ErrorMessage(err) + ".", Err: err}
 	}

@@ -31,12 +31,24 @@ const (
 // did not answer a ping, within the window.
 var ErrNotFound = errors.New("discovery: terminal not found")
 
+// ErrSameName is returned by Resolve when several devices answer under
+// the name.
+var ErrSameName = errors.New("discovery: several devices answer under the terminal's name")
+
 // ErrNoInterface is returned when there is no interface to browse on.
 var ErrNoInterface = errors.New("discovery: no multicast IPv4 interface to browse on")
 
-// Pinger checks that baseURL is a terminal's Local API. The default sends
-// GET /ping with a *localapi.Client.
-type Pinger func(ctx context.Context, baseURL string) error
+// Pinger checks that baseURL is a terminal's Local API. For an https://
+// address pin is the fingerprint of the certificate the device presented
+// when it was peeked at: the ping trusts that certificate alone, so what
+// answers is what was peeked at. The default sends GET /ping with a
+// *localapi.Client.
+type Pinger func(ctx context.Context, baseURL, pin string) error
+
+// Peeker reads the certificate a device presents on hostport, by a TLS
+// handshake alone, and returns its fingerprint (normalised hex). The
+// default is localapi.PeekCertificate.
+type Peeker func(ctx context.Context, hostport, path string) (fingerprint string, err error)
 
 // Options configure a browse window. The zero value browses _http._tcp in
 // local. for 3 s on every multicast IPv4 interface and keeps the instances
@@ -60,17 +72,25 @@ type Options struct {
 	PingTimeout time.Duration
 	// Pinger confirms a candidate; nil pings it with the Local API client.
 	Pinger Pinger
-	// HTTPS: the terminal speaks HTTPS (its certificate trusted or pinned,
-	// ClientOptions say how): discovered addresses are https://, and never
-	// tried over plain HTTP.
+	// Peek reads a candidate's certificate; nil is a TLS handshake.
+	Peek Peeker
+	// HTTPS: the terminal is bound to HTTPS: a candidate is only tried
+	// over HTTPS, never over plain HTTP. Without it a candidate is pinged
+	// over HTTP first, then over HTTPS: a terminal that offers HTTPS on its
+	// port does not answer plain HTTP there.
 	HTTPS bool
-	// ClientOptions go to the Local API client of the default Pinger.
+	// ClientOptions go to the Local API client of the default Pinger
+	// (the user agent); the certificate check is the Pinger's.
 	ClientOptions []localapi.Option
 	// AcceptSimulated keeps simulated terminals (TXT "sim=1", as
 	// `comptoir simulator --mdns` advertises). Off by default: a demo
 	// simulator on the shop's network must never be taken for the real
 	// terminal by another kiosk.
 	AcceptSimulated bool
+
+	// stopWhen ends the window early once a confirmed candidate satisfies
+	// it (the Tracker: a device its identity accepts).
+	stopWhen func(Terminal) bool
 }
 
 func (o Options) withDefaults() Options {
@@ -95,6 +115,9 @@ func (o Options) withDefaults() Options {
 	if o.Pinger == nil {
 		o.Pinger = pingWith(o.ClientOptions)
 	}
+	if o.Peek == nil {
+		o.Peek = peekTLS
+	}
 	return o
 }
 
@@ -104,9 +127,16 @@ func (o Options) matches(instance string, port int) bool {
 		(o.Port > 0 && port == o.Port)
 }
 
-// pingWith pings with the Local API client, made with opts.
+// pingWith pings with the Local API client, made with opts and, on
+// HTTPS, trusting the peeked certificate alone.
 func pingWith(opts []localapi.Option) Pinger {
-	return func(ctx context.Context, baseURL string) error {
+	return func(ctx context.Context, baseURL, pin string) error {
+		if strings.HasPrefix(baseURL, "https://") {
+			if pin == "" {
+				return errors.New("discovery: no certificate to check this https:// address against")
+			}
+			opts = append(slices.Clip(opts), localapi.WithTLS(localapi.TLS{Pin: pin}))
+		}
 		c, err := localapi.NewClient(baseURL, opts...)
 		if err != nil {
 			return err
@@ -114,6 +144,15 @@ func pingWith(opts []localapi.Option) Pinger {
 		_, err = c.Ping(ctx, false)
 		return err
 	}
+}
+
+// peekTLS reads the certificate presented on hostport.
+func peekTLS(ctx context.Context, hostport, path string) (string, error) {
+	c, err := localapi.PeekCertificate(ctx, "https://"+hostport+path)
+	if err != nil {
+		return "", err
+	}
+	return localapi.NormalizePin(c.Fingerprint)
 }
 
 // simulated reports the TXT record of a simulated terminal.
@@ -130,15 +169,21 @@ type Terminal struct {
 	Port     int
 	TXT      []string
 	// BaseURL is the Local API on the address that answered the ping (the
-	// first address when none did): http://ip:port plus the TXT path=, or
-	// /localapi/v4.
+	// first address when none did): http(s)://ip:port plus the TXT path=,
+	// or /localapi/v4.
 	BaseURL string
+	// Fingerprint is the SHA-256 fingerprint (normalised hex) of the
+	// certificate the device presented at BaseURL; "" on plain HTTP.
+	Fingerprint string
 	// Confirmed is true when the ping succeeded: only confirmed terminals
 	// are candidates.
 	Confirmed bool
 	Ping      PingResult
 	// FoundAfter is the time from the start of the browse to the answer.
 	FoundAfter time.Duration
+	// Standing is what the device is to the adopted terminal's identity,
+	// when a caller judged it (Identity.Judge); "" otherwise.
+	Standing Standing
 }
 
 // PingResult is the outcome of the confirming ping.
@@ -166,10 +211,12 @@ func (t Terminal) MarshalJSON() ([]byte, error) {
 		Port         int        `json:"port"`
 		TXT          []string   `json:"txt"`
 		BaseURL      string     `json:"baseUrl"`
+		Certificate  string     `json:"certificate,omitempty"`
 		Confirmed    bool       `json:"confirmed"`
 		Ping         PingResult `json:"ping"`
 		FoundAfterMS float64    `json:"foundAfterMs"`
-	}{t.Instance, t.Host, nonNil(t.Addrs), t.Port, nonNil(t.TXT), t.BaseURL, t.Confirmed, t.Ping, ms(t.FoundAfter)})
+		Standing     Standing   `json:"standing,omitempty"`
+	}{t.Instance, t.Host, nonNil(t.Addrs), t.Port, nonNil(t.TXT), t.BaseURL, FingerprintText(t.Fingerprint), t.Confirmed, t.Ping, ms(t.FoundAfter), t.Standing})
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -203,13 +250,25 @@ func Browse(ctx context.Context, opts Options) ([]Terminal, error) {
 // Resolve finds an instance again by its name (unescaped, compared without
 // case) and returns it once a ping confirms it, without waiting for the end
 // of the window. ErrNotFound: not heard, or heard but not answering, within
-// the window.
+// the window. Two devices answering under the name are an error: which one
+// is the terminal is not for a name to say.
 func Resolve(ctx context.Context, instance string, opts Options) (Terminal, error) {
 	ts, err := browse(ctx, opts, instance)
+	var named []Terminal
 	for _, t := range ts {
 		if t.Confirmed && strings.EqualFold(t.Instance, instance) {
-			return t, nil
+			named = append(named, t)
 		}
+	}
+	switch {
+	case len(named) == 1:
+		return named[0], nil
+	case len(named) > 1:
+		addrs := make([]string, len(named))
+		for i, t := range named {
+			addrs[i] = t.BaseURL
+		}
+		return Terminal{}, fmt.Errorf("%w: %q (%s)", ErrSameName, instance, strings.Join(addrs, ", "))
 	}
 	if err != nil {
 		return Terminal{}, err
@@ -223,8 +282,10 @@ func Resolve(ctx context.Context, instance string, opts Options) (Terminal, erro
 }
 
 // browse runs one window. With want set, it ends as soon as that instance is
-// confirmed; other instances are still reported (a Tracker lists them when
-// its own terminal is gone).
+// confirmed (and accepted by opts.stopWhen, when set); other instances are
+// still reported (a Tracker lists them when its own terminal is gone).
+// Devices are told apart by name and address: two devices announcing the
+// same name (in whatever case) are both reported.
 func browse(ctx context.Context, opts Options, want string) ([]Terminal, error) {
 	opts = opts.withDefaults()
 	ifaces := opts.Interfaces
@@ -262,10 +323,11 @@ func browse(ctx context.Context, opts Options, want string) ([]Terminal, error) 
 	// window): leaving it would block the library's goroutine for good.
 	for e := range entries {
 		name := unescape(e.Instance)
-		if !opts.matches(name, e.Port) || seen[strings.ToLower(name)] || (simulated(e.Text) && !opts.AcceptSimulated) {
+		key := fmt.Sprintf("%s|%d|%v", strings.ToLower(name), e.Port, e.AddrIPv4)
+		if !opts.matches(name, e.Port) || seen[key] || (simulated(e.Text) && !opts.AcceptSimulated) {
 			continue
 		}
-		seen[strings.ToLower(name)] = true
+		seen[key] = true
 		t := &Terminal{
 			Instance:   name,
 			Host:       strings.TrimSuffix(e.HostName, "."),
@@ -283,13 +345,18 @@ func browse(ctx context.Context, opts Options, want string) ([]Terminal, error) 
 		go func() {
 			defer pings.Done()
 			confirm(ctx, opts, t)
-			if want != "" && t.Confirmed && strings.EqualFold(t.Instance, want) {
+			if want != "" && t.Confirmed && strings.EqualFold(t.Instance, want) && (opts.stopWhen == nil || opts.stopWhen(*t)) {
 				endWindow()
 			}
 		}()
 	}
 	pings.Wait()
 
+	return sorted(found), ctx.Err()
+}
+
+// sorted lists the terminals found: confirmed ones first, then by name.
+func sorted(found []*Terminal) []Terminal {
 	out := make([]Terminal, 0, len(found))
 	for _, t := range found {
 		out = append(out, *t)
@@ -303,10 +370,12 @@ func browse(ctx context.Context, opts Options, want string) ([]Terminal, error) 
 		}
 		return strings.Compare(strings.ToLower(a.Instance), strings.ToLower(b.Instance))
 	})
-	return out, ctx.Err()
+	return out
 }
 
-// confirm pings each address of t in turn and keeps the first that answers.
+// confirm pings each address of t in turn and keeps the first that answers,
+// over plain HTTP or over HTTPS with the certificate it presents (which is
+// recorded: judging it is the Tracker's business).
 func confirm(ctx context.Context, opts Options, t *Terminal) {
 	path := localapi.BasePath
 	for _, kv := range t.TXT {
@@ -321,25 +390,52 @@ func confirm(ctx context.Context, opts Options, t *Terminal) {
 	start := time.Now()
 	var errs []string
 	for _, ip := range t.Addrs {
-		scheme := "http"
-		if opts.HTTPS {
-			scheme = "https"
-		}
-		u := url.URL{Scheme: scheme, Host: net.JoinHostPort(ip, strconv.Itoa(t.Port)), Path: path}
+		hostport := net.JoinHostPort(ip, strconv.Itoa(t.Port))
 		if t.BaseURL == "" {
-			t.BaseURL = u.String()
+			scheme := "http"
+			if opts.HTTPS {
+				scheme = "https"
+			}
+			t.BaseURL = (&url.URL{Scheme: scheme, Host: hostport, Path: path}).String()
 		}
-		pctx, cancel := context.WithTimeout(ctx, opts.PingTimeout)
-		err := opts.Pinger(pctx, u.String())
-		cancel()
+		base, fp, err := confirmAt(ctx, opts, hostport, path)
 		if err == nil {
-			t.BaseURL, t.Confirmed = u.String(), true
+			t.BaseURL, t.Fingerprint, t.Confirmed = base, fp, true
 			t.Ping = PingResult{OK: true, Elapsed: time.Since(start)}
 			return
 		}
 		errs = append(errs, err.Error())
 	}
 	t.Ping = PingResult{Error: strings.Join(errs, "; "), Elapsed: time.Since(start)}
+}
+
+// confirmAt pings one address: over plain HTTP first unless HTTPS is
+// required, then over HTTPS when something listens there.
+func confirmAt(ctx context.Context, opts Options, hostport, path string) (baseURL, fingerprint string, err error) {
+	if !opts.HTTPS {
+		u := (&url.URL{Scheme: "http", Host: hostport, Path: path}).String()
+		pctx, cancel := context.WithTimeout(ctx, opts.PingTimeout)
+		err = opts.Pinger(pctx, u, "")
+		cancel()
+		var te *localapi.TransportError
+		if err == nil || (errors.As(err, &te) && !te.Sent) || ctx.Err() != nil {
+			return u, "", err // answered, or nothing listens there
+		}
+	}
+	pctx, cancel := context.WithTimeout(ctx, opts.PingTimeout)
+	defer cancel()
+	fp, perr := opts.Peek(pctx, hostport, path)
+	if perr != nil {
+		if err != nil {
+			return "", "", fmt.Errorf("%v; no HTTPS either: %v", err, perr)
+		}
+		return "", "", fmt.Errorf("no HTTPS: %w", perr)
+	}
+	u := (&url.URL{Scheme: "https", Host: hostport, Path: path}).String()
+	if err := opts.Pinger(pctx, u, fp); err != nil {
+		return "", "", err
+	}
+	return u, fp, nil
 }
 
 // unescape undoes the DNS presentation escapes of an instance name: "\ "

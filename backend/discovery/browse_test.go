@@ -78,14 +78,14 @@ func TestBrowseOnLoopback(t *testing.T) {
 	opts := loOptions(t, "yavin")
 	opts.Port = DefaultPort
 	opts.Window = 2 * time.Second
-	opts.Pinger = func(ctx context.Context, baseURL string) error {
+	opts.Pinger = func(ctx context.Context, baseURL, pin string) error {
 		mu.Lock()
 		pinged = append(pinged, baseURL)
 		mu.Unlock()
 		if baseURL == customURL {
 			return nil
 		}
-		return pingWith(nil)(ctx, baseURL)
+		return pingWith(nil)(ctx, baseURL, pin)
 	}
 	all, err := Browse(ctxFor(t, 15*time.Second), opts)
 	if err != nil {

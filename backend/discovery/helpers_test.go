@@ -2,15 +2,22 @@ package discovery
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/hex"
 	"fmt"
+	"math/big"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 	"github.com/grandcat/zeroconf"
 )
@@ -82,7 +89,7 @@ func needMulticast(t *testing.T) {
 		}
 		defer srv.Shutdown()
 		opts := Options{Interfaces: []net.Interface{lo}, NameFilter: name, Port: -1, Window: 3 * time.Second,
-			Pinger: func(context.Context, string) error { return nil }, AcceptSimulated: true}
+			Pinger: func(context.Context, string, string) error { return nil }, AcceptSimulated: true}
 		_, multicastErr = Resolve(context.Background(), name, opts)
 	})
 	if multicastErr != nil {
@@ -102,6 +109,62 @@ func newSim(t testing.TB, instance string) *terminalsim.Terminal {
 	}
 	t.Cleanup(func() { sim.Close() })
 	return sim
+}
+
+// newTLSSim starts a simulated terminal serving HTTPS, with cert (nil: a
+// certificate of its own).
+func newTLSSim(t testing.TB, instance string, cert *tls.Certificate) *terminalsim.Terminal {
+	t.Helper()
+	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, InstanceName: instance, Serial: "SIM-" + tag(), TLS: true, Certificate: cert})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	return sim
+}
+
+// certOf is the certificate sim serves HTTPS with.
+func certOf(t testing.TB, sim *terminalsim.Terminal) *tls.Certificate {
+	t.Helper()
+	c, ok := sim.TLSCertificate()
+	if !ok {
+		t.Fatal("the simulator serves no HTTPS")
+	}
+	return &c
+}
+
+// pinOf is the normalised fingerprint of sim's certificate.
+func pinOf(t testing.TB, sim *terminalsim.Terminal) string {
+	t.Helper()
+	p, err := localapi.NormalizePin(sim.CertificateFingerprint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// selfSignedCert is a certificate a terminal could serve HTTPS with.
+func selfSignedCert(t testing.TB) *tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(time.Now().UnixNano()),
+		Subject:      pkix.Name{CommonName: "terminal " + tag()},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
 
 // advertiseSim advertises sim on the loopback interface at 127.0.0.1.

@@ -89,12 +89,18 @@ type Status struct {
 	// Candidates are the confirmed terminals to choose from (state choose,
 	// or unreachable when others answer).
 	Candidates []Terminal `json:"candidates,omitempty"`
-	LastError  string     `json:"lastError,omitempty"`
+	// Pending is a device that answers under the terminal's name with
+	// another identity (a new address on plain HTTP, another certificate):
+	// it is not used until staff confirm it. The state stays unreachable
+	// meanwhile: the adopted terminal does not answer.
+	Pending   *Candidate `json:"pending,omitempty"`
+	LastError string     `json:"lastError,omitempty"`
 }
 
 func (s Status) equal(o Status) bool {
 	if s.State != o.State || s.Instance != o.Instance || s.Address != o.Address ||
-		!s.Since.Equal(o.Since) || s.LastError != o.LastError || len(s.Candidates) != len(o.Candidates) {
+		!s.Since.Equal(o.Since) || s.LastError != o.LastError || len(s.Candidates) != len(o.Candidates) ||
+		(s.Pending == nil) != (o.Pending == nil) || (s.Pending != nil && *s.Pending != *o.Pending) {
 		return false
 	}
 	for i := range s.Candidates {
@@ -115,7 +121,17 @@ type Config struct {
 	// Store remembers the chosen instance; nil is a MemoryStore.
 	Store    Store
 	StoreKey string // default "terminal.instance"
-	Emitter  Emitter
+	// Trust keeps the adopted terminal's identity (see Identity); nil is a
+	// MemoryTrust.
+	Trust TrustStore
+	// Held says whether payments are open on the terminal named instance
+	// (requests that may be out on it, or be sent again). While they are,
+	// the Tracker never moves to another device: only the device in use,
+	// proven by its certificate, is followed to a new address; otherwise
+	// the calls keep going to the address in use. An error counts as
+	// held. Nil: never held.
+	Held    func(ctx context.Context, instance string) (bool, error)
+	Emitter Emitter
 	// PingInterval is how often the terminal in use is pinged. Default 15 s.
 	PingInterval time.Duration
 	// SearchInterval is the pause between browse windows while there is no
@@ -124,7 +140,8 @@ type Config struct {
 	// ResolveInterval is the least time between two re-resolutions of the
 	// remembered instance. Default 10 s.
 	ResolveInterval time.Duration
-	// ClientOptions are passed to every localapi.NewClient.
+	// ClientOptions are passed to every localapi.NewClient (the Tracker
+	// adds the certificate check of an https:// address).
 	ClientOptions []localapi.Option
 	Logger        *slog.Logger     // nil: discard
 	Now           func() time.Time // nil: time.Now
@@ -152,6 +169,9 @@ type Tracker struct {
 	status      Status
 	instance    string // the chosen instance; "" while none
 	client      *localapi.Client
+	inUsePin    string // the certificate of the device in use; "" on plain HTTP
+	identity    Identity
+	pending     *Candidate
 	manual      bool
 	lastResolve time.Time
 
@@ -165,6 +185,9 @@ type Tracker struct {
 func NewTracker(cfg Config) (*Tracker, error) {
 	if cfg.Store == nil {
 		cfg.Store = &MemoryStore{}
+	}
+	if cfg.Trust == nil {
+		cfg.Trust = &MemoryTrust{}
 	}
 	if cfg.StoreKey == "" {
 		cfg.StoreKey = DefaultStoreKey
@@ -214,12 +237,21 @@ func (t *Tracker) Start(ctx context.Context) error {
 	t.started = true
 	t.mu.Unlock()
 
-	name, ok, err := t.cfg.Store.Get(ctx, t.cfg.StoreKey)
+	name, _, err := t.cfg.Store.Get(ctx, t.cfg.StoreKey)
 	if err != nil {
 		return fmt.Errorf("discovery: read the chosen terminal: %w", err)
 	}
+	id, err := t.cfg.Trust.LoadIdentity(ctx)
+	if err == nil {
+		err = id.Validate()
+	}
+	if err != nil {
+		return fmt.Errorf("discovery: read the adopted terminal's identity: %w", err)
+	}
+	name, id = reconcileChoice(name, id)
 	t.publish(true, func(s *Status) { // the first status is always published
-		if ok && name != "" {
+		t.identity = id
+		if name != "" {
 			t.instance = name
 			if !t.manual {
 				s.Instance = name
@@ -266,29 +298,51 @@ func (t *Tracker) BaseURL() string {
 	return t.client.BaseURL()
 }
 
-// Choose picks a terminal by instance name and remembers it. A candidate of
-// the last browse is used at once; another name is searched for.
+// Choose picks a terminal by instance name and remembers it. Another name
+// than the adopted one is another terminal: its identity starts afresh (the
+// HTTPS requirement stays). A candidate of the last browse that is alone
+// under that name is adopted at once; otherwise the name is searched for.
 func (t *Tracker) Choose(ctx context.Context, instance string) error {
 	instance = strings.TrimSpace(instance)
 	if instance == "" {
 		return errors.New("discovery: choose: empty instance name")
 	}
+	t.resolveMu.Lock()
+	defer t.resolveMu.Unlock()
+	t.mu.Lock()
+	id := t.identity
+	var match []Terminal
+	for _, c := range t.status.Candidates {
+		if strings.EqualFold(c.Instance, instance) {
+			match = append(match, c)
+		}
+	}
+	t.mu.Unlock()
+	if !strings.EqualFold(id.Instance, instance) {
+		id = Identity{Instance: instance, HTTPS: id.HTTPS || id.Pin != ""}
+	}
+	var adopt *Terminal
+	if len(match) == 1 && id.Judge(match[0]).Usable() {
+		adopt = &match[0]
+		id = adoptInto(id, *adopt, t.cfg.Now())
+	}
 	if err := t.cfg.Store.Set(ctx, t.cfg.StoreKey, instance); err != nil {
 		return fmt.Errorf("discovery: remember the chosen terminal: %w", err)
 	}
+	if err := t.cfg.Trust.SaveIdentity(ctx, id); err != nil {
+		return fmt.Errorf("discovery: remember the chosen terminal: %w", err)
+	}
 	t.update(func(s *Status) {
-		t.instance = instance
+		t.instance, t.identity, t.pending = instance, id, nil
 		t.lastResolve = time.Time{} // a new choice is looked for at once
 		if t.manual {
 			return
 		}
-		for _, c := range s.Candidates {
-			if strings.EqualFold(c.Instance, instance) {
-				t.connectLocked(s, c)
-				return
-			}
+		if adopt != nil {
+			t.connectLocked(s, *adopt)
+			return
 		}
-		t.client = nil
+		t.client, t.inUsePin = nil, ""
 		*s = Status{State: StateSearching, Instance: instance, Since: t.cfg.Now()}
 	})
 	t.nudge()
@@ -307,7 +361,7 @@ func (t *Tracker) SetManual(address string) error {
 	t.update(func(s *Status) {
 		now := t.cfg.Now()
 		if c != nil {
-			t.manual, t.client = true, c
+			t.manual, t.client, t.inUsePin, t.pending = true, c, "", nil
 			*s = Status{State: StateManual, Address: c.BaseURL(), Since: now}
 			return
 		}
@@ -350,6 +404,20 @@ func (t *Tracker) Transactions(ctx context.Context, req *localapi.TransactionsRe
 	})
 }
 
+// Print prints on the printer of the terminal in use.
+func (t *Tracker) Print(ctx context.Context, req *localapi.PrintRequest) (*localapi.StatusResponse, error) {
+	return call(t, ctx, "/print", func(c *localapi.Client) (*localapi.StatusResponse, error) {
+		return c.Print(ctx, req)
+	})
+}
+
+// ShareReceipt asks the terminal in use to send a receipt.
+func (t *Tracker) ShareReceipt(ctx context.Context, req *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error) {
+	return call(t, ctx, "/share-receipt", func(c *localapi.Client) (*localapi.StatusResponse, error) {
+		return c.ShareReceipt(ctx, req)
+	})
+}
+
 // Ping pings the terminal in use.
 func (t *Tracker) Ping(ctx context.Context, showMessage bool) (*localapi.PingResponse, error) {
 	return call(t, ctx, "/ping", func(c *localapi.Client) (*localapi.PingResponse, error) {
@@ -378,115 +446,6 @@ func call[T any](t *Tracker, ctx context.Context, endpoint string, f func(*local
 	}
 	t.log.Info("terminal moved: retrying a request that was not sent", "endpoint", endpoint, "from", c.BaseURL(), "to", next.BaseURL())
 	return f(next)
-}
-
-// reresolve looks for the chosen instance again after failed (the client
-// that just failed, or nil for the periodic ping) and returns the client of
-// a new address, or nil when there is none: not found, same address, manual
-// mode, or too soon after the last try.
-func (t *Tracker) reresolve(ctx context.Context, failed *localapi.Client, cause error) *localapi.Client {
-	t.resolveMu.Lock()
-	defer t.resolveMu.Unlock()
-
-	t.mu.Lock()
-	if failed != nil && t.client != nil && t.client != failed {
-		c := t.client // another caller already switched
-		t.mu.Unlock()
-		return c
-	}
-	instance, now := t.instance, t.cfg.Now()
-	if t.manual || instance == "" || (!t.lastResolve.IsZero() && now.Sub(t.lastResolve) < t.cfg.ResolveInterval) {
-		manual := t.manual
-		t.mu.Unlock()
-		if !manual && instance != "" && cause != nil {
-			// Too soon to browse again, but the failure is news.
-			t.update(func(s *Status) {
-				if t.manual || !strings.EqualFold(t.instance, instance) {
-					return
-				}
-				if s.State != StateUnreachable {
-					s.State, s.Since = StateUnreachable, t.cfg.Now()
-				}
-				s.LastError = cause.Error()
-			})
-		}
-		return nil
-	}
-	t.lastResolve = now
-	t.mu.Unlock()
-
-	t.log.Info("re-resolving the terminal", "instance", instance, "cause", cause)
-	found, err := t.find(ctx, t.cfg.Browse, instance)
-	var match *Terminal
-	var others []Terminal
-	for _, f := range Confirmed(found) {
-		if strings.EqualFold(f.Instance, instance) {
-			match = &f
-		} else {
-			others = append(others, f)
-		}
-	}
-	if match == nil {
-		if err == nil {
-			err = fmt.Errorf("%w: %q", ErrNotFound, instance)
-		}
-		if cause != nil {
-			err = fmt.Errorf("%v; re-resolve: %w", cause, err)
-		}
-		t.markUnreachable(instance, err, others)
-		return nil
-	}
-
-	var next *localapi.Client
-	t.update(func(s *Status) {
-		if t.manual || !strings.EqualFold(t.instance, instance) {
-			return // changed while we were browsing
-		}
-		old := t.client
-		t.connectLocked(s, *match)
-		if old == nil || old.BaseURL() != t.client.BaseURL() {
-			next = t.client
-		} else {
-			t.client = old // same address: the failure was not a move
-		}
-	})
-	if next != nil {
-		t.log.Info("terminal found at a new address", "instance", instance, "address", next.BaseURL())
-	}
-	return next
-}
-
-// connectLocked makes term the terminal in use.
-func (t *Tracker) connectLocked(s *Status, term Terminal) {
-	c, err := localapi.NewClient(term.BaseURL, t.cfg.ClientOptions...)
-	if err != nil { // a URL built by browse is always valid
-		s.LastError = err.Error()
-		return
-	}
-	t.client = c
-	t.instance = term.Instance
-	if s.State != StateConnected || s.Address != c.BaseURL() {
-		s.Since = t.cfg.Now()
-	}
-	s.State, s.Instance, s.Address, s.Candidates, s.LastError = StateConnected, term.Instance, c.BaseURL(), nil, ""
-}
-
-// markUnreachable records that instance was not found; others are the
-// confirmed terminals heard instead, offered to staff.
-func (t *Tracker) markUnreachable(instance string, cause error, others []Terminal) {
-	t.update(func(s *Status) {
-		if t.manual || !strings.EqualFold(t.instance, instance) {
-			return
-		}
-		if s.State != StateUnreachable {
-			s.State, s.Since = StateUnreachable, t.cfg.Now()
-		}
-		s.Instance = t.instance
-		s.Candidates = others
-		if cause != nil {
-			s.LastError = cause.Error()
-		}
-	})
 }
 
 // update changes the status under the lock and publishes it if it changed,
@@ -574,46 +533,5 @@ func (t *Tracker) step(ctx context.Context) {
 		t.reresolve(ctx, nil, nil)
 	default:
 		t.discover(ctx)
-	}
-}
-
-// discover browses for a terminal when none is chosen: one confirmed is
-// taken and remembered; several are offered to choose from.
-func (t *Tracker) discover(ctx context.Context) {
-	found, err := t.find(ctx, t.cfg.Browse, "")
-	if ctx.Err() != nil {
-		return
-	}
-	cands := Confirmed(found)
-	var chosen *Terminal
-	t.update(func(s *Status) {
-		if t.manual || t.instance != "" {
-			return // chosen meanwhile
-		}
-		now := t.cfg.Now()
-		switch len(cands) {
-		case 0:
-			if s.State != StateSearching {
-				s.Since = now
-			}
-			s.State, s.Candidates, s.LastError = StateSearching, nil, ""
-			if err != nil {
-				s.LastError = err.Error()
-			}
-		case 1:
-			chosen = &cands[0]
-			t.connectLocked(s, cands[0])
-		default:
-			if s.State != StateChoose {
-				s.Since = now
-			}
-			s.State, s.Candidates, s.LastError = StateChoose, cands, ""
-		}
-	})
-	if chosen != nil {
-		t.log.Info("terminal found", "instance", chosen.Instance, "address", chosen.BaseURL)
-		if err := t.cfg.Store.Set(ctx, t.cfg.StoreKey, chosen.Instance); err != nil {
-			t.log.Error("remember the terminal", "err", err)
-		}
 	}
 }

@@ -2,6 +2,8 @@ package discovery
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"net"
 	"net/http"
@@ -47,6 +49,13 @@ func confirmed(name, baseURL string) Terminal {
 	return Terminal{Instance: name, BaseURL: baseURL, Confirmed: true, Ping: PingResult{OK: true}}
 }
 
+// pinned is a terminal found on HTTPS presenting the certificate pin.
+func pinned(name, baseURL, pin string) Terminal {
+	t := confirmed(name, baseURL)
+	t.Fingerprint = pin
+	return t
+}
+
 // newTracker starts a Tracker over f, with a fast search and no periodic
 // ping unless cfg says otherwise.
 func newTracker(t *testing.T, cfg Config, f *fakeFinder) *Tracker {
@@ -83,6 +92,21 @@ func terminalServer(t *testing.T, pay http.HandlerFunc) (*httptest.Server, strin
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv, srv.URL + localapi.BasePath
+}
+
+// tlsTerminalServer is terminalServer on HTTPS; every such server
+// presents the same certificate (httptest's), whose fingerprint is pin.
+func tlsTerminalServer(t *testing.T, pay http.HandlerFunc) (srv *httptest.Server, url, pin string) {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /localapi/v4/ping", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"status":"ok"}`))
+	})
+	mux.HandleFunc("POST /localapi/v4/payment", pay)
+	srv = httptest.NewTLSServer(mux)
+	t.Cleanup(srv.Close)
+	sum := sha256.Sum256(srv.Certificate().Raw)
+	return srv, srv.URL + localapi.BasePath, hex.EncodeToString(sum[:])
 }
 
 func approve(n *atomic.Int32) http.HandlerFunc {
@@ -183,20 +207,24 @@ func TestTrackerChooseAmongSeveral(t *testing.T) {
 }
 
 // A request that was not sent (connection refused) is retried once on the
-// terminal's new address; re-resolution is rate-limited.
+// terminal's new address when its pinned certificate proves it is the
+// same terminal, even while a payment is open on it; re-resolution is
+// rate-limited.
 func TestTrackerRetriesUnsentOnNewAddress(t *testing.T) {
 	var paid atomic.Int32
-	_, newURL := terminalServer(t, approve(&paid))
-	oldSrv, oldURL := terminalServer(t, approve(&paid))
+	_, newURL, pin := tlsTerminalServer(t, approve(&paid))
+	oldSrv, oldURL, _ := tlsTerminalServer(t, approve(&paid))
 	f := &fakeFinder{}
-	f.set(confirmed("Yavin A", oldURL))
+	f.set(pinned("Yavin A", oldURL, pin))
 	rec := &recorder{}
-	tr := newTracker(t, Config{Emitter: rec, ResolveInterval: time.Hour}, f)
+	trust := &MemoryTrust{}
+	held := func(context.Context, string) (bool, error) { return true, nil }
+	tr := newTracker(t, Config{Emitter: rec, Trust: trust, Held: held, ResolveInterval: time.Hour}, f)
 	eventually(t, 5*time.Second, "connected", func() bool { return tr.Status().Address == oldURL })
 	calls := f.count()
 
 	oldSrv.Close() // DHCP gave the terminal another address
-	f.set(confirmed("Yavin A", newURL))
+	f.set(pinned("Yavin A", newURL, pin))
 	tx, err := tr.PaymentBody(t.Context(), body("0190f5a4-7c1e-7000-8000-0000000000c1"))
 	if err != nil || !tx.Approved() || paid.Load() != 1 {
 		t.Fatalf("payment after the move: %+v, %v (paid %d)", tx, err, paid.Load())
@@ -206,6 +234,10 @@ func TestTrackerRetriesUnsentOnNewAddress(t *testing.T) {
 	}
 	if n := f.count() - calls; n != 1 {
 		t.Errorf("%d re-resolutions, want 1", n)
+	}
+	id, _ := trust.LoadIdentity(t.Context())
+	if id.Pin != pin || !id.Knows(oldURL) || !id.Knows(newURL) || id.Addresses[1].By != "certificate" {
+		t.Errorf("identity %+v", id)
 	}
 
 	// Gone again, and too soon to look: the error comes back untouched.
@@ -304,13 +336,15 @@ func TestTrackerBadManualAddress(t *testing.T) {
 }
 
 // The terminal is stopped and comes back under the same instance name on
-// another port: a payment reaches it there, by a real mDNS re-resolution.
+// another port, with the certificate pinned when it was adopted: a payment
+// reaches it there, by a real mDNS re-resolution.
 func TestTrackerFollowsSimulatorToNewAddress(t *testing.T) {
 	needMulticast(t)
 	u := tag()
 	name := "Yavin SIM " + u
-	sim1 := newSim(t, name)
+	sim1 := newTLSSim(t, name, nil)
 	advertiseSim(t, sim1)
+	cert := certOf(t, sim1)
 	rec := &recorder{}
 	tr := newTracker(t, Config{Browse: loOptions(t, u), Emitter: rec, ResolveInterval: 100 * time.Millisecond, SearchInterval: 200 * time.Millisecond}, nil)
 	eventually(t, 15*time.Second, "connected to the first simulator", func() bool {
@@ -319,7 +353,7 @@ func TestTrackerFollowsSimulatorToNewAddress(t *testing.T) {
 	oldURL := sim1.URL()
 
 	sim1.Close()
-	sim2 := newSim(t, name)
+	sim2 := newTLSSim(t, name, cert)
 	advertiseSim(t, sim2)
 	if sim2.URL() == oldURL {
 		t.Fatal("same address twice")
@@ -349,13 +383,15 @@ func TestTrackerFollowsSimulatorToNewAddress(t *testing.T) {
 }
 
 // The periodic ping notices the terminal is gone, the status says since
-// when, and the terminal is found again when it comes back elsewhere.
+// when, and the terminal is found again when it comes back elsewhere with
+// its certificate.
 func TestTrackerPeriodicPingFindsTerminalAgain(t *testing.T) {
 	needMulticast(t)
 	u := tag()
 	name := "Yavin SIM " + u
-	sim1 := newSim(t, name)
+	sim1 := newTLSSim(t, name, nil)
 	advertiseSim(t, sim1)
+	cert := certOf(t, sim1)
 	store := &MemoryStore{}
 	_ = store.Set(t.Context(), DefaultStoreKey, strings.ToUpper(name)) // remembered from a previous run
 	rec := &recorder{}
@@ -378,7 +414,7 @@ func TestTrackerPeriodicPingFindsTerminalAgain(t *testing.T) {
 		t.Errorf("ping while gone: %v", err)
 	}
 
-	sim2 := newSim(t, name)
+	sim2 := newTLSSim(t, name, cert)
 	advertiseSim(t, sim2)
 	eventually(t, 20*time.Second, "connected at the new address", func() bool { return tr.Status().Address == sim2.URL() })
 	if _, err := tr.Ping(t.Context(), false); err != nil {
@@ -421,5 +457,45 @@ func TestTrackerCloseDuringBrowse(t *testing.T) {
 	}
 	if err := tr.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
+	}
+}
+
+// The terminal (plain HTTP) stops, and another device announces the same
+// name on another port: it is heard by a real mDNS re-resolution, held for
+// staff and never paid on; staff's confirmation makes it the terminal.
+func TestTrackerHoldsARogueWithTheSameNameForStaff(t *testing.T) {
+	needMulticast(t)
+	u := tag()
+	name := "Yavin SIM " + u
+	sim1 := newSim(t, name)
+	advertiseSim(t, sim1)
+	tr := newTracker(t, Config{Browse: loOptions(t, u), ResolveInterval: 100 * time.Millisecond, SearchInterval: 200 * time.Millisecond}, nil)
+	eventually(t, 15*time.Second, "connected to the first simulator", func() bool { return tr.Status().Address == sim1.URL() })
+
+	sim1.Close()
+	rogue := newSim(t, name)
+	advertiseSim(t, rogue)
+	const id = "0190f5a4-7c1e-7000-8000-0000000000f2"
+	eventually(t, 20*time.Second, "the rogue held for staff", func() bool {
+		_, err := tr.PaymentBody(ctxFor(t, 15*time.Second), body(id)) // the orchestrator's resends
+		if err == nil {
+			t.Fatal("a payment went through")
+		}
+		p := tr.Status().Pending
+		return p != nil && p.Address == rogue.URL()
+	})
+	if n := len(rogue.Ledger()); n != 0 {
+		t.Fatalf("the rogue took %d payments", n)
+	}
+	if s := tr.Status(); s.State != StateUnreachable || s.Address != sim1.URL() {
+		t.Fatalf("status %+v", s)
+	}
+
+	if err := tr.Confirm(t.Context(), rogue.URL(), ""); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := tr.PaymentBody(ctxFor(t, 15*time.Second), body(id))
+	if err != nil || !tx.Approved() || len(rogue.ChargesFor(id)) != 1 {
+		t.Fatalf("payment after staff confirmed: %+v, %v", tx, err)
 	}
 }

@@ -59,6 +59,12 @@ var calls = map[string]call{
 	"SetTerminalAddress": c2(func(ctx context.Context, a *API, sid, address string) (any, error) {
 		return a.choose(ctx, sid, address, true)
 	}),
+	"ConfirmTerminalDevice": c3(func(ctx context.Context, a *API, sid, address, certificate string) (any, error) {
+		return a.device(ctx, sid, address, certificate, true)
+	}),
+	"RefuseTerminalDevice": c3(func(ctx context.Context, a *API, sid, address, certificate string) (any, error) {
+		return a.device(ctx, sid, address, certificate, false)
+	}),
 	"Attempts": c2(func(ctx context.Context, a *API, sid string, f staff.Filter) (any, error) {
 		return a.cfg.Staff.Attempts(ctx, sid, f)
 	}),

@@ -94,6 +94,49 @@ type TerminalInfo struct {
 	// is the saved cloud terminal (never its key).
 	Channel string       `json:"channel"`
 	Cloud   CloudSetting `json:"cloud"`
+	// Pending is a device that answers under the terminal's name with
+	// another identity (a new address on plain HTTP, another certificate):
+	// it is not used until staff confirm it (ConfirmTerminalDevice) or
+	// refuse it (RefuseTerminalDevice).
+	Pending *PendingDevice `json:"pending,omitempty"`
+	// Known are the addresses the adopted terminal answered at, most recent
+	// last.
+	Known []KnownAddress `json:"known"`
+}
+
+// PendingDevice is a device waiting for staff's confirmation.
+type PendingDevice struct {
+	Instance string `json:"instance"`
+	Address  string `json:"address"`
+	// Certificate is the fingerprint of the certificate it presents (""
+	// on plain HTTP), to compare with the one the terminal shows.
+	Certificate string       `json:"certificate,omitempty"`
+	Reason      DeviceReason `json:"reason"`
+	Since       time.Time    `json:"since"`
+	// Confirmed: staff confirmed it; it is used once no payment is open on
+	// the terminal.
+	Confirmed bool `json:"confirmed"`
+}
+
+// DeviceReason is why a device waits for staff.
+type DeviceReason string
+
+const (
+	// ReasonNewAddress: plain HTTP at an address the terminal was never
+	// seen at: the terminal moved by DHCP, or another device.
+	ReasonNewAddress DeviceReason = "new_address"
+	// ReasonOtherCertificate: another certificate than the pinned one: a
+	// renewed certificate, or another device.
+	ReasonOtherCertificate DeviceReason = "other_certificate"
+)
+
+// KnownAddress is an address the adopted terminal answered at.
+type KnownAddress struct {
+	Address string    `json:"address"`
+	First   time.Time `json:"first"`
+	Last    time.Time `json:"last"`
+	// By is what vouched for it: adopted, certificate, staff, cli, known.
+	By string `json:"by"`
 }
 
 // CloudSetting is the cloud terminal as staff see it: the key is never
@@ -147,6 +190,11 @@ type TerminalControl interface {
 	// SetCloud chooses the channel for the next start: the cloud terminal
 	// (its base URL, serial number and key) or the LAN.
 	SetCloud(ctx context.Context, c CloudChoice) error
+	// ConfirmDevice takes the device waiting at address, presenting
+	// certificate ("" on plain HTTP), for the terminal: at once, or once no
+	// payment is open on the terminal. RefuseDevice refuses it for good.
+	ConfirmDevice(ctx context.Context, address, certificate string) error
+	RefuseDevice(ctx context.Context, address, certificate string) error
 }
 
 // Config wires the calls.
@@ -339,6 +387,9 @@ func (a *API) terminal(ctx context.Context, sid string, greet bool) (TerminalPan
 	if p.Candidates == nil {
 		p.Candidates = []Endpoint{}
 	}
+	if p.Known == nil {
+		p.Known = []KnownAddress{}
+	}
 	return p, nil
 }
 
@@ -406,6 +457,29 @@ func (a *API) choose(ctx context.Context, sid, instance string, address bool) (T
 		return TerminalPanel{}, err
 	}
 	a.record(ctx, sid, action, instance, "saved for the next start")
+	return a.terminal(ctx, sid, false)
+}
+
+// device confirms or refuses the device waiting for staff, and records
+// it in the audit.
+func (a *API) device(ctx context.Context, sid, address, certificate string, confirm bool) (TerminalPanel, error) {
+	if _, err := a.session(sid); err != nil {
+		return TerminalPanel{}, err
+	}
+	if a.cfg.Terminal == nil {
+		return TerminalPanel{}, &staff.Error{Code: staff.EINVALID, Message: "The terminal cannot be changed here."}
+	}
+	action, change, detail := "terminal_refuse", a.cfg.Terminal.RefuseDevice, "refused: never used under the terminal's name"
+	if confirm {
+		action, change, detail = "terminal_confirm", a.cfg.Terminal.ConfirmDevice, "confirmed as the terminal"
+	}
+	if err := change(ctx, address, certificate); err != nil {
+		return TerminalPanel{}, err
+	}
+	if certificate != "" {
+		detail += ", certificate " + certificate
+	}
+	a.record(ctx, sid, action, address, detail)
 	return a.terminal(ctx, sid, false)
 }
 

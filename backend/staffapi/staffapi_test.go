@@ -36,6 +36,24 @@ type fakeControl struct {
 	chosen, address, pin string
 	cloud                CloudChoice
 	refuse               error
+	// confirmed and refused are the devices staff confirmed or refused.
+	confirmed, refused []string
+}
+
+func (f *fakeControl) ConfirmDevice(_ context.Context, address, certificate string) error {
+	if f.refuse != nil {
+		return f.refuse
+	}
+	f.confirmed = append(f.confirmed, address+" "+certificate)
+	return nil
+}
+
+func (f *fakeControl) RefuseDevice(_ context.Context, address, certificate string) error {
+	if f.refuse != nil {
+		return f.refuse
+	}
+	f.refused = append(f.refused, address+" "+certificate)
+	return nil
 }
 
 func (f *fakeControl) Info(context.Context) TerminalInfo {
@@ -248,6 +266,35 @@ func TestPinningTheTerminalCertificateNeedsASessionAndIsAudited(t *testing.T) {
 	}
 	if !slices.ContainsFunc(entries, func(e staff.AuditEntry) bool { return e.Action == "terminal_pin" && e.Subject == "AB:CD" }) {
 		t.Fatalf("the pin is not in the audit trail: %+v", entries)
+	}
+}
+
+func TestConfirmingTheTerminalDeviceNeedsASessionAndIsAudited(t *testing.T) {
+	a, st, ctl := newAPI(t, true)
+	if r := mustCall(t, a, "ConfirmTerminalDevice", "no-session", "http://10.0.0.9:16125/localapi/v4", ""); r.OK || r.Error.Code != staff.ESESSION || len(ctl.confirmed) != 0 {
+		t.Fatalf("confirm without a session: %+v, confirmed %q", r.Error, ctl.confirmed)
+	}
+	sid := unlock(t, a)
+	if r := mustCall(t, a, "ConfirmTerminalDevice", sid, "https://10.0.0.9:16125/localapi/v4", "AB:CD"); !r.OK || len(ctl.confirmed) != 1 {
+		t.Fatalf("confirm: %+v, confirmed %q", r, ctl.confirmed)
+	}
+	if r := mustCall(t, a, "RefuseTerminalDevice", sid, "http://10.0.0.66:16125/localapi/v4", ""); !r.OK || len(ctl.refused) != 1 {
+		t.Fatalf("refuse: %+v, refused %q", r, ctl.refused)
+	}
+	ctl.refuse = &staff.Error{Code: staff.ENOTFOUND, Message: "gone"}
+	if r := mustCall(t, a, "ConfirmTerminalDevice", sid, "http://10.0.0.7:16125/localapi/v4", ""); r.OK || r.Error.Code != staff.ENOTFOUND {
+		t.Fatalf("confirm refused by the terminal control: %+v", r)
+	}
+	entries, err := st.Audit(context.Background(), sid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(action, subject string) bool {
+		return slices.ContainsFunc(entries, func(e staff.AuditEntry) bool { return e.Action == action && e.Subject == subject })
+	}
+	if !has("terminal_confirm", "https://10.0.0.9:16125/localapi/v4") || !has("terminal_refuse", "http://10.0.0.66:16125/localapi/v4") ||
+		has("terminal_confirm", "http://10.0.0.7:16125/localapi/v4") {
+		t.Fatalf("audit trail: %+v", entries)
 	}
 }
 

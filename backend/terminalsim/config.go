@@ -2,6 +2,7 @@ package terminalsim
 
 import (
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"fmt"
 	"log/slog"
@@ -46,6 +47,9 @@ type Config struct {
 	// at Start (CertificateFingerprint tells staff what to pin), as a
 	// terminal that has retrieved its certificate does.
 	TLS bool
+	// Certificate, with TLS, is served instead of a new self-signed one:
+	// the same terminal at another address (see TLSCertificate).
+	Certificate *tls.Certificate
 	// Timings overrides the real-time durations of the specification; zero
 	// fields keep their defaults. TimeScale applies to them.
 	Timings Timings

@@ -93,6 +93,7 @@ type Terminal struct {
 	srv     *http.Server
 	ln      net.Listener
 	cert    *x509.Certificate // with Config.TLS
+	tlsCert tls.Certificate
 	adverts []func()
 }
 
@@ -625,13 +626,13 @@ func (t *Terminal) Start(addr string) error {
 		return errors.New("terminalsim: already started")
 	}
 	if t.cfg.TLS {
-		cert, err := selfSigned(t.cfg.Serial)
+		cert, err := t.certificate()
 		if err != nil {
 			t.mu.Unlock()
 			ln.Close()
 			return err
 		}
-		t.cert = cert.Leaf
+		t.cert, t.tlsCert = cert.Leaf, cert
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
 	}
 	t.srv, t.ln = srv, ln
@@ -656,6 +657,34 @@ func (t *Terminal) CertificateFingerprint() string {
 		return ""
 	}
 	return localapi.Fingerprint(t.cert.Raw)
+}
+
+// TLSCertificate is the certificate the terminal serves HTTPS with, to
+// serve the same terminal at another address (Config.Certificate); false
+// on plain HTTP or before Start.
+func (t *Terminal) TLSCertificate() (tls.Certificate, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.tlsCert, t.cert != nil
+}
+
+func (t *Terminal) certificate() (tls.Certificate, error) {
+	if c := t.cfg.Certificate; c != nil {
+		leaf := c.Leaf
+		if leaf == nil && len(c.Certificate) > 0 {
+			var err error
+			if leaf, err = x509.ParseCertificate(c.Certificate[0]); err != nil {
+				return tls.Certificate{}, err
+			}
+		}
+		if leaf == nil {
+			return tls.Certificate{}, errors.New("terminalsim: Config.Certificate holds no certificate")
+		}
+		out := *c
+		out.Leaf = leaf
+		return out, nil
+	}
+	return selfSigned(t.cfg.Serial)
 }
 
 // selfSigned makes the certificate of a terminal that has retrieved none

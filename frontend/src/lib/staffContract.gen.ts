@@ -232,6 +232,9 @@ export interface Decision {
     transactionId: string;
 }
 
+// From staffapi/staffapi.go
+export type DeviceReason = "new_address" | "other_certificate";
+
 // From staff/payments.go
 /**
  * Difference kinds.
@@ -626,6 +629,20 @@ export const KindRefund = "refund";
  */
 export const KindReversal = "reversal";
 
+// From staffapi/staffapi.go
+/**
+ * KnownAddress is an address the adopted terminal answered at.
+ */
+export interface KnownAddress {
+    address: string;
+    first: string;
+    last: string;
+    /**
+     * By is what vouched for it: adopted, certificate, staff, cli, known.
+     */
+    by: string;
+}
+
 // From staff/links.go
 /**
  * LinkRequest is a payment link staff send to a customer.
@@ -733,6 +750,27 @@ export interface PaymentView {
      * and staff must look at it.
      */
     flag?: string;
+}
+
+// From staffapi/staffapi.go
+/**
+ * PendingDevice is a device waiting for staff's confirmation.
+ */
+export interface PendingDevice {
+    instance: string;
+    address: string;
+    /**
+     * Certificate is the fingerprint of the certificate it presents (""
+     * on plain HTTP), to compare with the one the terminal shows.
+     */
+    certificate?: string;
+    reason: DeviceReason;
+    since: string;
+    /**
+     * Confirmed: staff confirmed it; it is used once no payment is open on
+     * the terminal.
+     */
+    confirmed: boolean;
 }
 
 // From reconcile/reconcile.go
@@ -1090,6 +1128,18 @@ export interface TerminalInfo {
      */
     channel: string;
     cloud: CloudSetting;
+    /**
+     * Pending is a device that answers under the terminal's name with
+     * another identity (a new address on plain HTTP, another certificate):
+     * it is not used until staff confirm it (ConfirmTerminalDevice) or
+     * refuse it (RefuseTerminalDevice).
+     */
+    pending?: PendingDevice;
+    /**
+     * Known are the addresses the adopted terminal answered at, most recent
+     * last.
+     */
+    known: KnownAddress[];
 }
 
 // From device/device.go

@@ -122,6 +122,13 @@ export interface StaffCalls {
   PinTerminalCertificate(sid: string, fingerprint: string): TerminalPanel;
   /** The channel for the next start: the provider's cloud (its URL, the terminal's serial, the key; "" keeps the saved key) or the LAN. */
   SetCloud(sid: string, choice: CloudChoice): TerminalPanel;
+  /**
+   * Takes the device waiting under the terminal's name (its address and certificate as shown in `pending`) for the
+   * terminal: at once, or once no payment is open on the terminal. Audited.
+   */
+  ConfirmTerminalDevice(sid: string, address: string, certificate: string): TerminalPanel;
+  /** Refuses it: never used, nor offered again, from that address with that certificate. Audited. */
+  RefuseTerminalDevice(sid: string, address: string, certificate: string): TerminalPanel;
   Attempts(sid: string, filter: Filter): AttemptPage;
   History(sid: string, filter: HistoryFilter): HistoryPage;
   Compare(sid: string, day: string): Comparison;

@@ -5,8 +5,9 @@ import { mockStaffTransport, staffMockOptionsFromURL } from "./staffMock";
 
 describe("staff dev mock", () => {
   it("reads first run from the URL", () => {
-    expect(staffMockOptionsFromURL("?mock&staff=setup")).toEqual({ setup: true });
-    expect(staffMockOptionsFromURL("?mock")).toEqual({ setup: false });
+    expect(staffMockOptionsFromURL("?mock&staff=setup")).toEqual({ setup: true, rogue: false });
+    expect(staffMockOptionsFromURL("?mock")).toEqual({ setup: false, rogue: false });
+    expect(staffMockOptionsFromURL("?mock&terminal=rogue")).toEqual({ setup: false, rogue: true });
   });
 
   it("unlocks with the demo PIN 1234 and locks the pad after three wrong PINs", async () => {
@@ -63,5 +64,17 @@ describe("staff dev mock", () => {
     expect(await api.call("Unlock", "1234")).toMatchObject({ ok: false, error: { code: "ENOPIN" } });
     expect(await api.call("SetPIN", "2468")).toMatchObject({ ok: true });
     expect(await api.call("SetPIN", "1357")).toMatchObject({ ok: false, error: { code: "EPIN_SET" } });
+  });
+
+  it("has a device posing as the terminal with ?mock&terminal=rogue, confirmed only as shown", async () => {
+    const api = createStaffApi(mockStaffTransport({ rogue: true }));
+    const sid = ((await api.call("Unlock", "1234")) as { value: Session }).value.id;
+    const r = await api.call("Terminal", sid, false);
+    const p = (r as { value: { pending: { address: string; reason: string } } }).value.pending;
+    expect(p).toMatchObject({ reason: "new_address" });
+    expect(await api.call("ConfirmTerminalDevice", sid, "http://10.9.9.9:16125/localapi/v4", "")).toMatchObject({ ok: false, error: { code: "ENOTFOUND" } });
+    const done = await api.call("ConfirmTerminalDevice", sid, p.address, "");
+    expect(done).toMatchObject({ ok: true, value: { pending: undefined } });
+    expect((done as { value: { known: { address: string }[] } }).value.known.map((k) => k.address)).toContain(p.address);
   });
 });

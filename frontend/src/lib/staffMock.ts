@@ -23,8 +23,10 @@ import type {
   Filter,
   HistoryEntry,
   HistoryFilter,
+  KnownAddress,
   LinkRequest,
   PaymentView,
+  PendingDevice,
   Reconciliation,
   ReconcileDifference,
   ReconcileEntry,
@@ -54,11 +56,13 @@ export interface StaffMockOptions {
   now?: () => number;
   /** Session length, ms. Default 5 min. */
   ttlMs?: number;
+  /** A device announces itself under the terminal's name from a new address, waiting for staff (`?mock&terminal=rogue`). */
+  rogue?: boolean;
 }
 
 export function staffMockOptionsFromURL(search: string): StaffMockOptions {
   const q = new URLSearchParams(search);
-  return { setup: q.get("staff") === "setup" };
+  return { setup: q.get("staff") === "setup", rogue: q.get("terminal") === "rogue" };
 }
 
 class Refusal {
@@ -190,6 +194,11 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
   let https = false;
   let pinned = "";
   let cloud: CloudChoice = { on: false, url: "", serial: "", key: "" };
+  const known: KnownAddress[] = [{ address: candidates[0].address, first: iso(now()), last: iso(now()), by: "adopted" }];
+  // A device under the terminal's name waiting for staff: none until the mock is told otherwise.
+  let pending: PendingDevice | undefined = opts.rogue
+    ? { instance: candidates[0].instance, address: "http://192.168.1.66:16125/localapi/v4", reason: "new_address", since: iso(now()), confirmed: false }
+    : undefined;
   const mockFingerprint = Array.from({ length: 32 }, (_, i) => ((i * 37 + 11) % 256).toString(16).padStart(2, "0").toUpperCase()).join(":");
   function panel(greet: boolean): TerminalPanel {
     return {
@@ -213,7 +222,15 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
       pin: pinned || undefined,
       channel: cloud.on ? "cloud" : "local",
       cloud: { url: cloud.url, serial: cloud.serial, keySet: cloud.key !== "" },
+      pending: pending && { ...pending },
+      known: known.map((k) => ({ ...k })),
     };
+  }
+
+  function waiting(address: string, certificate: string): PendingDevice {
+    if (!pending || pending.address !== address || (pending.certificate ?? "") !== certificate)
+      refuse("ENOTFOUND", "This device is no longer the one waiting for confirmation: look at the terminal screen again. Nothing was changed.");
+    return pending;
   }
 
   // ---- Settings ----
@@ -463,6 +480,22 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
       https = true;
       restartRequired = true;
       note(s.who, "terminal_pin", fingerprint, fingerprint ? "pinned for the next start" : "pin removed");
+      return panel(false);
+    },
+    ConfirmTerminalDevice: (sid: string, address: string, certificate: string) => {
+      const s = session(sid);
+      const p = waiting(address, certificate);
+      known.push({ address: p.address, first: iso(now()), last: iso(now()), by: "staff" });
+      if (p.certificate) pinned = p.certificate;
+      pending = undefined;
+      note(s.who, "terminal_confirm", address, "confirmed as the terminal");
+      return panel(false);
+    },
+    RefuseTerminalDevice: (sid: string, address: string, certificate: string) => {
+      const s = session(sid);
+      waiting(address, certificate);
+      pending = undefined;
+      note(s.who, "terminal_refuse", address, "refused: never used under the terminal's name");
       return panel(false);
     },
     SetTerminalAddress: (sid: string, address: string) => {

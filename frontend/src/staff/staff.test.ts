@@ -532,6 +532,64 @@ describe("staff shell", () => {
   });
 });
 
+describe("a device posing as the terminal", () => {
+  const basePanel = {
+    status: { reachable: false, mode: "kiosk", clientTimeoutSeconds: 62, refundTimeoutSeconds: 62, requestOpenSeconds: 900 },
+    source: "discovery",
+    state: "unreachable",
+    inUse: { instance: "Yavin T1", address: "http://10.0.0.2:16125/localapi/v4" },
+    candidates: [],
+    saved: { instance: "Yavin T1", address: "" },
+    restartRequired: false,
+    note: "",
+    known: [{ address: "http://10.0.0.2:16125/localapi/v4", first: "2025-01-10T09:00:00Z", last: "2025-01-10T11:00:00Z", by: "adopted" }],
+  };
+  const pending = { instance: "Yavin T1", address: "http://10.0.0.66:16125/localapi/v4", reason: "new_address", since: "2025-01-10T11:05:00Z", confirmed: false };
+
+  it("shows the device waiting for staff and confirms it only once staff say so", async () => {
+    const { staff } = await unlocked({ answers: { Terminal: () => ({ ...basePanel, pending }) } });
+    const box = await screen.findByTestId("terminal-pending");
+    expect(box.dataset.reason).toBe("new_address");
+    expect(box.textContent).toContain("http://10.0.0.66:16125/localapi/v4");
+    expect(screen.getByTestId("terminal-known-address").dataset.address).toBe("http://10.0.0.2:16125/localapi/v4");
+
+    await fireEvent.click(screen.getByTestId("terminal-pending-confirm"));
+    await fireEvent.click(screen.getByTestId("confirm-no"));
+    expect(staff.names()).not.toContain("ConfirmTerminalDevice");
+
+    staff.answers.ConfirmTerminalDevice = () => ({
+      ...basePanel,
+      state: "connected",
+      known: [...basePanel.known, { address: pending.address, first: "2025-01-10T11:06:00Z", last: "2025-01-10T11:06:00Z", by: "staff" }],
+    });
+    await fireEvent.click(screen.getByTestId("terminal-pending-confirm"));
+    await fireEvent.click(screen.getByTestId("confirm-yes"));
+    expect(staff.last("ConfirmTerminalDevice")?.args).toEqual(["sid-1", pending.address, ""]);
+    await vi.waitFor(() => expect(screen.queryByTestId("terminal-pending")).toBeNull());
+    expect(screen.getAllByTestId("terminal-known-address").map((r) => r.dataset.address)).toContain(pending.address);
+  });
+
+  it("refuses a device with another certificate, naming the certificate shown", async () => {
+    const certificate = "CD:".repeat(31) + "CD";
+    const other = { ...pending, reason: "other_certificate", certificate };
+    const { staff } = await unlocked({ answers: { Terminal: () => ({ ...basePanel, https: true, pending: other }) } });
+    const box = await screen.findByTestId("terminal-pending");
+    expect(box.dataset.reason).toBe("other_certificate");
+    expect(box.textContent).toContain(certificate);
+    staff.answers.RefuseTerminalDevice = () => ({ ...basePanel, https: true });
+    await fireEvent.click(screen.getByTestId("terminal-pending-refuse"));
+    await fireEvent.click(screen.getByTestId("confirm-yes"));
+    expect(staff.last("RefuseTerminalDevice")?.args).toEqual(["sid-1", other.address, certificate]);
+    await vi.waitFor(() => expect(screen.queryByTestId("terminal-pending")).toBeNull());
+  });
+
+  it("says a confirmed device waits for the payment in progress, with nothing to press", async () => {
+    await unlocked({ answers: { Terminal: () => ({ ...basePanel, pending: { ...pending, confirmed: true } }) } });
+    expect(await screen.findByTestId("terminal-pending-confirmed")).toBeTruthy();
+    expect(screen.queryByTestId("terminal-pending-confirm")).toBeNull();
+  });
+});
+
 describe("money actions", () => {
   async function openAttempt() {
     const w = await unlocked();
