@@ -1,4 +1,4 @@
-import { fireEvent, render, screen, within } from "@testing-library/svelte";
+import { cleanup, fireEvent, render, screen, within } from "@testing-library/svelte";
 import { flushSync } from "svelte";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { kioskWith } from "../test/fakes";
@@ -315,6 +315,16 @@ describe("Paying with the phone", () => {
     expect(screen.getByTestId("phone-time-left").textContent).toBe("This code stays on screen for 5:00");
     await vi.advanceTimersByTimeAsync(61_000);
     expect(screen.getByTestId("phone-time-left").textContent).toBe("This code stays on screen for 3:59");
+  });
+
+  it("says when the code opens on this computer only (the demo's provider)", () => {
+    const { context } = kioskWith({ phase: "paying", payment: { ...phone, link: "http://127.0.0.1:41234/pay/c/1" } });
+    render(Paying, { context });
+    expect(screen.getByTestId("phone-local-only").textContent).toContain("this computer only");
+    cleanup();
+    const real = kioskWith({ phase: "paying", payment: { ...phone, link: "https://pay.example/c/1" } });
+    render(Paying, { context: real.context });
+    expect(screen.queryByTestId("phone-local-only")).toBeNull();
   });
 
   it("shows a part paid, prints the code, and cancels", async () => {
