@@ -106,6 +106,8 @@ func (a *App) startKiosk(ctx context.Context) {
 	if stack.Svc.Settings().Mode == "kiosk" && !a.d.Windowed() {
 		runtime.WindowFullscreen(ctx)
 	}
+	// The page loaded before the kiosk ran: it reads the menu again.
+	runtime.EventsEmit(ctx, kiosk.EventStarted, stack.Svc.Info())
 	runtime.EventsEmit(ctx, kiosk.EventTerminal, stack.Svc.Terminal())
 	runtime.EventsEmit(ctx, kiosk.EventCheckout, stack.Svc.Checkout())
 }

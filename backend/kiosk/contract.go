@@ -22,6 +22,10 @@ import (
 const (
 	EventCheckout = "kiosk:checkout" // CheckoutView
 	EventTerminal = "kiosk:terminal" // TerminalView
+	// EventStarted: the kiosk service (re)started under a page already
+	// loaded (the desktop window opens before it): what the page read once
+	// at start (the info, the catalog) must be read again.
+	EventStarted = "kiosk:started" // InfoView
 )
 
 // Phase is where the checkout stands. Navigation inside the ordering phase

@@ -63,7 +63,7 @@ var contracts = []contract{
 			"kiosk.InfoView", "kiosk.CatalogView", "kiosk.CheckoutView", "kiosk.TerminalView",
 			"kiosk.PaymentMethod", "kiosk.ReceiptChoice",
 		},
-		consts:  []string{"EventCheckout", "EventTerminal"},
+		consts:  []string{"EventCheckout", "EventTerminal", "EventStarted"},
 		comment: "The kiosk's UI contract: backend/kiosk/contract.go.",
 	},
 	{

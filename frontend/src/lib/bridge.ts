@@ -10,7 +10,7 @@
 //
 // Dev mock (`?mock` in the URL): a scripted fake backend, see mock.ts.
 
-import { EventCheckout, EventTerminal, type CheckoutView, type Info, type InfoView, type Intents, type TerminalView } from "./contract";
+import { EventCheckout, EventStarted, EventTerminal, type CheckoutView, type Info, type InfoView, type Intents, type TerminalView } from "./contract";
 import { isLanguage } from "./i18n";
 
 export type IntentName = keyof Intents;
@@ -21,6 +21,7 @@ export type IntentResult<N extends IntentName> = Awaited<ReturnType<Intents[N]>>
 export interface Events {
   [EventCheckout]: CheckoutView;
   [EventTerminal]: TerminalView;
+  [EventStarted]: InfoView;
 }
 export type EventName = keyof Events;
 

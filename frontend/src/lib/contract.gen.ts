@@ -79,6 +79,17 @@ export const EventCheckout = "kiosk:checkout"; // CheckoutView
 /**
  * Events the Service publishes through its Emitter, each carrying the full
  * snapshot (never a diff), so a UI that missed one is right at the next.
+ * EventStarted: the kiosk service (re)started under a page already
+ * loaded (the desktop window opens before it): what the page read once
+ * at start (the info, the catalog) must be read again.
+ */
+export const EventStarted = "kiosk:started"; // InfoView
+
+
+// From kiosk/contract.go
+/**
+ * Events the Service publishes through its Emitter, each carrying the full
+ * snapshot (never a diff), so a UI that missed one is right at the next.
  */
 export const EventTerminal = "kiosk:terminal"; // TerminalView
 

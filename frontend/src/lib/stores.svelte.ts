@@ -6,6 +6,7 @@ import { getContext, setContext } from "svelte";
 import { BridgeError, normalizeInfo, type Bridge, type IntentArgs, type IntentName } from "./bridge";
 import {
   EventCheckout,
+  EventStarted,
   EventTerminal,
   type CatalogView,
   type CheckoutView,
@@ -74,6 +75,8 @@ export class Kiosk {
     this.#off.push(
       this.bridge.on(EventCheckout, (v) => this.applyCheckout(v)),
       this.bridge.on(EventTerminal, (v) => this.applyTerminal(v)),
+      // The kiosk (re)started under this page: the menu and the info too.
+      this.bridge.on(EventStarted, () => void this.refresh(true)),
       // After a reconnection, events may have been missed: fetch the state again.
       this.bridge.onConnect(() => {
         this.offline = false;

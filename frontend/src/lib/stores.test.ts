@@ -1,7 +1,7 @@
 import { flushSync } from "svelte";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { BridgeError } from "./bridge";
-import { EventCheckout, EventTerminal } from "./contract";
+import { EventCheckout, EventStarted, EventTerminal } from "./contract";
 import { Kiosk } from "./stores.svelte";
 import { baseInfo, baseView, fakeTransport } from "../test/fakes";
 
@@ -33,6 +33,18 @@ describe("Kiosk stores", () => {
     k.stop();
     fake.emit(EventCheckout, { ...baseView, phase: "approved" });
     expect(k.checkout.phase).toBe("paying");
+  });
+
+  it("reads the menu again when the kiosk starts under a page already loaded (the desktop window)", async () => {
+    const fake = fakeTransport();
+    // The window loads before the kiosk runs: an empty menu at first.
+    fake.answers.Catalog = () => ({ currency: "EUR", categories: [] });
+    const k = new Kiosk(fake.bridge);
+    await k.start();
+    expect(k.catalog.categories).toHaveLength(0);
+    delete fake.answers.Catalog;
+    fake.emit(EventStarted, baseInfo);
+    await vi.waitFor(() => expect(k.catalog.categories.length).toBeGreaterThan(0));
   });
 
   it("applies the view an intent answers", async () => {
