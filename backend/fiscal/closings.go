@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -47,6 +48,27 @@ type Closing struct {
 	Perpetual int64        `json:"perpetual"`
 	// Days or Months it is made of (a month, a year): their closing numbers.
 	Parts []int64 `json:"parts,omitempty"`
+	// PublicKey (base64 of its DER) and KeyFingerprint are the key the
+	// records are signed with, printed so that the paper says which key
+	// verifies them.
+	PublicKey      string `json:"publicKey,omitempty"`
+	KeyFingerprint string `json:"keyFingerprint,omitempty"`
+	// Chains are how far the other chains went when the closing was made:
+	// the running counts of tickets and events, and their heads.
+	Chains map[string]ChainHead `json:"chains,omitempty"`
+	// Fingerprint is the closing record's own head ("Z17-…"), read from
+	// the record, not part of what it signs: what `comptoir verify
+	// --expect` is given from the paper.
+	Fingerprint string `json:"fingerprint,omitempty"`
+}
+
+// ChainHead is how far a chain went: its last record's number (the count,
+// as records are numbered from 1 without gaps), its head fingerprint and
+// its signature.
+type ChainHead struct {
+	Count int64  `json:"count"`
+	Head  string `json:"head,omitempty"`
+	Sig   string `json:"sig,omitempty"`
 }
 
 // MeansTotal is what a means of payment took (credits subtracted).
@@ -123,45 +145,35 @@ func (t *totals) into(c *Closing) {
 	c.Total, c.TotalExcl = t.total, t.excl
 }
 
-// lastClosing is the chain's last closing of a period kind, nil if none.
-func (l *Ledger) lastClosing(ctx context.Context, period string) (*Closing, error) {
+// lastDay is the chain's last closing of a day, nil if none. Months and
+// years are closed after their days, so it is among the last few.
+func (l *Ledger) lastDay(ctx context.Context) (*Closing, error) {
 	var last *Closing
-	err := l.eachRecord(ctx, journal.FiscalClosing, func(r journal.FiscalRecord) error {
-		var c Closing
-		if err := json.Unmarshal(r.Payload, &c); err != nil {
-			return fmt.Errorf("fiscal: closing %d: %w", r.Seq, err)
+	err := l.rd.backward(ctx, journal.FiscalClosing, func(r journal.FiscalRecord) (bool, error) {
+		c, err := decodeClosing(r)
+		if err != nil {
+			return false, err
 		}
-		if c.Period == period {
+		if c.Period == PeriodDay {
 			last = &c
 		}
-		return nil
+		return last == nil, nil
 	})
 	return last, err
 }
 
-// eachRecord walks a chain in order.
+// eachRecord walks a chain in order, from its first record.
 func (l *Ledger) eachRecord(ctx context.Context, kind string, f func(journal.FiscalRecord) error) error {
-	for after := int64(0); ; {
-		rs, err := l.db.FiscalRecords(ctx, kind, after, 500)
-		if err != nil {
-			return err
-		}
-		for _, r := range rs {
-			if err := f(r); err != nil {
-				return err
-			}
-			after = r.ID
-		}
-		if len(rs) < 500 {
-			return nil
-		}
-	}
+	return l.rd.forward(ctx, kind, 1, 500, func(r journal.FiscalRecord) (bool, error) { return true, f(r) })
 }
 
 // CloseDay records the closing of a day (yyyy-MM-dd in loc): the tickets
-// after the last day closed, recorded before the day's end. Days close in
-// order: a day before the last one closed, or one whose tickets are not
-// all past, is refused. Closing a day again returns its closing.
+// that follow the last day closed, up to the first one recorded at or
+// after the day's end (a clock moved back leaves no ticket out: it goes
+// to the next day). Days close in order: a day before the last one
+// closed, or one not over, is refused. Closing a day again returns its
+// closing. It reads the day's tickets and the last closings, never the
+// journal from its start.
 func (l *Ledger) CloseDay(ctx context.Context, day string, loc *time.Location) (Closing, error) {
 	start, err := time.ParseInLocation(time.DateOnly, day, loc)
 	if err != nil {
@@ -171,7 +183,7 @@ func (l *Ledger) CloseDay(ctx context.Context, day string, loc *time.Location) (
 	if rec, err := l.db.FiscalBySource(ctx, journal.FiscalClosing, ClosingSource(PeriodDay, day)); err == nil {
 		return decodeClosing(rec)
 	}
-	last, err := l.lastClosing(ctx, PeriodDay)
+	last, err := l.lastDay(ctx)
 	if err != nil {
 		return Closing{}, err
 	}
@@ -186,22 +198,22 @@ func (l *Ledger) CloseDay(ctx context.Context, day string, loc *time.Location) (
 		if at.Before(end) {
 			return nil, fmt.Errorf("fiscal: day %s is not over", day)
 		}
-		c := Closing{Number: seq, Period: PeriodDay, Name: day, From: start, To: end, At: at, Kiosk: l.Kiosk, Software: l.Software}
+		c := Closing{Number: seq, Period: PeriodDay, Name: day, From: start, To: end, At: at}
 		t := newTotals()
-		err := l.eachRecord(ctx, journal.FiscalTicket, func(r journal.FiscalRecord) error {
-			if r.Seq <= after || !r.At.Before(end) {
-				return nil
+		err := l.rd.forward(ctx, journal.FiscalTicket, after+1, 200, func(r journal.FiscalRecord) (bool, error) {
+			if !r.At.Before(end) {
+				return false, nil
 			}
 			var tk Ticket
 			if err := json.Unmarshal(r.Payload, &tk); err != nil {
-				return fmt.Errorf("fiscal: ticket %d: %w", r.Seq, err)
+				return false, fmt.Errorf("fiscal: ticket %d: %w", r.Seq, err)
 			}
 			t.ticket(tk)
 			if c.FirstTicket == 0 {
 				c.FirstTicket = r.Seq
 			}
 			c.LastTicket, c.Tickets = r.Seq, c.Tickets+1
-			return nil
+			return true, nil
 		})
 		if err != nil {
 			return nil, err
@@ -211,7 +223,7 @@ func (l *Ledger) CloseDay(ctx context.Context, day string, loc *time.Location) (
 		}
 		t.into(&c)
 		c.Perpetual = perpetual + c.Total
-		return c, nil
+		return c, l.stamp(ctx, &c)
 	})
 	if err != nil {
 		return Closing{}, err
@@ -219,47 +231,76 @@ func (l *Ledger) CloseDay(ctx context.Context, day string, loc *time.Location) (
 	return decodeClosing(rec)
 }
 
+// decodeClosing reads a closing record; its Fingerprint is the record's
+// own head.
 func decodeClosing(r journal.FiscalRecord) (Closing, error) {
 	var c Closing
 	if err := json.Unmarshal(r.Payload, &c); err != nil {
 		return Closing{}, fmt.Errorf("fiscal: closing %d: %w", r.Seq, err)
 	}
+	c.Fingerprint = HeadFingerprint(r)
 	return c, nil
 }
 
+// stamp writes on a closing being made what ties it to the rest: the
+// till, the software, the key's fingerprint, and how far every other
+// chain went (its count and the last record's signature), so that a
+// closing on paper pins them all.
+func (l *Ledger) stamp(ctx context.Context, c *Closing) error {
+	c.Kiosk, c.Software = l.Kiosk, l.Software
+	c.PublicKey, c.KeyFingerprint = PublicKeyText(l.PublicKey()), ShortFingerprint(l.PublicKey())
+	c.Chains = map[string]ChainHead{}
+	for _, kind := range []string{journal.FiscalTicket, journal.FiscalEvent, journal.FiscalArchive} {
+		r, ok, err := l.db.FiscalLast(ctx, kind)
+		if err != nil {
+			return err
+		}
+		h := ChainHead{}
+		if ok {
+			h = ChainHead{Count: r.Seq, Head: HeadFingerprint(r), Sig: r.Sig}
+		}
+		c.Chains[kind] = h
+	}
+	return nil
+}
+
 // closeOf records the closing of a month or a year from the closings of
-// the period below it that fall inside [from, to).
+// the period below it that fall inside [from, to). It reads the closings
+// back from the last one to the first of the period.
 func (l *Ledger) closeOf(ctx context.Context, period, name, below string, from, to time.Time) (Closing, error) {
 	if rec, err := l.db.FiscalBySource(ctx, journal.FiscalClosing, ClosingSource(period, name)); err == nil {
 		return decodeClosing(rec)
 	}
 	var parts []Closing
-	err := l.eachRecord(ctx, journal.FiscalClosing, func(r journal.FiscalRecord) error {
+	var perpetual int64
+	seenDay := false
+	err := l.rd.backward(ctx, journal.FiscalClosing, func(r journal.FiscalRecord) (bool, error) {
 		c, err := decodeClosing(r)
 		if err != nil {
-			return err
+			return false, err
 		}
-		if c.Period == below && !c.From.Before(from) && c.To.Compare(to) <= 0 {
-			parts = append(parts, c)
+		if c.Period == PeriodDay && !seenDay {
+			// The perpetual total so far: the last day's.
+			seenDay, perpetual = true, c.Perpetual
 		}
-		return nil
+		if c.Period == below {
+			if !c.From.Before(from) && c.To.Compare(to) <= 0 {
+				parts = append(parts, c)
+			} else if c.From.Before(from) {
+				return false, nil // closings of a period close in order
+			}
+		}
+		return true, nil
 	})
 	if err != nil {
 		return Closing{}, err
 	}
-	last, err := l.lastClosing(ctx, period)
-	if err != nil {
-		return Closing{}, err
-	}
-	var perpetual int64
-	if last != nil {
-		perpetual = last.Perpetual
-	}
+	slices.Reverse(parts)
 	rec, _, err := l.append(ctx, journal.FiscalClosing, ClosingSource(period, name), func(seq int64, at time.Time) (any, error) {
 		if at.Before(to) {
 			return nil, fmt.Errorf("fiscal: %s %s is not over", period, name)
 		}
-		c := Closing{Number: seq, Period: period, Name: name, From: from, To: to, At: at, Kiosk: l.Kiosk, Software: l.Software, Parts: []int64{}}
+		c := Closing{Number: seq, Period: period, Name: name, From: from, To: to, At: at, Parts: []int64{}}
 		t := newTotals()
 		for _, p := range parts {
 			t.closing(p)
@@ -273,12 +314,12 @@ func (l *Ledger) closeOf(ctx context.Context, period, name, below string, from, 
 			c.Tickets += p.Tickets
 		}
 		t.into(&c)
-		c.Perpetual = perpetual + c.Total
+		c.Perpetual = perpetual
 		if n := len(parts); n > 0 {
 			// The days' own perpetual total is the truth: the same sum.
 			c.Perpetual = parts[n-1].Perpetual
 		}
-		return c, nil
+		return c, l.stamp(ctx, &c)
 	})
 	if err != nil {
 		return Closing{}, err
@@ -308,12 +349,13 @@ func (l *Ledger) CloseYear(ctx context.Context, year, startMonth int, loc *time.
 // CloseDue records every closing that is due at now: each day with
 // tickets not closed yet, up to yesterday; each month over with a day
 // closed; each fiscal year over with a month closed. It is what the kiosk
-// does at start when staff did not close.
+// does at start when staff did not close. What it reads grows with what
+// it closes, not with the journal's age.
 func (l *Ledger) CloseDue(ctx context.Context, now time.Time, loc *time.Location, yearStart int) ([]Closing, error) {
 	var out []Closing
 	today := now.In(loc).Format(time.DateOnly)
 	for {
-		last, err := l.lastClosing(ctx, PeriodDay)
+		last, err := l.lastDay(ctx)
 		if err != nil {
 			return out, err
 		}
@@ -321,17 +363,11 @@ func (l *Ledger) CloseDue(ctx context.Context, now time.Time, loc *time.Location
 		if last != nil {
 			after = last.LastTicket
 		}
-		var next *journal.FiscalRecord
-		err = l.eachRecord(ctx, journal.FiscalTicket, func(r journal.FiscalRecord) error {
-			if next == nil && r.Seq > after {
-				next = &r
-			}
-			return nil
-		})
+		next, ok, err := l.rd.bySeq(ctx, journal.FiscalTicket, after+1)
 		if err != nil {
 			return out, err
 		}
-		if next == nil {
+		if !ok {
 			break
 		}
 		day := next.At.In(loc).Format(time.DateOnly)
@@ -344,7 +380,16 @@ func (l *Ledger) CloseDue(ctx context.Context, now time.Time, loc *time.Location
 		}
 		out = append(out, c)
 	}
-	months, err := l.periodsToClose(ctx, PeriodDay, PeriodMonth, func(c Closing) string { return c.From.In(loc).Format("2006-01") })
+	monthOf := func(c Closing) string { return c.From.In(loc).Format("2006-01") }
+	yearOf := func(c Closing) string {
+		f := c.From.In(loc)
+		y := f.Year()
+		if int(f.Month()) < yearStart {
+			y--
+		}
+		return time.Date(y, time.Month(yearStart), 1, 0, 0, 0, 0, loc).Format("2006-01")
+	}
+	months, err := l.periodsToClose(ctx, PeriodDay, PeriodMonth, monthOf)
 	if err != nil {
 		return out, err
 	}
@@ -359,14 +404,7 @@ func (l *Ledger) CloseDue(ctx context.Context, now time.Time, loc *time.Location
 		}
 		out = append(out, c)
 	}
-	years, err := l.periodsToClose(ctx, PeriodMonth, PeriodYear, func(c Closing) string {
-		f := c.From.In(loc)
-		y := f.Year()
-		if int(f.Month()) < yearStart {
-			y--
-		}
-		return time.Date(y, time.Month(yearStart), 1, 0, 0, 0, 0, loc).Format("2006-01")
-	})
+	years, err := l.periodsToClose(ctx, PeriodMonth, PeriodYear, yearOf)
 	if err != nil {
 		return out, err
 	}
@@ -385,33 +423,37 @@ func (l *Ledger) CloseDue(ctx context.Context, now time.Time, loc *time.Location
 }
 
 // periodsToClose are the names of the periods above that closings of the
-// period below fall in, and that have no closing yet, oldest first.
+// period below fall in, and that have no closing yet, oldest first. It
+// reads the closings back to the first one below that falls in a period
+// no later than the last one closed above: periods close in order, so
+// those before it are closed.
 func (l *Ledger) periodsToClose(ctx context.Context, below, above string, name func(Closing) string) ([]string, error) {
 	seen, closed := map[string]bool{}, map[string]bool{}
 	var names []string
-	err := l.eachRecord(ctx, journal.FiscalClosing, func(r journal.FiscalRecord) error {
+	latest := ""
+	err := l.rd.backward(ctx, journal.FiscalClosing, func(r journal.FiscalRecord) (bool, error) {
 		c, err := decodeClosing(r)
 		if err != nil {
-			return err
+			return false, err
 		}
 		switch c.Period {
 		case below:
-			if n := name(c); !seen[n] {
+			n := name(c)
+			if latest != "" && n <= latest {
+				return false, nil
+			}
+			if !seen[n] && !closed[n] {
 				seen[n] = true
 				names = append(names, n)
 			}
 		case above:
 			closed[c.Name] = true
+			latest = max(latest, c.Name)
 		}
-		return nil
+		return true, nil
 	})
-	var out []string
-	for _, n := range names {
-		if !closed[n] {
-			out = append(out, n)
-		}
-	}
-	return out, err
+	slices.Reverse(names)
+	return names, err
 }
 
 // Text is the closing as printed on the terminal's paper (columns wide).
@@ -455,6 +497,23 @@ func (c Closing) Text(columns int, money func(int64) string) string {
 	two("TOTAL", money(c.Total))
 	two("Total excl. VAT", money(c.TotalExcl))
 	two("Perpetual total", money(c.Perpetual))
+	b.WriteString(rule)
+	if c.Chains != nil {
+		two("Tickets to date", fmt.Sprint(c.Chains[journal.FiscalTicket].Count))
+		two("Events to date", fmt.Sprint(c.Chains[journal.FiscalEvent].Count))
+	}
+	if c.Fingerprint != "" {
+		two("Chain", c.Fingerprint)
+	}
+	if c.KeyFingerprint != "" {
+		two("Key", c.KeyFingerprint)
+		b.WriteString("Public key:\n")
+		for k := c.PublicKey; k != ""; {
+			n := min(columns, len(k))
+			b.WriteString(k[:n] + "\n")
+			k = k[n:]
+		}
+	}
 	b.WriteString(c.Software + "\n")
 	return b.String()
 }
