@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +15,19 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	_ "modernc.org/sqlite"
 )
+
+// TestMain keeps the tests' signing keys in a folder of their own: run as
+// root on Linux, the commands would keep them under /var/lib.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "comptoir-fiscal-keys-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("COMPTOIR_FISCAL_KEYS", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // Orders paid at the command line get their tickets; `comptoir verify`
 // holds, then names the record a SQL client changed or deleted behind the
