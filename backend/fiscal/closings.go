@@ -389,10 +389,11 @@ func (l *Ledger) CloseDue(ctx context.Context, now time.Time, loc *time.Location
 		}
 		return time.Date(y, time.Month(yearStart), 1, 0, 0, 0, 0, loc).Format("2006-01")
 	}
-	months, err := l.periodsToClose(ctx, PeriodDay, PeriodMonth, monthOf)
+	months, err := l.monthsToClose(ctx, monthOf)
 	if err != nil {
 		return out, err
 	}
+	var monthsNow []Closing
 	for _, m := range months {
 		start, _ := time.ParseInLocation("2006-01", m, loc)
 		if start.AddDate(0, 1, 0).After(now) {
@@ -402,9 +403,9 @@ func (l *Ledger) CloseDue(ctx context.Context, now time.Time, loc *time.Location
 		if err != nil {
 			return out, err
 		}
-		out = append(out, c)
+		out, monthsNow = append(out, c), append(monthsNow, c)
 	}
-	years, err := l.periodsToClose(ctx, PeriodMonth, PeriodYear, yearOf)
+	years, err := l.yearsToClose(ctx, monthsNow, yearOf)
 	if err != nil {
 		return out, err
 	}
@@ -422,12 +423,11 @@ func (l *Ledger) CloseDue(ctx context.Context, now time.Time, loc *time.Location
 	return out, nil
 }
 
-// periodsToClose are the names of the periods above that closings of the
-// period below fall in, and that have no closing yet, oldest first. It
-// reads the closings back to the first one below that falls in a period
-// no later than the last one closed above: periods close in order, so
-// those before it are closed.
-func (l *Ledger) periodsToClose(ctx context.Context, below, above string, name func(Closing) string) ([]string, error) {
+// monthsToClose are the months that days closed fall in, and that have
+// no closing yet, oldest first. It reads the closings back to the first
+// day in a month no later than the last month closed: months close in
+// order, so those before it are closed.
+func (l *Ledger) monthsToClose(ctx context.Context, name func(Closing) string) ([]string, error) {
 	seen, closed := map[string]bool{}, map[string]bool{}
 	var names []string
 	latest := ""
@@ -437,7 +437,7 @@ func (l *Ledger) periodsToClose(ctx context.Context, below, above string, name f
 			return false, err
 		}
 		switch c.Period {
-		case below:
+		case PeriodDay:
 			n := name(c)
 			if latest != "" && n <= latest {
 				return false, nil
@@ -446,13 +446,48 @@ func (l *Ledger) periodsToClose(ctx context.Context, below, above string, name f
 				seen[n] = true
 				names = append(names, n)
 			}
-		case above:
+		case PeriodMonth:
 			closed[c.Name] = true
 			latest = max(latest, c.Name)
 		}
 		return true, nil
 	})
 	slices.Reverse(names)
+	return names, err
+}
+
+// yearsToClose are the fiscal years of the months closed now and of the
+// last month closed before them (a year a crash left open), that have no
+// closing yet, oldest first. It reads the closings back to that month: a
+// year's closing follows its months.
+func (l *Ledger) yearsToClose(ctx context.Context, now []Closing, name func(Closing) string) ([]string, error) {
+	closedNow := map[int64]bool{}
+	for _, c := range now {
+		closedNow[c.Number] = true
+	}
+	var candidates []Closing
+	closed := map[string]bool{}
+	err := l.rd.backward(ctx, journal.FiscalClosing, func(r journal.FiscalRecord) (bool, error) {
+		c, err := decodeClosing(r)
+		if err != nil {
+			return false, err
+		}
+		switch {
+		case c.Period == PeriodYear:
+			closed[c.Name] = true
+		case c.Period == PeriodMonth:
+			candidates = append(candidates, c)
+			return closedNow[c.Number], nil
+		}
+		return true, nil
+	})
+	slices.Reverse(candidates)
+	var names []string
+	for _, c := range candidates {
+		if n := name(c); !closed[n] && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
 	return names, err
 }
 

@@ -172,8 +172,9 @@ func (rd *reader) backward(ctx context.Context, kind string, f func(journal.Fisc
 	if err != nil || !ok {
 		return err
 	}
-	const page = 64
-	for top := last.Seq; top >= 1; top -= page {
+	// Most walks back stop after a few records: pages start small.
+	page := int64(4)
+	for top := last.Seq; top >= 1; top, page = top-page, min(2*page, 256) {
 		from := max(top-page+1, 1)
 		var rs []journal.FiscalRecord
 		err := rd.forward(ctx, kind, from, int(max(top-from, 1)), func(r journal.FiscalRecord) (bool, error) {
