@@ -552,3 +552,28 @@ func (c Closing) Text(columns int, money func(int64) string) string {
 	b.WriteString(c.Software + "\n")
 	return b.String()
 }
+
+// Closings are every closing recorded (days, months, fiscal years),
+// newest first.
+func (l *Ledger) Closings(ctx context.Context) ([]Closing, error) {
+	var out []Closing
+	err := l.eachRecord(ctx, journal.FiscalClosing, func(r journal.FiscalRecord) error {
+		c, err := decodeClosing(r)
+		if err == nil {
+			out = append(out, c)
+		}
+		return err
+	})
+	slices.Reverse(out)
+	return out, err
+}
+
+// ClosingNumbered is the closing numbered n (ok false: none).
+func (l *Ledger) ClosingNumbered(ctx context.Context, n int64) (Closing, bool, error) {
+	r, ok, err := l.rd.bySeq(ctx, journal.FiscalClosing, n)
+	if err != nil || !ok {
+		return Closing{}, false, err
+	}
+	c, err := decodeClosing(r)
+	return c, err == nil, err
+}
