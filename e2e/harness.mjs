@@ -18,6 +18,10 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const root = join(here, "..");
 export const artifacts = join(root, "build", "e2e");
 
+// The tests' fiscal signing keys go to a folder of their own: run as root
+// on Linux, comptoir would keep them under /var/lib.
+if (!process.env.COMPTOIR_FISCAL_KEYS) process.env.COMPTOIR_FISCAL_KEYS = mkdtempSync(join(tmpdir(), "comptoir-e2e-keys-"));
+
 let builtBinary;
 
 /** binary returns the comptoir binary, building it once if not given. */

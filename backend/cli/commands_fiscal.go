@@ -180,12 +180,16 @@ func verifyJournal(ctx context.Context, common commonFlags, pubArg []byte, expec
 // cmdFiscal is `comptoir fiscal key`: the public key, to export once at
 // installation (made if there is none yet), with its fingerprint.
 func cmdFiscal(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var common commonFlags
-	fs := newFlagSet("fiscal", stderr, &common)
-	if err := fs.Parse(args); err != nil {
+	if len(args) == 0 || args[0] != "key" {
+		fmt.Fprintln(stderr, "usage: comptoir fiscal key [--data-dir DIR]")
 		return 2
 	}
-	if fs.NArg() != 1 || fs.Arg(0) != "key" {
+	var common commonFlags
+	fs := newFlagSet("fiscal key", stderr, &common)
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	if fs.NArg() != 0 {
 		fmt.Fprintln(stderr, "usage: comptoir fiscal key [--data-dir DIR]")
 		return 2
 	}

@@ -127,7 +127,9 @@ func TestVerifyWithAKeyAndFingerprintsFromOutside(t *testing.T) {
 			t.Fatalf("pay: %s", msg)
 		}
 	}
-	code, out, msg := run1("fiscal", "key")
+	var keyOut, keyErr bytes.Buffer
+	code := run([]string{"fiscal", "key", "--data-dir", dir}, &keyOut, &keyErr)
+	out, msg := keyOut.String(), keyErr.String()
 	var key struct {
 		Base64, ShortFingerprint, KeyStore string
 		Outside                            bool
