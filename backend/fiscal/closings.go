@@ -56,6 +56,12 @@ type Closing struct {
 	// Chains are how far the other chains went when the closing was made:
 	// the running counts of tickets and events, and their heads.
 	Chains map[string]ChainHead `json:"chains,omitempty"`
+	// Latest names the last day, month and fiscal year closed when this
+	// closing was made (itself included); LastTicketSource is the source of
+	// a day's last ticket. The next closing finds where to start by these
+	// names, not by walking the chains.
+	Latest           *Latest `json:"latest,omitempty"`
+	LastTicketSource string  `json:"lastTicketSource,omitempty"`
 	// Fingerprint is the closing record's own head ("Z17-…"), read from
 	// the record, not part of what it signs: what `comptoir verify
 	// --expect` is given from the paper.
@@ -145,23 +151,6 @@ func (t *totals) into(c *Closing) {
 	c.Total, c.TotalExcl = t.total, t.excl
 }
 
-// lastDay is the chain's last closing of a day, nil if none. Months and
-// years are closed after their days, so it is among the last few.
-func (l *Ledger) lastDay(ctx context.Context) (*Closing, error) {
-	var last *Closing
-	err := l.rd.backward(ctx, journal.FiscalClosing, func(r journal.FiscalRecord) (bool, error) {
-		c, err := decodeClosing(r)
-		if err != nil {
-			return false, err
-		}
-		if c.Period == PeriodDay {
-			last = &c
-		}
-		return last == nil, nil
-	})
-	return last, err
-}
-
 // eachRecord walks a chain in order, from its first record.
 func (l *Ledger) eachRecord(ctx context.Context, kind string, f func(journal.FiscalRecord) error) error {
 	return l.rd.forward(ctx, kind, 1, 500, func(r journal.FiscalRecord) (bool, error) { return true, f(r) })
@@ -172,8 +161,8 @@ func (l *Ledger) eachRecord(ctx context.Context, kind string, f func(journal.Fis
 // after the day's end (a clock moved back leaves no ticket out: it goes
 // to the next day). Days close in order: a day before the last one
 // closed, or one not over, is refused. Closing a day again returns its
-// closing. It reads the day's tickets and the last closings, never the
-// journal from its start.
+// closing. It reads the day's tickets and the last closing, found by
+// name, never the journal from its start.
 func (l *Ledger) CloseDay(ctx context.Context, day string, loc *time.Location) (Closing, error) {
 	start, err := time.ParseInLocation(time.DateOnly, day, loc)
 	if err != nil {
@@ -183,24 +172,25 @@ func (l *Ledger) CloseDay(ctx context.Context, day string, loc *time.Location) (
 	if rec, err := l.db.FiscalBySource(ctx, journal.FiscalClosing, ClosingSource(PeriodDay, day)); err == nil {
 		return decodeClosing(rec)
 	}
-	last, err := l.lastDay(ctx)
-	if err != nil {
-		return Closing{}, err
-	}
-	var after, perpetual int64
-	if last != nil {
-		if !last.From.Before(start) {
-			return Closing{}, fmt.Errorf("fiscal: day %s is before the last day closed, %s", day, last.Name)
-		}
-		after, perpetual = last.LastTicket, last.Perpetual
-	}
 	rec, _, err := l.append(ctx, journal.FiscalClosing, ClosingSource(PeriodDay, day), func(seq int64, at time.Time) (any, error) {
 		if at.Before(end) {
 			return nil, fmt.Errorf("fiscal: day %s is not over", day)
 		}
+		// Read inside the closing's transaction: no other closing comes
+		// between the last day and this one.
+		last, err := l.lastOf(ctx, PeriodDay)
+		if err != nil {
+			return nil, err
+		}
 		c := Closing{Number: seq, Period: PeriodDay, Name: day, From: start, To: end, At: at}
+		if last != nil {
+			if !last.From.Before(start) {
+				return nil, fmt.Errorf("fiscal: day %s is before the last day closed, %s", day, last.Name)
+			}
+			c.LastTicket, c.LastTicketSource, c.Perpetual = last.LastTicket, last.LastTicketSource, last.Perpetual
+		}
 		t := newTotals()
-		err := l.rd.forward(ctx, journal.FiscalTicket, after+1, 200, func(r journal.FiscalRecord) (bool, error) {
+		err = l.ticketsAfter(ctx, last, func(r journal.FiscalRecord) (bool, error) {
 			if !r.At.Before(end) {
 				return false, nil
 			}
@@ -212,17 +202,14 @@ func (l *Ledger) CloseDay(ctx context.Context, day string, loc *time.Location) (
 			if c.FirstTicket == 0 {
 				c.FirstTicket = r.Seq
 			}
-			c.LastTicket, c.Tickets = r.Seq, c.Tickets+1
+			c.LastTicket, c.LastTicketSource, c.Tickets = r.Seq, r.Source, c.Tickets+1
 			return true, nil
 		})
 		if err != nil {
 			return nil, err
 		}
-		if c.Tickets == 0 {
-			c.LastTicket = after
-		}
 		t.into(&c)
-		c.Perpetual = perpetual + c.Total
+		c.Perpetual += c.Total
 		return c, l.stamp(ctx, &c)
 	})
 	if err != nil {
@@ -247,6 +234,12 @@ func decodeClosing(r journal.FiscalRecord) (Closing, error) {
 // chain went (its count and the last record's signature), so that a
 // closing on paper pins them all.
 func (l *Ledger) stamp(ctx context.Context, c *Closing) error {
+	lt, err := l.latest(ctx)
+	if err != nil {
+		return err
+	}
+	lt.set(c.Period, c.Name)
+	c.Latest = &lt
 	c.Kiosk, c.Software = l.Kiosk, l.Software
 	c.PublicKey, c.KeyFingerprint = PublicKeyText(l.PublicKey()), ShortFingerprint(l.PublicKey())
 	c.Chains = map[string]ChainHead{}
@@ -265,42 +258,26 @@ func (l *Ledger) stamp(ctx context.Context, c *Closing) error {
 }
 
 // closeOf records the closing of a month or a year from the closings of
-// the period below it that fall inside [from, to). It reads the closings
-// back from the last one to the first of the period.
+// the period below it that fall inside [from, to), found by name.
 func (l *Ledger) closeOf(ctx context.Context, period, name, below string, from, to time.Time) (Closing, error) {
 	if rec, err := l.db.FiscalBySource(ctx, journal.FiscalClosing, ClosingSource(period, name)); err == nil {
 		return decodeClosing(rec)
 	}
-	var parts []Closing
-	var perpetual int64
-	seenDay := false
-	err := l.rd.backward(ctx, journal.FiscalClosing, func(r journal.FiscalRecord) (bool, error) {
-		c, err := decodeClosing(r)
-		if err != nil {
-			return false, err
-		}
-		if c.Period == PeriodDay && !seenDay {
-			// The perpetual total so far: the last day's.
-			seenDay, perpetual = true, c.Perpetual
-		}
-		if c.Period == below {
-			if !c.From.Before(from) && c.To.Compare(to) <= 0 {
-				parts = append(parts, c)
-			} else if c.From.Before(from) {
-				return false, nil // closings of a period close in order
-			}
-		}
-		return true, nil
-	})
+	parts, err := l.closingsIn(ctx, below, from, to)
 	if err != nil {
 		return Closing{}, err
 	}
-	slices.Reverse(parts)
 	rec, _, err := l.append(ctx, journal.FiscalClosing, ClosingSource(period, name), func(seq int64, at time.Time) (any, error) {
 		if at.Before(to) {
 			return nil, fmt.Errorf("fiscal: %s %s is not over", period, name)
 		}
 		c := Closing{Number: seq, Period: period, Name: name, From: from, To: to, At: at, Parts: []int64{}}
+		// The perpetual total so far: the last day's.
+		if last, err := l.lastOf(ctx, PeriodDay); err != nil {
+			return nil, err
+		} else if last != nil {
+			c.Perpetual = last.Perpetual
+		}
 		t := newTotals()
 		for _, p := range parts {
 			t.closing(p)
@@ -314,7 +291,6 @@ func (l *Ledger) closeOf(ctx context.Context, period, name, below string, from, 
 			c.Tickets += p.Tickets
 		}
 		t.into(&c)
-		c.Perpetual = perpetual
 		if n := len(parts); n > 0 {
 			// The days' own perpetual total is the truth: the same sum.
 			c.Perpetual = parts[n-1].Perpetual
@@ -325,6 +301,22 @@ func (l *Ledger) closeOf(ctx context.Context, period, name, below string, from, 
 		return Closing{}, err
 	}
 	return decodeClosing(rec)
+}
+
+// closingsIn are the closings of a period (day or month) named within
+// [from, to), in order.
+func (l *Ledger) closingsIn(ctx context.Context, period string, from, to time.Time) ([]Closing, error) {
+	var out []Closing
+	for _, name := range periodNames(period, from, to) {
+		c, ok, err := l.named(ctx, period, name)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // CloseMonth records a month's closing (yyyy-MM) from its days.
@@ -344,151 +336,6 @@ func (l *Ledger) CloseYear(ctx context.Context, year, startMonth int, loc *time.
 	}
 	from := time.Date(year, time.Month(startMonth), 1, 0, 0, 0, 0, loc)
 	return l.closeOf(ctx, PeriodYear, from.Format("2006-01"), PeriodMonth, from, from.AddDate(1, 0, 0))
-}
-
-// CloseDue records every closing that is due at now: each day with
-// tickets not closed yet, up to yesterday; each month over with a day
-// closed; each fiscal year over with a month closed. It is what the kiosk
-// does at start when staff did not close. What it reads grows with what
-// it closes, not with the journal's age.
-func (l *Ledger) CloseDue(ctx context.Context, now time.Time, loc *time.Location, yearStart int) ([]Closing, error) {
-	var out []Closing
-	today := now.In(loc).Format(time.DateOnly)
-	for {
-		last, err := l.lastDay(ctx)
-		if err != nil {
-			return out, err
-		}
-		var after int64
-		if last != nil {
-			after = last.LastTicket
-		}
-		next, ok, err := l.rd.bySeq(ctx, journal.FiscalTicket, after+1)
-		if err != nil {
-			return out, err
-		}
-		if !ok {
-			break
-		}
-		day := next.At.In(loc).Format(time.DateOnly)
-		if day >= today {
-			break
-		}
-		c, err := l.CloseDay(ctx, day, loc)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, c)
-	}
-	monthOf := func(c Closing) string { return c.From.In(loc).Format("2006-01") }
-	yearOf := func(c Closing) string {
-		f := c.From.In(loc)
-		y := f.Year()
-		if int(f.Month()) < yearStart {
-			y--
-		}
-		return time.Date(y, time.Month(yearStart), 1, 0, 0, 0, 0, loc).Format("2006-01")
-	}
-	months, err := l.monthsToClose(ctx, monthOf)
-	if err != nil {
-		return out, err
-	}
-	var monthsNow []Closing
-	for _, m := range months {
-		start, _ := time.ParseInLocation("2006-01", m, loc)
-		if start.AddDate(0, 1, 0).After(now) {
-			continue
-		}
-		c, err := l.CloseMonth(ctx, m, loc)
-		if err != nil {
-			return out, err
-		}
-		out, monthsNow = append(out, c), append(monthsNow, c)
-	}
-	years, err := l.yearsToClose(ctx, monthsNow, yearOf)
-	if err != nil {
-		return out, err
-	}
-	for _, y := range years {
-		start, _ := time.ParseInLocation("2006-01", y, loc)
-		if start.AddDate(1, 0, 0).After(now) {
-			continue
-		}
-		c, err := l.CloseYear(ctx, start.Year(), yearStart, loc)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
-
-// monthsToClose are the months that days closed fall in, and that have
-// no closing yet, oldest first. It reads the closings back to the first
-// day in a month no later than the last month closed: months close in
-// order, so those before it are closed.
-func (l *Ledger) monthsToClose(ctx context.Context, name func(Closing) string) ([]string, error) {
-	seen, closed := map[string]bool{}, map[string]bool{}
-	var names []string
-	latest := ""
-	err := l.rd.backward(ctx, journal.FiscalClosing, func(r journal.FiscalRecord) (bool, error) {
-		c, err := decodeClosing(r)
-		if err != nil {
-			return false, err
-		}
-		switch c.Period {
-		case PeriodDay:
-			n := name(c)
-			if latest != "" && n <= latest {
-				return false, nil
-			}
-			if !seen[n] && !closed[n] {
-				seen[n] = true
-				names = append(names, n)
-			}
-		case PeriodMonth:
-			closed[c.Name] = true
-			latest = max(latest, c.Name)
-		}
-		return true, nil
-	})
-	slices.Reverse(names)
-	return names, err
-}
-
-// yearsToClose are the fiscal years of the months closed now and of the
-// last month closed before them (a year a crash left open), that have no
-// closing yet, oldest first. It reads the closings back to that month: a
-// year's closing follows its months.
-func (l *Ledger) yearsToClose(ctx context.Context, now []Closing, name func(Closing) string) ([]string, error) {
-	closedNow := map[int64]bool{}
-	for _, c := range now {
-		closedNow[c.Number] = true
-	}
-	var candidates []Closing
-	closed := map[string]bool{}
-	err := l.rd.backward(ctx, journal.FiscalClosing, func(r journal.FiscalRecord) (bool, error) {
-		c, err := decodeClosing(r)
-		if err != nil {
-			return false, err
-		}
-		switch {
-		case c.Period == PeriodYear:
-			closed[c.Name] = true
-		case c.Period == PeriodMonth:
-			candidates = append(candidates, c)
-			return closedNow[c.Number], nil
-		}
-		return true, nil
-	})
-	slices.Reverse(candidates)
-	var names []string
-	for _, c := range candidates {
-		if n := name(c); !closed[n] && !slices.Contains(names, n) {
-			names = append(names, n)
-		}
-	}
-	return names, err
 }
 
 // Text is the closing as printed on the terminal's paper (columns wide).

@@ -146,8 +146,14 @@ func (rd *reader) forward(ctx context.Context, kind string, from int64, batch in
 		}
 		after = start.ID
 	}
+	return rd.after(ctx, kind, after, batch, f)
+}
+
+// after calls f on kind's records stored after row afterID (0: from the
+// first), in order, until f says stop or the chain ends, batch at a time.
+func (rd *reader) after(ctx context.Context, kind string, afterID int64, batch int, f func(journal.FiscalRecord) (bool, error)) error {
 	for {
-		rs, err := rd.db.FiscalRecords(ctx, kind, after, batch)
+		rs, err := rd.db.FiscalRecords(ctx, kind, afterID, batch)
 		rd.reads.Add(int64(len(rs)))
 		if err != nil {
 			return err
@@ -156,7 +162,7 @@ func (rd *reader) forward(ctx context.Context, kind string, from int64, batch in
 			if more, err := f(r); err != nil || !more {
 				return err
 			}
-			after = r.ID
+			afterID = r.ID
 		}
 		if len(rs) < batch {
 			return nil
