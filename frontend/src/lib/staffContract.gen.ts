@@ -508,11 +508,29 @@ export interface FiscalClosing {
      */
     chains?: Record<string, FiscalChainHead>;
     /**
+     * Latest names the last day, month and fiscal year closed when this
+     * closing was made (itself included); LastTicketSource is the source of
+     * a day's last ticket. The next closing finds where to start by these
+     * names, not by walking the chains.
+     */
+    latest?: FiscalLatest;
+    lastTicketSource?: string;
+    /**
      * Fingerprint is the closing record's own head ("Z17-…"), read from
      * the record, not part of what it signs: what `comptoir verify
      * --expect` is given from the paper.
      */
     fingerprint?: string;
+}
+
+// From fiscal/due.go
+/**
+ * Latest names the last day, month and fiscal year closed.
+ */
+export interface FiscalLatest {
+    day?: string;
+    month?: string;
+    year?: string;
 }
 
 // From fiscal/closings.go
