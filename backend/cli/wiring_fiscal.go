@@ -100,6 +100,10 @@ func pinLedger(ctx context.Context, dir string, db *journal.DB, w io.Writer) *fi
 // apart from the time elapsed is recorded as it is seen.
 func runLedger(ctx context.Context, l *fiscal.Ledger, db *journal.DB, dir string, warn *fiscalWarning, logger *slog.Logger) {
 	bg := context.WithoutCancel(ctx)
+	l.OnRefused(func(orderID, why string) {
+		logger.Error("fiscal: a sale out of bounds is not signed", "order", orderID, "why", why)
+		warn.add(fmt.Sprintf("Order %s is paid but its fiscal ticket was refused (%s). Look at the order and the audit trail (fiscal_refused).", orderID, strings.TrimPrefix(why, "fiscal: ")))
+	})
 	if err := l.Start(bg, "version "+version); err != nil {
 		logger.Error("fiscal: the start is not recorded", "err", err)
 	}
@@ -167,6 +171,16 @@ type fiscalWarning struct {
 
 func (w *fiscalWarning) set(msg string) {
 	w.mu.Lock()
+	w.msg = msg
+	w.mu.Unlock()
+}
+
+// add says one more thing, after what is said already.
+func (w *fiscalWarning) add(msg string) {
+	w.mu.Lock()
+	if w.msg != "" {
+		msg = w.msg + " " + msg
+	}
 	w.msg = msg
 	w.mu.Unlock()
 }

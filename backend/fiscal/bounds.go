@@ -97,9 +97,15 @@ func (l *Ledger) refuse(ctx context.Context, orderID string, cause error) error 
 	if err != nil {
 		return err
 	}
-	if created {
-		return l.db.AppendAudit(ctx, journal.AuditRecord{Who: "system:fiscal", Action: "fiscal_refused", Subject: orderID,
-			Detail: be.Error() + ": the order is paid and waits for staff"})
+	if !created {
+		return nil
 	}
-	return nil
+	l.mu.Lock()
+	tell := l.onRefused
+	l.mu.Unlock()
+	if tell != nil {
+		tell(orderID, be.Error())
+	}
+	return l.db.AppendAudit(ctx, journal.AuditRecord{Who: "system:fiscal", Action: "fiscal_refused", Subject: orderID,
+		Detail: be.Error() + ": the order is paid and waits for staff"})
 }

@@ -44,6 +44,17 @@ type Ledger struct {
 	// PendingAtStart is how many payment attempts were unfinished when the
 	// process opened the journal: Start records their recovery.
 	PendingAtStart int
+	// onRefused, when set, is told of a sale refused (out of bounds), once
+	// per order (under mu).
+	onRefused func(orderID, why string)
+}
+
+// OnRefused sets what is told of a sale refused (out of bounds), once per
+// order: staff are to look at it.
+func (l *Ledger) OnRefused(f func(orderID, why string)) {
+	l.mu.Lock()
+	l.onRefused = f
+	l.mu.Unlock()
 }
 
 // NewLedger is a ledger on db signing with key.

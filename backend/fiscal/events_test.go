@@ -106,6 +106,8 @@ func TestSalesOutOfBoundsAreRefused(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
+			var told []string
+			e.ledger.OnRefused(func(orderID, _ string) { told = append(told, orderID) })
 			e.sale("good")
 			data := `{"number":"9","language":"fr","lines":[` + lines + `]}`
 			if err := e.db.CreateOrder(e.ctx, journal.Order{ID: "bad", Currency: "EUR", Total: 250, Data: json.RawMessage(data)}); err != nil {
@@ -136,6 +138,9 @@ func TestSalesOutOfBoundsAreRefused(t *testing.T) {
 			audit, err := e.db.Audit(e.ctx, journal.AuditQuery{Action: "fiscal_refused"})
 			if err != nil || len(audit) != 1 || audit[0].Subject != "bad" {
 				t.Fatalf("audit %+v %v", audit, err)
+			}
+			if len(told) != 1 || told[0] != "bad" {
+				t.Fatalf("staff were told %v", told)
 			}
 			if o, _ := e.db.Order(e.ctx, "bad"); o.Status != journal.OrderPaid {
 				t.Fatalf("order %s", o.Status)
