@@ -18,6 +18,14 @@ const here = dirname(fileURLToPath(import.meta.url));
 export const root = join(here, "..");
 export const artifacts = join(root, "build", "e2e");
 
+// The tests' fiscal signing keys go to a folder of their own: run as root
+// on Linux, comptoir would keep them under /var/lib.
+if (!process.env.COMPTOIR_FISCAL_KEYS) {
+  const keys = mkdtempSync(join(tmpdir(), "comptoir-e2e-keys-"));
+  process.env.COMPTOIR_FISCAL_KEYS = keys;
+  process.on("exit", () => rmSync(keys, { recursive: true, force: true }));
+}
+
 let builtBinary;
 
 /** binary returns the comptoir binary, building it once if not given. */

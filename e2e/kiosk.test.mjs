@@ -53,12 +53,15 @@ test("a full order paid by card, receipt printed", async (t) => {
   assert.deepEqual(env.consoleErrors, []);
 });
 
-test("fiscal: the receipt carries the French mentions, a reprint says DUPLICATA, and the records verify", async (t) => {
+test("fiscal: the receipt carries the French mentions, a reprint says DUPLICATA, the Z on paper verifies the records with the key exported at installation", async (t) => {
   const env = await setup(t);
   // The merchant's legal identity, set while the kiosk is stopped.
   await env.stopKiosk();
   const merchant = { name: "Café du Comptoir", address: ["12 rue de la Paix", "75002 Paris"], vatNumber: "FR12345678901", siret: "123 456 789 00012", country: "FR", footer: [] };
   execFileSync(binary(), ["settings", "--data-dir", env.dataDir, "set", "receipt.merchant", JSON.stringify(merchant)], { stdio: ["ignore", "ignore", "inherit"] });
+  // The public key, exported at installation.
+  const exported = JSON.parse(execFileSync(binary(), ["fiscal", "key", "--data-dir", env.dataDir], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
+  assert.match(exported.shortFingerprint, /^[0-9a-f]{4}(-[0-9a-f]{4}){3}$/);
   await env.startKiosk();
   await order(env, { croissant: 1, "cafe-creme": 1 }, "fr");
   await checkout(env);
@@ -72,6 +75,8 @@ test("fiscal: the receipt carries the French mentions, a reprint says DUPLICATA,
   for (const want of [/Café du Comptoir/, /SIRET 123 456 789 00012/, /N° TVA FR12345678901/, /Ticket n° 1\b/, /Caisse \S+/, /Total HT/, /TVA/, /Comptoir \S+/]) {
     assert.match(receipt, want, receipt);
   }
+  const ticketHead = receipt.match(/Signature (T1-[0-9a-f]{12})/)?.[1];
+  assert.ok(ticketHead, receipt);
   assert.doesNotMatch(receipt, /DUPLICATA/);
   await env.page.locator(tid("finish")).click();
   await screen(env, "welcome");
@@ -86,13 +91,59 @@ test("fiscal: the receipt carries the French mentions, a reprint says DUPLICATA,
   assert.match(copy, /DUPLICATA n° 1/, copy);
   assert.match(copy, /Ticket n° 1\b/);
 
-  // Stopped, the journal's chains verify: one ticket, the start, the copy.
+  // Yesterday's Z, from staff mode: on paper, the key and its
+  // fingerprint, the chain's fingerprint, the running counts and the
+  // perpetual grand total; the closing is listed.
+  await openTab(env, "report");
+  const d = new Date(Date.now() - 24 * 3600 * 1000);
+  const yesterday = `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
+  await env.page.locator(tid("report-day-input")).fill(yesterday);
+  const beforeZ = (await env.sim("/sim/printed")).length;
+  await env.page.locator(tid("report-z")).click();
+  let zText;
+  for (const end = Date.now() + 15000; !zText; ) {
+    const all = await env.sim("/sim/printed");
+    if (all.length > beforeZ) zText = all.at(-1).text;
+    else if (Date.now() > end) throw new Error("the Z was not printed");
+    else await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.match(zText, new RegExp(`Z DAILY CLOSING ${yesterday}`), zText);
+  const paper = {
+    chain: zText.match(/Chain\s+(Z\d+-[0-9a-f]{12})/)?.[1],
+    key: zText.match(/Key\s+([0-9a-f]{4}(?:-[0-9a-f]{4}){3})/)?.[1],
+    tickets: Number(zText.match(/Tickets to date\s+(\d+)/)?.[1]),
+    events: Number(zText.match(/Events to date\s+(\d+)/)?.[1]),
+    perpetual: Number((zText.match(/Perpetual total\s+(.+)/)?.[1] ?? "x").replace(/[^0-9]/g, "")),
+    publicKey: zText.split("Public key:\n")[1]?.split("\n").filter((l) => /^[A-Za-z0-9+/=]+$/.test(l)).join(""),
+  };
+  assert.ok(paper.chain && paper.key && paper.publicKey, zText);
+  assert.equal(paper.key, exported.shortFingerprint, "the Z's key is the one exported at installation");
+  assert.equal(paper.publicKey, exported.base64);
+  assert.equal(paper.tickets, 1, zText);
+  assert.ok(paper.events >= 2, zText); // the start, the copy
+  await env.page.locator(`${tid("closing-row")}[data-period="day"]`).first().waitFor();
+  assert.match(await env.page.locator(tid("closing-row")).first().innerText(), new RegExp(paper.chain));
+
+  // Stopped, the journal verifies with what the paper says: the key read
+  // from the Z, the Z's and the receipt's fingerprints; the counts and
+  // the grand total the paper printed are the journal's at that closing.
   await env.stopKiosk();
-  const out = execFileSync(binary(), ["verify", "--data-dir", env.dataDir], { encoding: "utf8" });
+  const out = execFileSync(binary(), ["verify", "--data-dir", env.dataDir, "--key", paper.publicKey, "--expect", paper.chain, "--expect", ticketHead], {
+    encoding: "utf8",
+  });
   const v = JSON.parse(out);
-  assert.equal(v.ok, true);
+  assert.equal(v.ok, true, out);
+  assert.equal(v.keyGiven, true);
   assert.equal(v.records.ticket, 1);
   assert.ok(v.records.event >= 3, out); // start, the copy, stop
+  assert.deepEqual(
+    v.expected.map((e) => e.ok),
+    [true, true],
+    out,
+  );
+  assert.equal(v.expected[0].chains.ticket, paper.tickets);
+  assert.equal(v.expected[0].chains.event, paper.events);
+  assert.equal(v.expected[0].perpetual, paper.perpetual);
 });
 
 test("eaten in or taken away: the same croissant, two VAT rates on the receipt and in tax_breakdown", async (t) => {

@@ -76,9 +76,13 @@ const usage = `Usage:
                                  needs staff
   comptoir receipt --order ID [--preview | --print [--terminal URL]]
                                  a paid order's receipt, rebuilt from the journal
-  comptoir verify [ARCHIVE [--key PUB.pem]]
+  comptoir fiscal key            the fiscal records' public key and its fingerprint
+                                 (made the first time): export it at installation
+  comptoir verify [--key PUB] [--expect T42-9f3a1c7b22d0]... [ARCHIVE]
                                  check the fiscal records (the journal's, or an
-                                 archive's): every signature and chain link;
+                                 archive's): every signature and chain link, with
+                                 the key given (a file, or the base64 printed on a
+                                 Z) and the fingerprints read from paper;
                                  exit 1 names the first broken record
   comptoir close [--day YYYY-MM-DD]
                                  record the tickets, then the closings due (Z of
@@ -207,6 +211,8 @@ func Run(args []string, stdout, stderr io.Writer, p Program) int {
 		return cmdVerify(ctx, rest, stdout, stderr)
 	case "close":
 		return cmdClose(ctx, rest, stdout, stderr)
+	case "fiscal":
+		return cmdFiscal(ctx, rest, stdout, stderr)
 	case "archive":
 		return cmdArchive(ctx, rest, stdout, stderr)
 	case "version":

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"crypto/ed25519"
 	"fmt"
 	"io"
 	"os"
@@ -39,12 +40,25 @@ func openFiscal(ctx context.Context, common commonFlags) (*journal.DB, *fiscal.L
 	if err != nil {
 		return nil, nil, "", err
 	}
-	key, err := fiscal.LoadOrCreateKey(dir)
+	l, err := loadLedger(ctx, dir, db)
 	if err != nil {
 		db.Close()
 		return nil, nil, "", err
 	}
-	return db, fiscal.NewLedger(db, key, kioskID(ctx, db), "Comptoir "+version), dir, nil
+	return db, l, dir, nil
+}
+
+// readKey reads a public key given from outside: a file (PEM or base64),
+// or the base64 text itself as printed on a Z.
+func readKey(arg string) ([]byte, error) {
+	raw, err := os.ReadFile(arg)
+	if err == nil {
+		return raw, nil
+	}
+	if _, perr := fiscal.ParsePublicKeyText([]byte(arg)); perr == nil {
+		return []byte(arg), nil
+	}
+	return nil, fmt.Errorf("--key %s: neither a key file nor a key: %w", arg, err)
 }
 
 // cmdVerify checks the fiscal records: the live journal's (every chain),
@@ -52,7 +66,15 @@ func openFiscal(ctx context.Context, common commonFlags) (*journal.DB, *fiscal.L
 func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var common commonFlags
 	fs := newFlagSet("verify", stderr, &common)
-	keyFile := fs.String("key", "", "with an archive: the public key (PEM) it must be signed with")
+	keyArg := fs.String("key", "", "the public key exported at installation or printed on a Z: a PEM file, or its base64 text (default: the key found beside the data, which proves consistency, not origin)")
+	var expect []fiscal.Head
+	fs.Func("expect", "a chain fingerprint read from paper (a Z, a receipt: T42-9f3a1c7b22d0); repeatable", func(s string) error {
+		h, err := fiscal.ParseHead(s)
+		if err == nil {
+			expect = append(expect, h)
+		}
+		return err
+	})
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -60,48 +82,135 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "comptoir verify: one archive at most")
 		return 2
 	}
-	if fs.NArg() == 1 {
-		f, err := os.Open(fs.Arg(0))
-		if err != nil {
+	var pub []byte
+	if *keyArg != "" {
+		var err error
+		if pub, err = readKey(*keyArg); err != nil {
 			fmt.Fprintln(stderr, "comptoir verify:", err)
-			return 1
+			return 2
 		}
-		defer f.Close()
-		var pub []byte
-		if *keyFile != "" {
-			if pub, err = os.ReadFile(*keyFile); err != nil {
-				fmt.Fprintln(stderr, "comptoir verify:", err)
-				return 1
-			}
-		}
-		v, err := fiscal.VerifyArchive(f, pub)
-		if err != nil {
-			fmt.Fprintln(stderr, "comptoir verify:", err)
-			return 1
-		}
-		printJSON(stdout, v)
-		if !v.OK {
-			fmt.Fprintf(stderr, "comptoir verify: line %d: %s\n", v.Broken.ID, v.Broken.Why)
-			return 1
-		}
-		return 0
 	}
-	db, l, _, err := openFiscal(ctx, common)
+	if fs.NArg() == 1 {
+		if len(expect) > 0 {
+			fmt.Fprintln(stderr, "comptoir verify: --expect checks the journal, not an archive")
+			return 2
+		}
+		return verifyArchive(fs.Arg(0), pub, stdout, stderr)
+	}
+	return verifyJournal(ctx, common, pub, expect, stdout, stderr)
+}
+
+// verifyArchive checks one archive file.
+func verifyArchive(path string, pub []byte, stdout, stderr io.Writer) int {
+	f, err := os.Open(path)
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir verify:", err)
 		return 1
 	}
-	defer db.Close()
-	v, err := l.Verify(ctx)
+	defer f.Close()
+	v, err := fiscal.VerifyArchive(f, pub)
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir verify:", err)
 		return 1
 	}
 	printJSON(stdout, v)
+	if v.Note != "" {
+		fmt.Fprintln(stderr, "comptoir verify:", v.Note, "(the key the archive carries; give --key)")
+	}
+	if !v.OK {
+		fmt.Fprintf(stderr, "comptoir verify: line %d: %s\n", v.Broken.ID, v.Broken.Why)
+		return 1
+	}
+	return 0
+}
+
+// verifyJournal checks the live journal with the key given, else the one
+// beside the data, against the witness beside the key and the heads read
+// from paper. It makes no key: a journal without one has nothing signed.
+func verifyJournal(ctx context.Context, common commonFlags, pubArg []byte, expect []fiscal.Head, stdout, stderr io.Writer) int {
+	dir, err := common.resolveDataDir()
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir verify:", err)
+		return 1
+	}
+	ks, err := keyStore(dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir verify:", err)
+		return 1
+	}
+	opt := fiscal.VerifyOptions{Expect: expect, KeyGiven: len(pubArg) > 0}
+	var pub ed25519.PublicKey
+	if opt.KeyGiven {
+		pub, err = fiscal.ParsePublicKeyText(pubArg)
+	} else {
+		pub, err = ks.PublicKey()
+	}
+	if err == nil {
+		opt.Witness, _, err = fiscal.ReadWitness(ks.WitnessPath())
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir verify:", err)
+		return 1
+	}
+	db, err := journal.Open(ctx, dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir verify:", err)
+		return 1
+	}
+	defer db.Close()
+	v, err := fiscal.VerifyJournal(ctx, db, pub, opt)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir verify:", err)
+		return 1
+	}
+	printJSON(stdout, v)
+	if v.Note != "" {
+		fmt.Fprintln(stderr, "comptoir verify:", v.Note, "(the key beside the data; give --key)")
+	}
+	if v.Witness == "none" {
+		fmt.Fprintln(stderr, "comptoir verify: no witness beside the key: a cut of the chains' last records shows only against paper (--expect)")
+	}
 	if !v.OK {
 		fmt.Fprintln(stderr, "comptoir verify:", v.Broken.Error())
 		return 1
 	}
+	return 0
+}
+
+// cmdFiscal is `comptoir fiscal key`: the public key, to export once at
+// installation (made if there is none yet), with its fingerprint.
+func cmdFiscal(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "key" {
+		fmt.Fprintln(stderr, "usage: comptoir fiscal key [--data-dir DIR]")
+		return 2
+	}
+	var common commonFlags
+	fs := newFlagSet("fiscal key", stderr, &common)
+	if err := fs.Parse(args[1:]); err != nil {
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintln(stderr, "usage: comptoir fiscal key [--data-dir DIR]")
+		return 2
+	}
+	db, l, dir, err := openFiscal(ctx, common)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir fiscal key:", err)
+		return 1
+	}
+	defer db.Close()
+	ks, _ := keyStore(dir)
+	pub := l.PublicKey()
+	printJSON(stdout, struct {
+		PublicKey        string `json:"publicKey"`
+		Base64           string `json:"base64"`
+		Fingerprint      string `json:"fingerprint"`
+		ShortFingerprint string `json:"shortFingerprint"`
+		KeyStore         string `json:"keyStore"`
+		Outside          bool   `json:"outside"`
+	}{string(fiscal.PublicKeyPEM(pub)), fiscal.PublicKeyText(pub), fiscal.Fingerprint(pub), fiscal.ShortFingerprint(pub), ks.Dir, ks.Outside})
+	fmt.Fprintln(stderr, "Keep this public key and its fingerprint away from this PC (print it, write it down):",
+		fiscal.ShortFingerprint(pub)+". The signing key is kept "+ks.Where()+".")
 	return 0
 }
 

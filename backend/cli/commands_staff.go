@@ -66,7 +66,7 @@ func cmdPin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer db.Close()
-	st, err := staff.New(staff.Config{Journal: db, Terminal: device.LocalAt(func() string { return "" })})
+	st, err := staff.New(staff.Config{Journal: db, Terminal: device.LocalAt(func() string { return "" }), Ledger: pinLedger(ctx, dir, db, stderr)})
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir pin:", err)
 		return 1

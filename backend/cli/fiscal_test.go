@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +15,19 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	_ "modernc.org/sqlite"
 )
+
+// TestMain keeps the tests' signing keys in a folder of their own: run as
+// root on Linux, the commands would keep them under /var/lib.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "comptoir-fiscal-keys-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("COMPTOIR_FISCAL_KEYS", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
 
 // Orders paid at the command line get their tickets; `comptoir verify`
 // holds, then names the record a SQL client changed or deleted behind the
@@ -91,5 +105,126 @@ func TestVerifyNamesATamperedRecord(t *testing.T) {
 	audit, err := db.Audit(t.Context(), journal.AuditQuery{Action: "fiscal_broken"})
 	if err != nil || len(audit) != 1 {
 		t.Fatalf("audit %+v %v", audit, err)
+	}
+}
+
+// The key exported at installation and the fingerprints read from a Z are
+// what `comptoir verify` is given from outside: it says plainly when it
+// has only the key beside the data; a Z's fingerprint catches a cut the
+// journal alone cannot show; an archive is checked with the exported key,
+// and refused with another; a PIN reset from the command line is a
+// technical event.
+func TestVerifyWithAKeyAndFingerprintsFromOutside(t *testing.T) {
+	sim := startSim(t)
+	dir := t.TempDir()
+	run1 := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := run(append(args[:1:1], append([]string{"--data-dir", dir}, args[1:]...)...), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	for _, order := range []string{"K1", "K2"} {
+		if code, _, msg := run1("pay", "--terminal", sim.URL(), "--amount", "640", "--order", order); code != 0 {
+			t.Fatalf("pay: %s", msg)
+		}
+	}
+	var keyOut, keyErr bytes.Buffer
+	code := run([]string{"fiscal", "key", "--data-dir", dir}, &keyOut, &keyErr)
+	out, msg := keyOut.String(), keyErr.String()
+	var key struct {
+		Base64, ShortFingerprint, KeyStore string
+		Outside                            bool
+	}
+	if err := json.Unmarshal([]byte(out), &key); code != 0 || err != nil || key.Base64 == "" || !key.Outside || strings.HasPrefix(key.KeyStore, dir) {
+		t.Fatalf("fiscal key: exit %d %s %s", code, out, msg)
+	}
+	if _, err := os.Stat(filepath.Join(dir, fiscal.PrivateKeyFile)); err == nil {
+		t.Fatal("the signing key is in the data folder")
+	}
+	yesterday := time.Now().AddDate(0, 0, -1).Format(time.DateOnly)
+	code, out, msg = run1("close", "--day", yesterday)
+	var zs []fiscal.Closing
+	if err := json.Unmarshal([]byte(out), &zs); code != 0 || err != nil || len(zs) != 1 || zs[0].Fingerprint == "" {
+		t.Fatalf("close: exit %d %s %s", code, out, msg)
+	}
+	z := zs[0]
+	if z.KeyFingerprint != key.ShortFingerprint || z.Chains[journal.FiscalTicket].Count != 2 {
+		t.Fatalf("the Z %+v", z)
+	}
+	verify := func(args ...string) (int, fiscal.Verification, string) {
+		code, out, msg := run1(append([]string{"verify"}, args...)...)
+		var v fiscal.Verification
+		_ = json.Unmarshal([]byte(out), &v)
+		return code, v, msg
+	}
+	if code, v, msg := verify(); code != 0 || v.KeyGiven || !strings.Contains(msg, "verified against the local key only: proves consistency, not origin") {
+		t.Fatalf("with the local key: exit %d %+v %s", code, v, msg)
+	}
+	code, v, msg := verify("--key", key.Base64, "--expect", z.Fingerprint)
+	if code != 0 || !v.KeyGiven || strings.Contains(msg, "local key") || len(v.Expected) != 1 || !v.Expected[0].OK || v.Expected[0].Chains[journal.FiscalTicket] != 2 {
+		t.Fatalf("with the exported key and the Z: exit %d %+v %s", code, v, msg)
+	}
+	if code, _, msg := verify("--expect", "T9-nothex"); code != 2 || !strings.Contains(msg, "not a chain fingerprint") {
+		t.Fatalf("a bad fingerprint: exit %d %s", code, msg)
+	}
+
+	// An archive, with the exported key; with the key it carries (said);
+	// with another key (refused).
+	code, out, msg = run1("archive", "--period", time.Now().Format("2006-01"), "--out", filepath.Join(dir, "usb"))
+	var arch struct{ Path string }
+	if err := json.Unmarshal([]byte(out), &arch); code != 0 || err != nil {
+		t.Fatalf("archive: exit %d %s", code, msg)
+	}
+	if code, out, msg := run1("verify", "--key", key.Base64, arch.Path); code != 0 || !strings.Contains(out, `"keyGiven": true`) || strings.Contains(msg, "local key") {
+		t.Fatalf("the archive with the exported key: exit %d %s %s", code, out, msg)
+	}
+	if code, _, msg := run1("verify", arch.Path); code != 0 || !strings.Contains(msg, "verified against the local key only") {
+		t.Fatalf("the archive alone: exit %d %s", code, msg)
+	}
+	other := t.TempDir()
+	if _, err := fiscal.LoadOrCreateKey(other); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, msg := run1("verify", "--key", filepath.Join(other, fiscal.PublicKeyFile), arch.Path); code != 1 || !strings.Contains(msg, "another key") {
+		t.Fatalf("the archive with another key: exit %d %s", code, msg)
+	}
+
+	stdin = strings.NewReader("2468\n")
+	defer func() { stdin = os.Stdin }()
+	if code, _, msg := run1("pin"); code != 0 {
+		t.Fatalf("pin: %s", msg)
+	}
+	db, err := journal.Open(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last, ok, err := db.FiscalLast(t.Context(), journal.FiscalEvent)
+	db.Close()
+	if err != nil || !ok || !strings.Contains(string(last.Payload), `"type":"pin"`) || strings.Contains(string(last.Payload), "2468") {
+		t.Fatalf("the reset's event %s %v", last.Payload, err)
+	}
+
+	// The owner removes the last ticket, the Z and the event after it, and
+	// the witness: nothing in the journal says so; the Z's fingerprint on
+	// paper does.
+	raw, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "comptoir.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"DROP TRIGGER fiscal_records_no_delete",
+		`DELETE FROM fiscal_records WHERE (kind = 'ticket' AND seq = 2) OR kind IN ('closing', 'event', 'archive')`} {
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	raw.Close()
+	if err := os.Remove(filepath.Join(key.KeyStore, fiscal.WitnessFile)); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, msg := verify("--key", key.Base64); code != 0 || !strings.Contains(msg, "no witness") {
+		t.Fatalf("without paper: exit %d %s", code, msg)
+	}
+	code, v, msg = verify("--key", key.Base64, "--expect", z.Fingerprint)
+	if code != 1 || v.OK || v.Broken.Kind != journal.FiscalClosing || !strings.Contains(msg, "removed from its end") {
+		t.Fatalf("against the Z: exit %d %+v %s", code, v.Broken, msg)
 	}
 }

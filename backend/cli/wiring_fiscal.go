@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -29,22 +31,79 @@ func kioskID(ctx context.Context, db *journal.DB) string {
 	return "comptoir"
 }
 
-// openLedger is the fiscal ledger of the data directory (its key made the
-// first time).
-func openLedger(ctx context.Context, p *payments) (*fiscal.Ledger, error) {
-	key, err := fiscal.LoadOrCreateKey(p.dir)
+// keyRoot is where the signing keys are kept outside the data folder:
+// COMPTOIR_FISCAL_KEYS when set, else, for a process running as root on
+// Linux, a root-only folder under /var/lib; "" for the fallback beside
+// the data. (The OS keyrings of Windows and macOS and the Linux Secret
+// Service are not used: docs/fiscal.md says what that leaves.)
+func keyRoot() string {
+	if dir := os.Getenv("COMPTOIR_FISCAL_KEYS"); dir != "" {
+		return dir
+	}
+	if runtime.GOOS == "linux" && os.Geteuid() == 0 {
+		return fiscal.ProtectedKeyRoot
+	}
+	return ""
+}
+
+// keyStore is the data directory's key store.
+func keyStore(dir string) (fiscal.KeyStore, error) { return fiscal.NewKeyStore(dir, keyRoot()) }
+
+// loadLedger is the fiscal ledger of the data directory, its key made the
+// first time, keeping its witness beside the key.
+func loadLedger(ctx context.Context, dir string, db *journal.DB) (*fiscal.Ledger, error) {
+	ks, err := keyStore(dir)
 	if err != nil {
 		return nil, err
 	}
-	return fiscal.NewLedger(p.db, key, kioskID(ctx, p.db), "Comptoir "+version), nil
+	key, err := ks.Load()
+	if err != nil {
+		return nil, err
+	}
+	l := fiscal.NewLedger(db, key, kioskID(ctx, db), "Comptoir "+version)
+	if err := l.KeepWitness(ks.WitnessPath()); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// openLedger is the kiosk's fiscal ledger; it notes the payment attempts
+// left unfinished, before the kiosk resumes them, for the start's
+// recovery event.
+func openLedger(ctx context.Context, p *payments) (*fiscal.Ledger, error) {
+	l, err := loadLedger(ctx, p.dir, p.db)
+	if err != nil {
+		return nil, err
+	}
+	if open, err := p.db.OpenAttempts(ctx); err == nil {
+		l.PendingAtStart = len(open)
+	}
+	return l, nil
+}
+
+// pinLedger is the ledger that records a PIN reset from the command line
+// (nil, said on w, when the key cannot be read: the PIN is set all the
+// same).
+func pinLedger(ctx context.Context, dir string, db *journal.DB, w io.Writer) *fiscal.Ledger {
+	l, err := loadLedger(ctx, dir, db)
+	if err != nil {
+		fmt.Fprintln(w, "comptoir pin: the reset is not recorded in the fiscal journal:", err)
+		return nil
+	}
+	return l
 }
 
 // runLedger records the kiosk's start (with how far each chain went),
 // checks the chains, then records tickets until ctx ends, and the stop.
 // A broken chain does not stop the kiosk: it is recorded as an event,
-// written to the audit trail for staff and logged.
+// written to the audit trail for staff and logged. A wall clock moved
+// apart from the time elapsed is recorded as it is seen.
 func runLedger(ctx context.Context, l *fiscal.Ledger, db *journal.DB, dir string, warn *fiscalWarning, logger *slog.Logger) {
 	bg := context.WithoutCancel(ctx)
+	l.OnRefused(func(orderID, why string) {
+		logger.Error("fiscal: a sale out of bounds is not signed", "order", orderID, "why", why)
+		warn.add(fmt.Sprintf("Order %s is paid but its fiscal ticket was refused (%s). Look at the order and the audit trail (fiscal_refused).", orderID, strings.TrimPrefix(why, "fiscal: ")))
+	})
 	if err := l.Start(bg, "version "+version); err != nil {
 		logger.Error("fiscal: the start is not recorded", "err", err)
 	}
@@ -60,7 +119,15 @@ func runLedger(ctx context.Context, l *fiscal.Ledger, db *journal.DB, dir string
 	t := time.NewTicker(recordEvery)
 	defer t.Stop()
 	closedOn := ""
+	origin := time.Now()
+	var clock fiscal.ClockWatch
 	for {
+		now := time.Now()
+		if jump := clock.Observe(now.Round(0), now.Sub(origin)); jump != 0 {
+			if err := l.ClockMoved(bg, jump, now); err != nil {
+				logger.Error("fiscal: a clock change is not recorded", "err", err)
+			}
+		}
 		if _, err := l.RecordTickets(bg, logger); err != nil {
 			logger.Error("fiscal: tickets not recorded", "err", err)
 		}
@@ -104,6 +171,16 @@ type fiscalWarning struct {
 
 func (w *fiscalWarning) set(msg string) {
 	w.mu.Lock()
+	w.msg = msg
+	w.mu.Unlock()
+}
+
+// add says one more thing, after what is said already.
+func (w *fiscalWarning) add(msg string) {
+	w.mu.Lock()
+	if w.msg != "" {
+		msg = w.msg + " " + msg
+	}
 	w.msg = msg
 	w.mu.Unlock()
 }

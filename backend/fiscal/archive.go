@@ -144,14 +144,20 @@ type ArchiveVerification struct {
 	Header  ArchiveHeader `json:"header"`
 	SHA256  string        `json:"sha256"`
 	Records int64         `json:"records"`
-	OK      bool          `json:"ok"`
-	Broken  *Break        `json:"broken,omitempty"`
+	// KeyGiven: the archive was checked with a key given from outside;
+	// false: with the key it carries, and Note says what that leaves.
+	KeyGiven bool   `json:"keyGiven"`
+	Note     string `json:"note,omitempty"`
+	OK       bool   `json:"ok"`
+	Broken   *Break `json:"broken,omitempty"`
 }
 
-// VerifyArchive checks an archive against the public key it carries (and,
-// when pub is given, that it is that key): every record's signature, and
-// each chain's numbers and links from its first line on. Line numbers
-// name a broken record (Break.ID).
+// VerifyArchive checks an archive with pub, a key given from outside (PEM
+// or base64, as printed on a Z), and that the archive names that key; or,
+// pub empty, with the key the archive carries (which proves consistency,
+// not origin): every record's signature, and each chain's numbers and
+// links from its first line on. Line numbers name a broken record
+// (Break.ID).
 func VerifyArchive(r io.Reader, pub []byte) (ArchiveVerification, error) {
 	var v ArchiveVerification
 	raw, err := io.ReadAll(r)
@@ -172,14 +178,18 @@ func VerifyArchive(r io.Reader, pub []byte) (ArchiveVerification, error) {
 	if err != nil {
 		return v, fmt.Errorf("fiscal: the archive's public key: %w", err)
 	}
+	v.Note = LocalKeyNote
 	if len(pub) > 0 {
-		want, err := ParsePublicKey(pub)
+		want, err := ParsePublicKeyText(pub)
 		if err != nil {
 			return v, err
 		}
 		if !want.Equal(key) {
-			return v, fmt.Errorf("fiscal: the archive was signed with another key (%s) than the one given (%s)", Fingerprint(key), Fingerprint(want))
+			return v, fmt.Errorf("fiscal: the archive was signed with another key (%s) than the one given (%s)", ShortFingerprint(key), ShortFingerprint(want))
 		}
+		// Every signature below is checked with key, now known equal to
+		// the one given.
+		v.KeyGiven, v.Note = true, ""
 	}
 	if sig, err := base64.StdEncoding.DecodeString(v.Header.Sig); err != nil || !ed25519.Verify(key, headerBytes(v.Header), sig) {
 		v.Broken = &Break{ID: 1, Why: "the header's signature does not match it: it was changed"}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -47,6 +48,33 @@ type Closing struct {
 	Perpetual int64        `json:"perpetual"`
 	// Days or Months it is made of (a month, a year): their closing numbers.
 	Parts []int64 `json:"parts,omitempty"`
+	// PublicKey (base64 of its DER) and KeyFingerprint are the key the
+	// records are signed with, printed so that the paper says which key
+	// verifies them.
+	PublicKey      string `json:"publicKey,omitempty"`
+	KeyFingerprint string `json:"keyFingerprint,omitempty"`
+	// Chains are how far the other chains went when the closing was made:
+	// the running counts of tickets and events, and their heads.
+	Chains map[string]ChainHead `json:"chains,omitempty"`
+	// Latest names the last day, month and fiscal year closed when this
+	// closing was made (itself included); LastTicketSource is the source of
+	// a day's last ticket. The next closing finds where to start by these
+	// names, not by walking the chains.
+	Latest           *Latest `json:"latest,omitempty"`
+	LastTicketSource string  `json:"lastTicketSource,omitempty"`
+	// Fingerprint is the closing record's own head ("Z17-…"), read from
+	// the record, not part of what it signs: what `comptoir verify
+	// --expect` is given from the paper.
+	Fingerprint string `json:"fingerprint,omitempty"`
+}
+
+// ChainHead is how far a chain went: its last record's number (the count,
+// as records are numbered from 1 without gaps), its head fingerprint and
+// its signature.
+type ChainHead struct {
+	Count int64  `json:"count"`
+	Head  string `json:"head,omitempty"`
+	Sig   string `json:"sig,omitempty"`
 }
 
 // MeansTotal is what a means of payment took (credits subtracted).
@@ -123,45 +151,18 @@ func (t *totals) into(c *Closing) {
 	c.Total, c.TotalExcl = t.total, t.excl
 }
 
-// lastClosing is the chain's last closing of a period kind, nil if none.
-func (l *Ledger) lastClosing(ctx context.Context, period string) (*Closing, error) {
-	var last *Closing
-	err := l.eachRecord(ctx, journal.FiscalClosing, func(r journal.FiscalRecord) error {
-		var c Closing
-		if err := json.Unmarshal(r.Payload, &c); err != nil {
-			return fmt.Errorf("fiscal: closing %d: %w", r.Seq, err)
-		}
-		if c.Period == period {
-			last = &c
-		}
-		return nil
-	})
-	return last, err
-}
-
-// eachRecord walks a chain in order.
+// eachRecord walks a chain in order, from its first record.
 func (l *Ledger) eachRecord(ctx context.Context, kind string, f func(journal.FiscalRecord) error) error {
-	for after := int64(0); ; {
-		rs, err := l.db.FiscalRecords(ctx, kind, after, 500)
-		if err != nil {
-			return err
-		}
-		for _, r := range rs {
-			if err := f(r); err != nil {
-				return err
-			}
-			after = r.ID
-		}
-		if len(rs) < 500 {
-			return nil
-		}
-	}
+	return l.rd.forward(ctx, kind, 1, 500, func(r journal.FiscalRecord) (bool, error) { return true, f(r) })
 }
 
 // CloseDay records the closing of a day (yyyy-MM-dd in loc): the tickets
-// after the last day closed, recorded before the day's end. Days close in
-// order: a day before the last one closed, or one whose tickets are not
-// all past, is refused. Closing a day again returns its closing.
+// that follow the last day closed, up to the first one recorded at or
+// after the day's end (a clock moved back leaves no ticket out: it goes
+// to the next day). Days close in order: a day before the last one
+// closed, or one not over, is refused. Closing a day again returns its
+// closing. It reads the day's tickets and the last closing, found by
+// name, never the journal from its start.
 func (l *Ledger) CloseDay(ctx context.Context, day string, loc *time.Location) (Closing, error) {
 	start, err := time.ParseInLocation(time.DateOnly, day, loc)
 	if err != nil {
@@ -171,47 +172,45 @@ func (l *Ledger) CloseDay(ctx context.Context, day string, loc *time.Location) (
 	if rec, err := l.db.FiscalBySource(ctx, journal.FiscalClosing, ClosingSource(PeriodDay, day)); err == nil {
 		return decodeClosing(rec)
 	}
-	last, err := l.lastClosing(ctx, PeriodDay)
-	if err != nil {
-		return Closing{}, err
-	}
-	var after, perpetual int64
-	if last != nil {
-		if !last.From.Before(start) {
-			return Closing{}, fmt.Errorf("fiscal: day %s is before the last day closed, %s", day, last.Name)
-		}
-		after, perpetual = last.LastTicket, last.Perpetual
-	}
 	rec, _, err := l.append(ctx, journal.FiscalClosing, ClosingSource(PeriodDay, day), func(seq int64, at time.Time) (any, error) {
 		if at.Before(end) {
 			return nil, fmt.Errorf("fiscal: day %s is not over", day)
 		}
-		c := Closing{Number: seq, Period: PeriodDay, Name: day, From: start, To: end, At: at, Kiosk: l.Kiosk, Software: l.Software}
+		// Read inside the closing's transaction: no other closing comes
+		// between the last day and this one.
+		last, err := l.lastOf(ctx, PeriodDay)
+		if err != nil {
+			return nil, err
+		}
+		c := Closing{Number: seq, Period: PeriodDay, Name: day, From: start, To: end, At: at}
+		if last != nil {
+			if !last.From.Before(start) {
+				return nil, fmt.Errorf("fiscal: day %s is before the last day closed, %s", day, last.Name)
+			}
+			c.LastTicket, c.LastTicketSource, c.Perpetual = last.LastTicket, last.LastTicketSource, last.Perpetual
+		}
 		t := newTotals()
-		err := l.eachRecord(ctx, journal.FiscalTicket, func(r journal.FiscalRecord) error {
-			if r.Seq <= after || !r.At.Before(end) {
-				return nil
+		err = l.ticketsAfter(ctx, last, func(r journal.FiscalRecord) (bool, error) {
+			if !r.At.Before(end) {
+				return false, nil
 			}
 			var tk Ticket
 			if err := json.Unmarshal(r.Payload, &tk); err != nil {
-				return fmt.Errorf("fiscal: ticket %d: %w", r.Seq, err)
+				return false, fmt.Errorf("fiscal: ticket %d: %w", r.Seq, err)
 			}
 			t.ticket(tk)
 			if c.FirstTicket == 0 {
 				c.FirstTicket = r.Seq
 			}
-			c.LastTicket, c.Tickets = r.Seq, c.Tickets+1
-			return nil
+			c.LastTicket, c.LastTicketSource, c.Tickets = r.Seq, r.Source, c.Tickets+1
+			return true, nil
 		})
 		if err != nil {
 			return nil, err
 		}
-		if c.Tickets == 0 {
-			c.LastTicket = after
-		}
 		t.into(&c)
-		c.Perpetual = perpetual + c.Total
-		return c, nil
+		c.Perpetual += c.Total
+		return c, l.stamp(ctx, &c)
 	})
 	if err != nil {
 		return Closing{}, err
@@ -219,47 +218,66 @@ func (l *Ledger) CloseDay(ctx context.Context, day string, loc *time.Location) (
 	return decodeClosing(rec)
 }
 
+// decodeClosing reads a closing record; its Fingerprint is the record's
+// own head.
 func decodeClosing(r journal.FiscalRecord) (Closing, error) {
 	var c Closing
 	if err := json.Unmarshal(r.Payload, &c); err != nil {
 		return Closing{}, fmt.Errorf("fiscal: closing %d: %w", r.Seq, err)
 	}
+	c.Fingerprint = HeadFingerprint(r)
 	return c, nil
 }
 
+// stamp writes on a closing being made what ties it to the rest: the
+// till, the software, the key's fingerprint, and how far every other
+// chain went (its count and the last record's signature), so that a
+// closing on paper pins them all.
+func (l *Ledger) stamp(ctx context.Context, c *Closing) error {
+	lt, err := l.latest(ctx)
+	if err != nil {
+		return err
+	}
+	lt.set(c.Period, c.Name)
+	c.Latest = &lt
+	c.Kiosk, c.Software = l.Kiosk, l.Software
+	c.PublicKey, c.KeyFingerprint = PublicKeyText(l.PublicKey()), ShortFingerprint(l.PublicKey())
+	c.Chains = map[string]ChainHead{}
+	for _, kind := range []string{journal.FiscalTicket, journal.FiscalEvent, journal.FiscalArchive} {
+		r, ok, err := l.db.FiscalLast(ctx, kind)
+		if err != nil {
+			return err
+		}
+		h := ChainHead{}
+		if ok {
+			h = ChainHead{Count: r.Seq, Head: HeadFingerprint(r), Sig: r.Sig}
+		}
+		c.Chains[kind] = h
+	}
+	return nil
+}
+
 // closeOf records the closing of a month or a year from the closings of
-// the period below it that fall inside [from, to).
+// the period below it that fall inside [from, to), found by name.
 func (l *Ledger) closeOf(ctx context.Context, period, name, below string, from, to time.Time) (Closing, error) {
 	if rec, err := l.db.FiscalBySource(ctx, journal.FiscalClosing, ClosingSource(period, name)); err == nil {
 		return decodeClosing(rec)
 	}
-	var parts []Closing
-	err := l.eachRecord(ctx, journal.FiscalClosing, func(r journal.FiscalRecord) error {
-		c, err := decodeClosing(r)
-		if err != nil {
-			return err
-		}
-		if c.Period == below && !c.From.Before(from) && c.To.Compare(to) <= 0 {
-			parts = append(parts, c)
-		}
-		return nil
-	})
+	parts, err := l.closingsIn(ctx, below, from, to)
 	if err != nil {
 		return Closing{}, err
-	}
-	last, err := l.lastClosing(ctx, period)
-	if err != nil {
-		return Closing{}, err
-	}
-	var perpetual int64
-	if last != nil {
-		perpetual = last.Perpetual
 	}
 	rec, _, err := l.append(ctx, journal.FiscalClosing, ClosingSource(period, name), func(seq int64, at time.Time) (any, error) {
 		if at.Before(to) {
 			return nil, fmt.Errorf("fiscal: %s %s is not over", period, name)
 		}
-		c := Closing{Number: seq, Period: period, Name: name, From: from, To: to, At: at, Kiosk: l.Kiosk, Software: l.Software, Parts: []int64{}}
+		c := Closing{Number: seq, Period: period, Name: name, From: from, To: to, At: at, Parts: []int64{}}
+		// The perpetual total so far: the last day's.
+		if last, err := l.lastOf(ctx, PeriodDay); err != nil {
+			return nil, err
+		} else if last != nil {
+			c.Perpetual = last.Perpetual
+		}
 		t := newTotals()
 		for _, p := range parts {
 			t.closing(p)
@@ -273,17 +291,32 @@ func (l *Ledger) closeOf(ctx context.Context, period, name, below string, from, 
 			c.Tickets += p.Tickets
 		}
 		t.into(&c)
-		c.Perpetual = perpetual + c.Total
 		if n := len(parts); n > 0 {
 			// The days' own perpetual total is the truth: the same sum.
 			c.Perpetual = parts[n-1].Perpetual
 		}
-		return c, nil
+		return c, l.stamp(ctx, &c)
 	})
 	if err != nil {
 		return Closing{}, err
 	}
 	return decodeClosing(rec)
+}
+
+// closingsIn are the closings of a period (day or month) named within
+// [from, to), in order.
+func (l *Ledger) closingsIn(ctx context.Context, period string, from, to time.Time) ([]Closing, error) {
+	var out []Closing
+	for _, name := range periodNames(period, from, to) {
+		c, ok, err := l.named(ctx, period, name)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // CloseMonth records a month's closing (yyyy-MM) from its days.
@@ -303,115 +336,6 @@ func (l *Ledger) CloseYear(ctx context.Context, year, startMonth int, loc *time.
 	}
 	from := time.Date(year, time.Month(startMonth), 1, 0, 0, 0, 0, loc)
 	return l.closeOf(ctx, PeriodYear, from.Format("2006-01"), PeriodMonth, from, from.AddDate(1, 0, 0))
-}
-
-// CloseDue records every closing that is due at now: each day with
-// tickets not closed yet, up to yesterday; each month over with a day
-// closed; each fiscal year over with a month closed. It is what the kiosk
-// does at start when staff did not close.
-func (l *Ledger) CloseDue(ctx context.Context, now time.Time, loc *time.Location, yearStart int) ([]Closing, error) {
-	var out []Closing
-	today := now.In(loc).Format(time.DateOnly)
-	for {
-		last, err := l.lastClosing(ctx, PeriodDay)
-		if err != nil {
-			return out, err
-		}
-		var after int64
-		if last != nil {
-			after = last.LastTicket
-		}
-		var next *journal.FiscalRecord
-		err = l.eachRecord(ctx, journal.FiscalTicket, func(r journal.FiscalRecord) error {
-			if next == nil && r.Seq > after {
-				next = &r
-			}
-			return nil
-		})
-		if err != nil {
-			return out, err
-		}
-		if next == nil {
-			break
-		}
-		day := next.At.In(loc).Format(time.DateOnly)
-		if day >= today {
-			break
-		}
-		c, err := l.CloseDay(ctx, day, loc)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, c)
-	}
-	months, err := l.periodsToClose(ctx, PeriodDay, PeriodMonth, func(c Closing) string { return c.From.In(loc).Format("2006-01") })
-	if err != nil {
-		return out, err
-	}
-	for _, m := range months {
-		start, _ := time.ParseInLocation("2006-01", m, loc)
-		if start.AddDate(0, 1, 0).After(now) {
-			continue
-		}
-		c, err := l.CloseMonth(ctx, m, loc)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, c)
-	}
-	years, err := l.periodsToClose(ctx, PeriodMonth, PeriodYear, func(c Closing) string {
-		f := c.From.In(loc)
-		y := f.Year()
-		if int(f.Month()) < yearStart {
-			y--
-		}
-		return time.Date(y, time.Month(yearStart), 1, 0, 0, 0, 0, loc).Format("2006-01")
-	})
-	if err != nil {
-		return out, err
-	}
-	for _, y := range years {
-		start, _ := time.ParseInLocation("2006-01", y, loc)
-		if start.AddDate(1, 0, 0).After(now) {
-			continue
-		}
-		c, err := l.CloseYear(ctx, start.Year(), yearStart, loc)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
-
-// periodsToClose are the names of the periods above that closings of the
-// period below fall in, and that have no closing yet, oldest first.
-func (l *Ledger) periodsToClose(ctx context.Context, below, above string, name func(Closing) string) ([]string, error) {
-	seen, closed := map[string]bool{}, map[string]bool{}
-	var names []string
-	err := l.eachRecord(ctx, journal.FiscalClosing, func(r journal.FiscalRecord) error {
-		c, err := decodeClosing(r)
-		if err != nil {
-			return err
-		}
-		switch c.Period {
-		case below:
-			if n := name(c); !seen[n] {
-				seen[n] = true
-				names = append(names, n)
-			}
-		case above:
-			closed[c.Name] = true
-		}
-		return nil
-	})
-	var out []string
-	for _, n := range names {
-		if !closed[n] {
-			out = append(out, n)
-		}
-	}
-	return out, err
 }
 
 // Text is the closing as printed on the terminal's paper (columns wide).
@@ -455,6 +379,48 @@ func (c Closing) Text(columns int, money func(int64) string) string {
 	two("TOTAL", money(c.Total))
 	two("Total excl. VAT", money(c.TotalExcl))
 	two("Perpetual total", money(c.Perpetual))
+	b.WriteString(rule)
+	if c.Chains != nil {
+		two("Tickets to date", fmt.Sprint(c.Chains[journal.FiscalTicket].Count))
+		two("Events to date", fmt.Sprint(c.Chains[journal.FiscalEvent].Count))
+	}
+	if c.Fingerprint != "" {
+		two("Chain", c.Fingerprint)
+	}
+	if c.KeyFingerprint != "" {
+		two("Key", c.KeyFingerprint)
+		b.WriteString("Public key:\n")
+		for k := c.PublicKey; k != ""; {
+			n := min(columns, len(k))
+			b.WriteString(k[:n] + "\n")
+			k = k[n:]
+		}
+	}
 	b.WriteString(c.Software + "\n")
 	return b.String()
+}
+
+// Closings are every closing recorded (days, months, fiscal years),
+// newest first.
+func (l *Ledger) Closings(ctx context.Context) ([]Closing, error) {
+	var out []Closing
+	err := l.eachRecord(ctx, journal.FiscalClosing, func(r journal.FiscalRecord) error {
+		c, err := decodeClosing(r)
+		if err == nil {
+			out = append(out, c)
+		}
+		return err
+	})
+	slices.Reverse(out)
+	return out, err
+}
+
+// ClosingNumbered is the closing numbered n (ok false: none).
+func (l *Ledger) ClosingNumbered(ctx context.Context, n int64) (Closing, bool, error) {
+	r, ok, err := l.rd.bySeq(ctx, journal.FiscalClosing, n)
+	if err != nil || !ok {
+		return Closing{}, false, err
+	}
+	c, err := decodeClosing(r)
+	return c, err == nil, err
 }

@@ -7,9 +7,13 @@
 // point, and Verify names it.
 //
 // Signatures are Ed25519 (Go's standard library) with a key pair made when
-// the data directory first needs one; the private key stays in the data
-// directory (0600), the public key is written beside it and shown by
-// `comptoir verify`, so that anyone can check the records without it.
+// the data directory first needs one; the private key is kept outside the
+// data directory where the system offers it (KeyStore), else beside it
+// (0600); the public key is exported at installation and printed on every
+// closing, so that anyone can check the records without the private key,
+// and with a key that did not come from the PC. Head fingerprints
+// (HeadFingerprint) printed on receipts and closings pin the chains up to
+// them against their own key's holder.
 //
 // What is signed, byte for byte (SignedBytes):
 //

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
@@ -23,11 +24,20 @@ const (
 	EventPIN       = "pin"    // the staff PIN set, changed or reset
 )
 
+// ClockJump is how far the wall clock may move apart from the time
+// elapsed before the move is recorded as a clock event (forward or back).
+const ClockJump = 5 * time.Minute
+
+// EventRefused: a paid order whose ticket the ledger refuses to sign (a
+// line out of bounds); the order waits for staff.
+const EventRefused = "refused"
+
 // Start records the kiosk's start, and before it what changed since the
-// last record: another software version (an update), a clock now behind
-// the last record's time (moved back).
+// last record: a run that ended without a stop, or payment attempts left
+// unfinished (a recovery); another software version (an update); a clock
+// now behind the last record's time (moved back). It reads the chains'
+// last records, never the journal from its start.
 func (l *Ledger) Start(ctx context.Context, detail string) error {
-	var lastSoftware string
 	var lastAt time.Time
 	for _, kind := range journal.FiscalKinds {
 		r, ok, err := l.db.FiscalLast(ctx, kind)
@@ -38,15 +48,34 @@ func (l *Ledger) Start(ctx context.Context, detail string) error {
 			lastAt = r.At
 		}
 	}
-	err := l.eachRecord(ctx, journal.FiscalEvent, func(r journal.FiscalRecord) error {
+	var lastSoftware, lastType string
+	err := l.rd.backward(ctx, journal.FiscalEvent, func(r journal.FiscalRecord) (bool, error) {
 		var e Event
-		if json.Unmarshal(r.Payload, &e) == nil && e.Type == EventStart {
+		if json.Unmarshal(r.Payload, &e) != nil {
+			return true, nil
+		}
+		if lastType == "" {
+			lastType = e.Type
+		}
+		if e.Type == EventStart {
 			lastSoftware = e.Software
 		}
-		return nil
+		return e.Type != EventStart, nil
 	})
 	if err != nil {
 		return err
+	}
+	var why []string
+	if lastType != "" && lastType != EventStop {
+		why = append(why, "the last run ended without a stop (its last event: "+lastType+")")
+	}
+	if l.PendingAtStart > 0 {
+		why = append(why, fmt.Sprintf("%d unfinished payment attempts found, resumed before taking orders", l.PendingAtStart))
+	}
+	if len(why) > 0 {
+		if _, err := l.Event(ctx, EventRecovery, "", strings.Join(why, "; ")); err != nil {
+			return err
+		}
 	}
 	if now := l.db.Now(); !lastAt.IsZero() && now.Before(lastAt) {
 		if _, err := l.Event(ctx, EventClock, "", fmt.Sprintf("the clock reads %s, before the last record's %s", now.UTC().Format(time.RFC3339), lastAt.UTC().Format(time.RFC3339))); err != nil {
@@ -59,6 +88,41 @@ func (l *Ledger) Start(ctx context.Context, detail string) error {
 		}
 	}
 	_, err = l.Event(ctx, EventStart, "", detail)
+	return err
+}
+
+// ClockWatch notices the wall clock moving apart from the time elapsed
+// while the kiosk runs: someone setting it forward (or back).
+type ClockWatch struct {
+	wall    time.Time
+	elapsed time.Duration
+	set     bool
+}
+
+// Observe takes the wall clock's reading and the time elapsed since a
+// fixed point (a monotonic clock), and returns how far the wall clock
+// moved beyond the time elapsed since the last reading, when that is more
+// than ClockJump (0 otherwise).
+func (w *ClockWatch) Observe(wall time.Time, elapsed time.Duration) time.Duration {
+	prevWall, prevElapsed, set := w.wall, w.elapsed, w.set
+	w.wall, w.elapsed, w.set = wall, elapsed, true
+	if !set {
+		return 0
+	}
+	jump := wall.Sub(prevWall) - (elapsed - prevElapsed)
+	if jump > ClockJump || jump < -ClockJump {
+		return jump
+	}
+	return 0
+}
+
+// ClockMoved records a clock moved while the kiosk ran.
+func (l *Ledger) ClockMoved(ctx context.Context, jump time.Duration, now time.Time) error {
+	dir := "forward"
+	if jump < 0 {
+		dir, jump = "back", -jump
+	}
+	_, err := l.Event(ctx, EventClock, "", fmt.Sprintf("the clock moved %s by %s while the kiosk ran: it reads %s", dir, jump.Round(time.Second), now.UTC().Format(time.RFC3339)))
 	return err
 }
 
@@ -80,24 +144,29 @@ type Event struct {
 	Tips map[string]int64 `json:"tips,omitempty"`
 }
 
-// Event records a technical event.
+// Event records a technical event, with how far each chain went.
 func (l *Ledger) Event(ctx context.Context, typ, who, detail string) (journal.FiscalRecord, error) {
+	rec, _, err := l.event(ctx, "", Event{Type: typ, Who: who, Detail: detail})
+	return rec, err
+}
+
+// event records e (once for a source, when source is not empty).
+func (l *Ledger) event(ctx context.Context, source string, e Event) (journal.FiscalRecord, bool, error) {
 	tips := map[string]int64{}
-	if typ == EventStart || typ == EventStop {
-		for _, kind := range journal.FiscalKinds {
-			n, err := l.db.FiscalTip(ctx, kind)
-			if err != nil {
-				return journal.FiscalRecord{}, err
-			}
+	for _, kind := range journal.FiscalKinds {
+		n, err := l.db.FiscalTip(ctx, kind)
+		if err != nil {
+			return journal.FiscalRecord{}, false, err
+		}
+		if n > 0 {
 			tips[kind] = n
 		}
 	}
-	rec, _, err := l.append(ctx, journal.FiscalEvent, "", func(seq int64, at time.Time) (any, error) {
-		e := Event{Number: seq, Type: typ, At: at, Kiosk: l.Kiosk, Software: l.Software, Who: who, Detail: detail}
+	return l.append(ctx, journal.FiscalEvent, source, func(seq int64, at time.Time) (any, error) {
+		e.Number, e.At, e.Kiosk, e.Software = seq, at, l.Kiosk, l.Software
 		if len(tips) > 0 {
 			e.Tips = tips
 		}
 		return e, nil
 	})
-	return rec, err
 }

@@ -322,6 +322,9 @@ func TestStartRecordsUpdatesAndClockJumps(t *testing.T) {
 	if err := e.ledger.Start(e.ctx, ""); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := e.ledger.Event(e.ctx, EventStop, "", ""); err != nil {
+		t.Fatal(err)
+	}
 	e.ledger.Software = "Comptoir 2"
 	clock.Set(clock.Now().Add(-time.Hour))
 	if err := e.ledger.Start(e.ctx, ""); err != nil {
@@ -339,7 +342,7 @@ func TestStartRecordsUpdatesAndClockJumps(t *testing.T) {
 		}
 		types = append(types, ev.Type)
 	}
-	if strings.Join(types, ",") != "start,clock,update,start" {
+	if strings.Join(types, ",") != "start,stop,clock,update,start" {
 		t.Fatalf("events %v", types)
 	}
 }

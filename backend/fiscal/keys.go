@@ -1,10 +1,12 @@
 package fiscal
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/pem"
 	"errors"
@@ -12,6 +14,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Key files in the data directory.
@@ -94,6 +97,41 @@ func Fingerprint(pub ed25519.PublicKey) string {
 	der, _ := x509.MarshalPKIXPublicKey(pub)
 	sum := sha256.Sum256(der)
 	return hex.EncodeToString(sum[:])
+}
+
+// ShortFingerprint is the start of the key's fingerprint, in groups of
+// four hex digits: what a Z prints and a person compares (64 bits).
+func ShortFingerprint(pub ed25519.PublicKey) string {
+	f := Fingerprint(pub)[:16]
+	return f[:4] + "-" + f[4:8] + "-" + f[8:12] + "-" + f[12:16]
+}
+
+// PublicKeyText is the public key as one base64 string (its DER, the body
+// of its PEM): what a Z prints, and `comptoir verify --key` reads back.
+func PublicKeyText(pub ed25519.PublicKey) string {
+	der, _ := x509.MarshalPKIXPublicKey(pub)
+	return base64.StdEncoding.EncodeToString(der)
+}
+
+// ParsePublicKeyText reads a public key given as PEM or as the base64 of
+// its DER, as typed from a Z (spaces and line breaks ignored).
+func ParsePublicKeyText(raw []byte) (ed25519.PublicKey, error) {
+	if bytes.Contains(raw, []byte("-----BEGIN")) {
+		return ParsePublicKey(raw)
+	}
+	der, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(string(raw)), ""))
+	if err != nil {
+		return nil, errors.New("fiscal: the key is neither PEM nor base64")
+	}
+	k, err := x509.ParsePKIXPublicKey(der)
+	if err != nil {
+		return nil, fmt.Errorf("fiscal: the key: %w", err)
+	}
+	pub, ok := k.(ed25519.PublicKey)
+	if !ok {
+		return nil, errors.New("fiscal: not an Ed25519 public key")
+	}
+	return pub, nil
 }
 
 // writeFile writes a file whole or not at all: a temporary file, synced,

@@ -3,6 +3,7 @@ package fiscal
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -109,9 +110,17 @@ func (l *Ledger) RecordTickets(ctx context.Context, log *slog.Logger) (int, erro
 		return n, err
 	}
 	for _, id := range orders {
-		if _, created, err := l.recordSale(ctx, st, id); err != nil {
+		_, created, err := l.recordSale(ctx, st, id)
+		var be *BoundsError
+		switch {
+		case errors.As(err, &be):
+			// Out of bounds: never signed, the others go on.
+			if err := l.refuse(ctx, id, err); err != nil {
+				return n, err
+			}
+		case err != nil:
 			return n, err
-		} else if created {
+		case created:
 			n++
 		}
 	}
@@ -151,6 +160,9 @@ func (l *Ledger) recordSale(ctx context.Context, st kiosk.Settings, id string) (
 	if err != nil {
 		return journal.FiscalRecord{}, false, fmt.Errorf("fiscal: the sale of order %s: %w", id, err)
 	}
+	if err := checkSale(l.sale(0, time.Time{}, id, r)); err != nil {
+		return journal.FiscalRecord{}, false, err
+	}
 	return l.append(ctx, journal.FiscalTicket, SaleSource(id), func(seq int64, at time.Time) (any, error) {
 		return l.sale(seq, at, id, r), nil
 	})
@@ -172,9 +184,12 @@ func (l *Ledger) RecordSale(ctx context.Context, orderID string) (*receipt.Fisca
 	}
 	rec, _, err := l.recordSale(ctx, st, orderID)
 	if err != nil {
+		if rerr := l.refuse(ctx, orderID, err); rerr != nil && rerr != err {
+			return nil, errors.Join(err, rerr)
+		}
 		return nil, err
 	}
-	return &receipt.Fiscal{Ticket: rec.Seq, Till: l.Kiosk, Software: l.Software}, nil
+	return &receipt.Fiscal{Ticket: rec.Seq, Till: l.Kiosk, Software: l.Software, Head: HeadFingerprint(rec)}, nil
 }
 
 // Duplicate records a reprint of a sale's receipt as a technical event,
@@ -185,22 +200,27 @@ func (l *Ledger) Duplicate(ctx context.Context, orderID string) (*receipt.Fiscal
 	if err != nil {
 		return nil, err
 	}
+	ticket, err := l.db.FiscalBySource(ctx, journal.FiscalTicket, SaleSource(orderID))
+	if err != nil {
+		return nil, err
+	}
+	// The last copy is the newest duplicate event of the ticket: the
+	// events since the ticket was recorded are read back, not the chain.
 	copies := 0
-	err = l.eachRecord(ctx, journal.FiscalEvent, func(r journal.FiscalRecord) error {
+	err = l.rd.backward(ctx, journal.FiscalEvent, func(r journal.FiscalRecord) (bool, error) {
 		var e Event
 		if json.Unmarshal(r.Payload, &e) == nil && e.Type == EventDuplicate && e.Ticket == sale.Ticket {
-			copies++
+			copies = e.Copy
+			return false, nil
 		}
-		return nil
+		return !r.At.Before(ticket.At), nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	sale.Duplicate = copies + 1
-	if _, _, err := l.append(ctx, journal.FiscalEvent, "", func(seq int64, at time.Time) (any, error) {
-		return Event{Number: seq, Type: EventDuplicate, At: at, Kiosk: l.Kiosk, Software: l.Software, Ticket: sale.Ticket, Copy: sale.Duplicate,
-			Detail: fmt.Sprintf("receipt of ticket %d reprinted (copy %d)", sale.Ticket, sale.Duplicate)}, nil
-	}); err != nil {
+	if _, _, err := l.event(ctx, "", Event{Type: EventDuplicate, Ticket: sale.Ticket, Copy: sale.Duplicate,
+		Detail: fmt.Sprintf("receipt of ticket %d reprinted (copy %d)", sale.Ticket, sale.Duplicate)}); err != nil {
 		return nil, err
 	}
 	return sale, nil

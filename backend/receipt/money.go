@@ -116,6 +116,8 @@ type labels struct {
 	// A recorded ticket: its number (%d), the till, the total without
 	// VAT, and a reprint's mention (%d: the reprint's number).
 	Ticket, Till, TotalNet, Duplicate string
+	// Signature introduces the chain fingerprint.
+	Signature string
 }
 
 var dictionary = map[string]labels{
@@ -127,6 +129,7 @@ var dictionary = map[string]labels{
 		ScanToPay: "Scannez pour payer avec votre téléphone", LinkValid: "Lien valable jusqu'au %s",
 		Link:   "Paiement par téléphone",
 		Ticket: "Ticket n° %d", Till: "Caisse", TotalNet: "Total HT", Duplicate: "DUPLICATA n° %d",
+		Signature: "Signature",
 	},
 	"en": {
 		Order: "Order", Total: "TOTAL", Tip: "Tip", Paid: "Total paid", VAT: "VAT", VATNo: "VAT no.",
@@ -136,6 +139,7 @@ var dictionary = map[string]labels{
 		ScanToPay: "Scan to pay with your phone", LinkValid: "Link valid until %s",
 		Link:   "Paid by phone",
 		Ticket: "Ticket no. %d", Till: "Till", TotalNet: "Total excl. VAT", Duplicate: "DUPLICATE no. %d",
+		Signature: "Signature",
 	},
 	"es": {
 		Order: "Pedido", Total: "TOTAL", Tip: "Propina", Paid: "Total pagado", VAT: "IVA", VATNo: "NIF",
@@ -145,6 +149,7 @@ var dictionary = map[string]labels{
 		ScanToPay: "Escanee para pagar con su teléfono", LinkValid: "Enlace válido hasta el %s",
 		Link:   "Pago por teléfono",
 		Ticket: "Tique n.º %d", Till: "Caja", TotalNet: "Total sin IVA", Duplicate: "DUPLICADO n.º %d",
+		Signature: "Firma",
 	},
 }
 

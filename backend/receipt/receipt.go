@@ -34,7 +34,7 @@ type Merchant struct {
 	Address   []string // one entry a printed line
 	VATNumber string
 	SIRET     string      // the French establishment number, when there is one
-	Country   string      // ISO 3166 alpha-2; FR prints the French mentions
+	Country   string      // ISO 3166 alpha-2; FR prints the French mentions (no other country's yet)
 	Logo      image.Image // optional; printed dithered, at most the paper's width
 	Footer    []string    // one entry a paragraph, word-wrapped
 	// QRURL is the digital receipt's address, printed as a QR code; empty
@@ -135,7 +135,17 @@ type Fiscal struct {
 	// Duplicate is the number of this reprint (DUPLICATA n° k); 0 for
 	// the original.
 	Duplicate int
+	// Head is the recorded ticket's chain fingerprint ("T42-9f3a1c7b22d0"):
+	// read back from paper, it proves that the records up to this ticket
+	// were not rewritten or cut (comptoir verify --expect).
+	Head string
 }
+
+// french says whether the French cash-register mentions print: the
+// ticket's number and till, the SIRET, the total without VAT, the
+// software. Elsewhere they are not printed (no other country's mentions
+// are covered); a copy's mark and the chain fingerprint print everywhere.
+func (m Merchant) french() bool { return m.Country == "FR" }
 
 // Options are the layout's settings.
 type Options struct {
@@ -282,16 +292,16 @@ func customer(r Receipt, opt Options, m mode) *escpos.Builder {
 	if mer.VATNumber != "" {
 		b.Wrapped(w.VATNo + " " + mer.VATNumber)
 	}
-	if mer.SIRET != "" {
+	fis := r.Fiscal
+	if mer.SIRET != "" && mer.french() {
 		b.Wrapped("SIRET " + mer.SIRET)
 	}
-	fis := r.Fiscal
 	if fis != nil && fis.Duplicate > 0 {
 		b.Bold(true).Size(1, 2).Line(fmt.Sprintf(w.Duplicate, fis.Duplicate)).Normal()
 	}
 	b.Align(escpos.AlignLeft).Rule('-')
 	b.TwoColumns(dateTime(o.Time), w.Order+" "+o.Number)
-	if fis != nil {
+	if fis != nil && mer.french() {
 		b.TwoColumns(fmt.Sprintf(w.Ticket, fis.Ticket), w.Till+" "+fis.Till)
 	}
 	if d := diningLabel(w, o.Dining); d != "" {
@@ -324,7 +334,7 @@ func customer(r Receipt, opt Options, m mode) *escpos.Builder {
 			row(f.Rate(rt.Rate), f.Number(rt.Net), f.Number(rt.Tax), f.Number(rt.Gross))
 			net += rt.Net
 		}
-		if fis != nil {
+		if fis != nil && mer.french() {
 			b.TwoColumns(w.TotalNet, f.Format(net))
 		}
 	}
@@ -385,8 +395,11 @@ func customer(r Receipt, opt Options, m mode) *escpos.Builder {
 			b.Wrapped(p)
 		}
 	}
-	if fis != nil && fis.Software != "" {
-		b.Feed(1).Wrapped(fis.Software)
+	if fis != nil && fis.Head != "" {
+		b.Feed(1).Wrapped(w.Signature + " " + fis.Head)
+	}
+	if fis != nil && fis.Software != "" && mer.french() {
+		b.Wrapped(fis.Software)
 	}
 	b.Align(escpos.AlignLeft)
 	if !m.text {

@@ -519,11 +519,13 @@ func TestLinkTicket(t *testing.T) {
 
 // A recorded ticket's receipt carries what a French receipt needs: the
 // merchant's SIRET and VAT number, the ticket's number and the till, the
-// total without VAT, the software; a reprint says it is a copy.
+// total without VAT, the software; a reprint says it is a copy; the chain
+// fingerprint prints. For a merchant outside France, the French mentions
+// do not print; the copy's mark and the fingerprint do.
 func TestFiscalMentions(t *testing.T) {
 	m := merchant()
-	m.SIRET = "123 456 789 00012"
-	r := Receipt{Merchant: m, Order: order(), Payments: splitPayment(), Fiscal: &Fiscal{Ticket: 42, Till: "caisse-1", Software: "Comptoir 1.2.3"}}
+	m.SIRET, m.Country = "123 456 789 00012", "FR"
+	r := Receipt{Merchant: m, Order: order(), Payments: splitPayment(), Fiscal: &Fiscal{Ticket: 42, Till: "caisse-1", Software: "Comptoir 1.2.3", Head: "T42-9f3a1c7b22d0"}}
 	text := func(r Receipt) string {
 		b, err := CustomerReceipt(r, Options{Columns: 32, Locale: "fr"})
 		if err != nil {
@@ -532,7 +534,7 @@ func TestFiscalMentions(t *testing.T) {
 		return decode(t, b).Text()
 	}
 	original := text(r)
-	for _, want := range []string{"SIRET 123 456 789 00012", "N° TVA FR12345678901", "Ticket n° 42", "Caisse caisse-1", "Total HT", "Comptoir 1.2.3"} {
+	for _, want := range []string{"SIRET 123 456 789 00012", "N° TVA FR12345678901", "Ticket n° 42", "Caisse caisse-1", "Total HT", "Comptoir 1.2.3", "Signature T42-9f3a1c7b22d0"} {
 		if !strings.Contains(original, want) {
 			t.Errorf("receipt lacks %q:\n%s", want, original)
 		}
@@ -544,6 +546,21 @@ func TestFiscalMentions(t *testing.T) {
 	if c := text(r); !strings.Contains(c, "DUPLICATA n° 2") {
 		t.Errorf("the copy does not say so:\n%s", c)
 	}
+	for _, country := range []string{"BE", ""} {
+		r.Merchant.Country = country
+		other := text(r)
+		for _, not := range []string{"SIRET", "Ticket n°", "Caisse", "Total HT", "Comptoir 1.2.3"} {
+			if strings.Contains(other, not) {
+				t.Errorf("country %q: the French mention %q printed:\n%s", country, not, other)
+			}
+		}
+		for _, want := range []string{"DUPLICATA n° 2", "Signature T42-9f3a1c7b22d0"} {
+			if !strings.Contains(other, want) {
+				t.Errorf("country %q: %q not printed:\n%s", country, want, other)
+			}
+		}
+	}
+	r.Merchant.Country = "FR"
 	// Without a recorded ticket, none of it.
 	r.Fiscal = nil
 	if plain := text(r); strings.Contains(plain, "Ticket n°") || strings.Contains(plain, "Total HT") {

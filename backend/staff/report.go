@@ -465,19 +465,5 @@ func (s *Staff) PrintZ(ctx context.Context, sessionID, day string) (fiscal.Closi
 	if err != nil {
 		return fiscal.Closing{}, errorf(EINVALID, "The day could not be closed: %s.", strings.TrimPrefix(err.Error(), "fiscal: "))
 	}
-	st, err := kiosk.LoadSettings(ctx, s.cfg.Journal, s.log)
-	if err != nil {
-		return c, journalErr(err, "Reading the settings")
-	}
-	currency := s.currency(ctx)
-	text := c.Text(st.ReceiptColumns, func(cents int64) string { return formatMoney(cents, currency) })
-	tctx, cancel := s.terminalCtx(ctx)
-	defer cancel()
-	resp, err := s.cfg.Terminal.Print(tctx, device.Print{Data: text, Format: device.FormatText})
-	if err != nil {
-		s.audit(ctx, sess.Who, "z_print_failed", c.Name, err.Error(), device.RawOf(err))
-		return c, terminalErr(err, receiptMessage, "The closing is recorded, but it was not printed")
-	}
-	s.audit(ctx, sess.Who, "z_printed", c.Name, fmt.Sprintf("closing %d of %s printed", c.Number, c.Name), resp.Raw)
-	return c, nil
+	return c, s.printClosing(ctx, sess.Who, c)
 }

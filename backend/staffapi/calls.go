@@ -130,6 +130,12 @@ var calls = map[string]call{
 	"PrintZ": c2(func(ctx context.Context, a *API, sid, day string) (any, error) {
 		return a.cfg.Staff.PrintZ(ctx, sid, day)
 	}),
+	"Closings": c1(func(ctx context.Context, a *API, sid string) (any, error) {
+		return a.cfg.Staff.Closings(ctx, sid)
+	}),
+	"PrintClosing": c2(func(ctx context.Context, a *API, sid string, number int64) (any, error) {
+		return a.cfg.Staff.PrintClosing(ctx, sid, number)
+	}),
 	"PrintReport": c2(func(ctx context.Context, a *API, sid, day string) (any, error) {
 		return a.printReport(ctx, sid, day)
 	}),

@@ -15,6 +15,7 @@
 #   browser    start-up in Chromium (scripts/bench/startup-browser.mjs)
 #   desktop    start-up and PSS under Xvfb beside an empty Wails app
 #              (scripts/bench/empty-wails.sh, scripts/bench/desktop.sh)
+#   fiscal     closing a day on a journal a month and five years old (backend/fiscal)
 #   gobench    the go test -bench means
 #   report     scripts/bench/report renders the Markdown and the plot
 #
@@ -137,6 +138,7 @@ step wire go run ./scripts/bench/wire -bin "$results/comptoir-purego" -n "${WIRE
 step wire-desktop-binary go run ./scripts/bench/wire -bin build/bin/comptoir -n 500 -out "$results/wire_desktop_binary.json"
 step browser browser
 step desktop desktop
+step fiscal sh -c "go test -run '^\$' -bench BenchmarkCloseDay -benchtime 20x -timeout 30m ./backend/fiscal/ | tee '$results/fiscalbench.txt'"
 step gobench sh -c "go test -run '^\$' -bench . -benchtime 2s ./backend/journal/ ./backend/payment/ ./backend/discovery/ | tee '$results/gobench.txt'"
 cut -d' ' -f1-3 /proc/loadavg >"$results/loadavg-end"
 step report go run ./scripts/bench/report -results "$results" -root "$root" -wall $(($(date +%s) - start))

@@ -78,7 +78,7 @@ var contracts = []contract{
 			"staff.Session", "staff.Filter", "staff.AttemptPage", "staff.HistoryFilter", "staff.HistoryPage", "staff.Comparison",
 			"staff.ReversalResult", "staff.Evidence", "staff.Setting", "staff.Report", "staff.AuditEntry",
 			"payment.View", "kiosk.MerchantSetting", "staff.Decision", "device.Medium", "staff.LinkRequest",
-			"staff.Reconciliation", "fiscal.Closing", "staffapi.Gesture",
+			"staff.Reconciliation", "fiscal.Closing", "staffapi.Gesture", "staff.ClosingSummary",
 		},
 		consts: []string{
 			// staff's error codes, then staffapi's

@@ -179,6 +179,29 @@ export interface Certificate {
     trusted: boolean;
 }
 
+// From staff/closings.go
+/**
+ * ClosingSummary is a recorded closing in staff mode's list.
+ */
+export interface ClosingSummary {
+    number: number;
+    period: string; // day, month, year
+    name: string; // 2026-11-24, 2026-11, 2026-01 (the fiscal year's first month)
+    at: string;
+    /**
+     * Tickets the closing covers; Total its period's grand total and
+     * Perpetual the grand total since the first ticket (cents).
+     */
+    tickets: number;
+    total: number;
+    perpetual: number;
+    currency: string;
+    /**
+     * Fingerprint is the closing's chain fingerprint, as printed.
+     */
+    fingerprint: string;
+}
+
 // From staffapi/staffapi.go
 /**
  * CloudChoice is staff's choice of channel. Key "" keeps the saved key.
@@ -448,6 +471,18 @@ export interface Filter {
 
 // From fiscal/closings.go
 /**
+ * ChainHead is how far a chain went: its last record's number (the count,
+ * as records are numbered from 1 without gaps), its head fingerprint and
+ * its signature.
+ */
+export interface FiscalChainHead {
+    count: number;
+    head?: string;
+    sig?: string;
+}
+
+// From fiscal/closings.go
+/**
  * Closing is a recorded closing (a "Z"): a period's totals, computed from
  * its tickets (a day) or from the closings it is made of (a month from its
  * days, a year from its months), with the perpetual grand total, which is
@@ -483,6 +518,42 @@ export interface FiscalClosing {
      * Days or Months it is made of (a month, a year): their closing numbers.
      */
     parts?: number[];
+    /**
+     * PublicKey (base64 of its DER) and KeyFingerprint are the key the
+     * records are signed with, printed so that the paper says which key
+     * verifies them.
+     */
+    publicKey?: string;
+    keyFingerprint?: string;
+    /**
+     * Chains are how far the other chains went when the closing was made:
+     * the running counts of tickets and events, and their heads.
+     */
+    chains?: Record<string, FiscalChainHead>;
+    /**
+     * Latest names the last day, month and fiscal year closed when this
+     * closing was made (itself included); LastTicketSource is the source of
+     * a day's last ticket. The next closing finds where to start by these
+     * names, not by walking the chains.
+     */
+    latest?: FiscalLatest;
+    lastTicketSource?: string;
+    /**
+     * Fingerprint is the closing record's own head ("Z17-…"), read from
+     * the record, not part of what it signs: what `comptoir verify
+     * --expect` is given from the paper.
+     */
+    fingerprint?: string;
+}
+
+// From fiscal/due.go
+/**
+ * Latest names the last day, month and fiscal year closed.
+ */
+export interface FiscalLatest {
+    day?: string;
+    month?: string;
+    year?: string;
 }
 
 // From fiscal/closings.go

@@ -161,6 +161,10 @@ export interface StaffCalls {
   PrintReport(sid: string, day: string): null;
   /** Records the closing (Z) of a day that is over, once, and prints it. */
   PrintZ(sid: string, day: string): G.FiscalClosing;
+  /** Every closing recorded (days, months, fiscal years), newest first. */
+  Closings(sid: string): G.ClosingSummary[];
+  /** Prints a recorded closing again. */
+  PrintClosing(sid: string, number: number): G.FiscalClosing;
   Audit(sid: string, limit: number): AuditEntry[];
   CloseCheckout(sid: string): CheckoutView;
   Quit(sid: string): null;

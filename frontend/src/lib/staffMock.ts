@@ -20,6 +20,7 @@ import type {
   Comparison,
   Envelope,
   Evidence,
+  FiscalClosing,
   Filter,
   HistoryEntry,
   HistoryFilter,
@@ -86,6 +87,7 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
   const lockedUntil = new Map<string, number>();
   const sessions = new Map<string, Session>();
   const audit: AuditEntry[] = [];
+  const closings: FiscalClosing[] = [];
   let seq = 0;
 
   const iso = (t: number) => new Date(t).toISOString();
@@ -627,9 +629,26 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
     PrintZ: (sid: string, d: string) => {
       session(sid);
       if (!d || d >= day(now())) refuse("EINVALID", "The day could not be closed: it is not over.");
-      const number = 1;
-      return { number, period: "day", name: d, from: d + "T00:00:00Z", to: d + "T23:59:59Z", at: iso(now()), kiosk: "mock", software: "Comptoir mock",
-        firstTicket: 0, lastTicket: 0, tickets: 0, byVat: [], byMeans: [], total: 0, totalExclTax: 0, perpetual: 0 };
+      const found = closings.find((c) => c.period === "day" && c.name === d);
+      if (found) return found;
+      const number = closings.length + 1;
+      const c = { number, period: "day", name: d, from: d + "T00:00:00Z", to: d + "T23:59:59Z", at: iso(now()), kiosk: "mock", software: "Comptoir mock",
+        firstTicket: 0, lastTicket: 0, tickets: 0, byVat: [], byMeans: [], total: 0, totalExclTax: 0, perpetual: 0, fingerprint: `Z${number}-0123456789ab` };
+      closings.push(c);
+      return c;
+    },
+    Closings: (sid: string) => {
+      session(sid);
+      return closings
+        .map((c) => ({ number: c.number, period: c.period, name: c.name, at: c.at, tickets: c.tickets, total: c.total, perpetual: c.perpetual,
+          currency: "EUR", fingerprint: c.fingerprint ?? "" }))
+        .reverse();
+    },
+    PrintClosing: (sid: string, number: number) => {
+      session(sid);
+      const c = closings.find((x) => x.number === number);
+      if (!c) refuse("ENOTFOUND", `There is no closing number ${number}.`);
+      return c;
     },
     Reconcile: (sid: string, d: string): Reconciliation => {
       session(sid);

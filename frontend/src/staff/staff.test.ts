@@ -1180,5 +1180,26 @@ describe("the Z", () => {
     expect(staff.last("PrintZ")?.args).toEqual(["sid-1", "2025-01-09"]);
     expect((await screen.findByTestId("staff-message")).textContent).toBe("Closing no. 12 of 2025-01-09 recorded and printed.");
   });
+
+  it("lists every closing, days, months and years, and prints the one chosen", async () => {
+    const list = [
+      { number: 3, period: "year", name: "2025-01", at: "2026-01-01T00:10:00Z", tickets: 40, total: 90000, perpetual: 90000, currency: "EUR", fingerprint: "Z3-aaaaaaaaaaaa" },
+      { number: 2, period: "month", name: "2025-12", at: "2026-01-01T00:05:00Z", tickets: 40, total: 90000, perpetual: 90000, currency: "EUR", fingerprint: "Z2-bbbbbbbbbbbb" },
+      { number: 1, period: "day", name: "2025-12-31", at: "2026-01-01T00:01:00Z", tickets: 40, total: 90000, perpetual: 90000, currency: "EUR", fingerprint: "Z1-cccccccccccc" },
+    ];
+    const { staff } = await unlocked({
+      answers: {
+        Closings: () => list,
+        PrintClosing: (args: unknown[]) => ({ number: args[1], period: "month", name: "2025-12", byVat: [], byMeans: [], total: 0, totalExclTax: 0, perpetual: 0 }),
+      },
+    });
+    await fireEvent.click(screen.getByTestId("staff-tab-report"));
+    const rows = await screen.findAllByTestId("closing-row");
+    expect(rows.map((r) => r.dataset.period)).toEqual(["year", "month", "day"]);
+    expect(rows[1].textContent).toContain("Z2-bbbbbbbbbbbb");
+    await fireEvent.click(screen.getByRole("button", { name: "Print closing no. 2 (2025-12)" }));
+    expect(staff.last("PrintClosing")?.args).toEqual(["sid-1", 2]);
+    expect((await screen.findByTestId("staff-message")).textContent).toBe("Closing no. 2 (2025-12) printed.");
+  });
 });
 

@@ -150,6 +150,7 @@ func (r *report) render() {
 	r.sizes()
 	r.soak()
 	r.cloud()
+	r.fiscal()
 	r.goBench()
 	r.w = saved
 
