@@ -310,3 +310,28 @@ func TestCanceledContextWritesNothing(t *testing.T) {
 	_, err = db.Order(t.Context(), "o")
 	wantCode(t, err, ENOTFOUND)
 }
+
+// A chain's tail is read through its index: no scan of the chain, no
+// sorting of it (the cost of a closing must not grow with the journal's age).
+func TestFiscalRecordsReadThroughTheirIndex(t *testing.T) {
+	db := openMemory(t)
+	rows, err := db.r.QueryContext(t.Context(), `EXPLAIN QUERY PLAN SELECT `+fiscalColumns+
+		` FROM fiscal_records WHERE kind = ? AND id > ? ORDER BY id LIMIT 10`, "ticket", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	got := strings.Join(plan, " | ")
+	if !strings.Contains(got, "fiscal_records_by_kind_id") || strings.Contains(got, "TEMP B-TREE") {
+		t.Fatalf("plan: %s", got)
+	}
+}
