@@ -50,6 +50,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the cloud's clock; nil is time.Now.
 	Now func() time.Time
+	// LAN: each virtual terminal also serves its own Local API on
+	// loopback (LANURL), as a real one does on the shop's LAN.
+	LAN bool
 }
 
 // Cloud is a simulated provider cloud.
@@ -80,9 +83,14 @@ type Cloud struct {
 	refundHold   *refundHold
 	// refuseCapture: the issuer refuses the next capture.
 	refuseCapture bool
-	srv           *http.Server
-	ln            net.Listener
-	closed        bool
+	// seen: the terminals' transactions already joined to the company's
+	// (serial/terminal id); claims: the reversals the cloud asked a
+	// terminal for (serial/original's terminal id), before they are made.
+	seen   map[string]bool
+	claims map[string]bool
+	srv    *http.Server
+	ln     net.Listener
+	closed bool
 }
 
 // vterm is a virtual terminal: the terminal simulator and whether it can
@@ -116,7 +124,7 @@ func New(cfg Config) (*Cloud, error) {
 		cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel,
 		terminals: map[string]*vterm{}, txs: map[string]*txn{}, carts: map[string]*cart{}, checkouts: map[string]bool{},
 		refunds: map[string]*RefundView{}, refundedBy: map[string]string{},
-		changed: make(chan struct{}),
+		changed: make(chan struct{}), seen: map[string]bool{}, claims: map[string]bool{},
 	}
 	c.webhook.url = cfg.WebhookURL
 	for _, s := range cfg.Serials {
@@ -158,6 +166,11 @@ func (c *Cloud) AddTerminal(serial string) (*terminalsim.Terminal, error) {
 	sim, err := terminalsim.New(tc)
 	if err != nil {
 		return nil, fmt.Errorf("cloudsim: terminal %s: %w", serial, err)
+	}
+	if c.cfg.LAN {
+		if err := sim.Start("127.0.0.1:0"); err != nil {
+			return nil, fmt.Errorf("cloudsim: terminal %s on the LAN: %w", serial, err)
+		}
 	}
 	c.terminals[serial] = &vterm{serial: serial, sim: sim, online: true}
 	c.broadcastLocked()

@@ -11,8 +11,10 @@ import (
 
 // TerminalState is a virtual terminal as the control API shows it.
 type TerminalState struct {
-	Serial   string            `json:"serial"`
-	Online   bool              `json:"online"`
+	Serial string `json:"serial"`
+	Online bool   `json:"online"`
+	// LAN is its own Local API's base URL, when it serves one.
+	LAN      string            `json:"lan,omitempty"`
 	Terminal terminalsim.State `json:"terminal"`
 }
 
@@ -31,6 +33,8 @@ type State struct {
 		Poll        string  `json:"poll"`
 		ExpiredPoll string  `json:"expiredPoll"`
 		HistoryIDs  bool    `json:"historyIds"`
+		LANIDs      string  `json:"lanIds"`
+		RecordLag   int     `json:"recordLag"`
 	} `json:"faults"`
 }
 
@@ -51,12 +55,16 @@ func (c *Cloud) State() State {
 	s.Webhook.URL, s.Webhook.Deactivated, s.Webhook.Deliveries = c.webhook.url, c.webhook.deactivated, len(c.webhook.deliveries)
 	s.Faults.Next = append([]Fault{}, c.faults.next...)
 	s.Faults.Poll, s.Faults.ExpiredPoll, s.Faults.HistoryIDs = c.faults.poll, c.faults.expiredPoll, !c.faults.historyWithoutIDs
+	s.Faults.LANIDs, s.Faults.RecordLag = c.faults.lanIDs, c.faults.recordLag
+	if s.Faults.LANIDs == "" {
+		s.Faults.LANIDs = LANIDsCloud
+	}
 	c.mu.Unlock()
 	s.Terminals = []TerminalState{}
 	for _, serial := range c.Serials() {
 		for _, vt := range terms {
 			if vt.serial == serial {
-				s.Terminals = append(s.Terminals, TerminalState{Serial: serial, Online: online[serial], Terminal: vt.sim.State()})
+				s.Terminals = append(s.Terminals, TerminalState{Serial: serial, Online: online[serial], LAN: vt.sim.URL(), Terminal: vt.sim.State()})
 			}
 		}
 	}
@@ -175,7 +183,7 @@ func (c *Cloud) handleHelp(w http.ResponseWriter, r *http.Request) {
 			"GET /sim/state", "GET /sim/transactions", "GET /sim/webhook",
 			`POST /sim/webhook {"url": "http://127.0.0.1:9999/hook"}`,
 			`POST /sim/terminals {"serial": "SN1", "online": false}: add a terminal, or take it offline (actions expire after 5 s)`,
-			`POST /sim/faults {"next": [{"path": "/v5/pos/payment", "status": 0, "after": true}], "poll": "pending|404|500|", "expiredPoll": "expired|pending|404", "historyIds": false}`,
+			`POST /sim/faults {"next": [{"path": "/v5/pos/payment", "status": 0, "after": true}], "poll": "pending|404|500|", "expiredPoll": "expired|pending|404", "historyIds": false, "lanIds": "cloud|either|terminal", "recordLag": 2}`,
 			"GET|POST /sim/terminals/{serial}/sim/...: that terminal's own control API (customer, script, clock, ledger)",
 			"GET /sim/carts: the payment links and their payments",
 			`POST /sim/carts/{cart_id}/pay {"amount": 500, "gift": 0, "kind": "card|meal_voucher", "fail": false}: the customer pays on their phone (amount 0: what is left)`,
@@ -192,6 +200,8 @@ func (c *Cloud) handleHelp(w http.ResponseWriter, r *http.Request) {
 			"poll":        "how every poll answers; empty tells the truth",
 			"expiredPoll": "how the poll of an action that expired (terminal offline beyond 5 s) answers: not shown in the specification",
 			"historyIds":  "whether the history lists checkoutExternalId and idempotentUuid (not in the specification's list)",
+			"lanIds":      "the ids of transactions a terminal made without the cloud (its Local API, its keypad): cloud (the cloud's own, the terminal's as localId; the fetch knows only the cloud's), either (the fetch answers both), terminal (the terminal's): not shown in the specification",
+			"recordLag":   "how many reads of the Webservices a terminal's own transaction stays hidden from (the provider's record lagging)",
 		},
 	})
 }
@@ -220,6 +230,8 @@ func (c *Cloud) handleFaults(w http.ResponseWriter, r *http.Request) {
 		Poll        *string `json:"poll"`
 		ExpiredPoll *string `json:"expiredPoll"`
 		HistoryIDs  *bool   `json:"historyIds"`
+		LANIDs      *string `json:"lanIds"`
+		RecordLag   *int    `json:"recordLag"`
 	}
 	if !readControl(w, r, &b) {
 		return
@@ -242,6 +254,18 @@ func (c *Cloud) handleFaults(w http.ResponseWriter, r *http.Request) {
 	}
 	if b.HistoryIDs != nil {
 		c.SetHistoryIDs(*b.HistoryIDs)
+	}
+	if b.LANIDs != nil {
+		if err := c.SetLANIDs(*b.LANIDs); err != nil {
+			controlError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	if b.RecordLag != nil {
+		if err := c.SetRecordLag(*b.RecordLag); err != nil {
+			controlError(w, http.StatusBadRequest, err.Error())
+			return
+		}
 	}
 	writeJSON(w, c.State())
 }

@@ -35,6 +35,8 @@ type faults struct {
 	poll              string
 	expiredPoll       string
 	historyWithoutIDs bool
+	lanIDs            string // LANIDsCloud when empty
+	recordLag         int
 }
 
 func (f Fault) check() error {
