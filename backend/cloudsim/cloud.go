@@ -88,6 +88,7 @@ type Cloud struct {
 	// terminal for (serial/original's terminal id), before they are made.
 	seen   map[string]bool
 	claims map[string]bool
+	lans   map[string]*lanLink // each terminal's own Local API on the LAN
 	srv    *http.Server
 	ln     net.Listener
 	closed bool
@@ -125,6 +126,7 @@ func New(cfg Config) (*Cloud, error) {
 		terminals: map[string]*vterm{}, txs: map[string]*txn{}, carts: map[string]*cart{}, checkouts: map[string]bool{},
 		refunds: map[string]*RefundView{}, refundedBy: map[string]string{},
 		changed: make(chan struct{}), seen: map[string]bool{}, claims: map[string]bool{},
+		lans: map[string]*lanLink{},
 	}
 	c.webhook.url = cfg.WebhookURL
 	for _, s := range cfg.Serials {
@@ -168,8 +170,9 @@ func (c *Cloud) AddTerminal(serial string) (*terminalsim.Terminal, error) {
 		return nil, fmt.Errorf("cloudsim: terminal %s: %w", serial, err)
 	}
 	if c.cfg.LAN {
-		if err := sim.Start("127.0.0.1:0"); err != nil {
-			return nil, fmt.Errorf("cloudsim: terminal %s on the LAN: %w", serial, err)
+		if _, err := c.serveLANLocked(serial, sim, ""); err != nil {
+			sim.Close()
+			return nil, err
 		}
 	}
 	c.terminals[serial] = &vterm{serial: serial, sim: sim, online: true}
@@ -324,9 +327,14 @@ func (c *Cloud) Close() error {
 	for _, vt := range c.terminals {
 		terms = append(terms, vt)
 	}
+	lans := c.lans
+	c.lans = map[string]*lanLink{}
 	c.broadcastLocked()
 	c.mu.Unlock()
 	c.cancel()
+	for _, l := range lans {
+		l.close()
+	}
 	for _, vt := range terms {
 		_ = vt.sim.Close()
 	}

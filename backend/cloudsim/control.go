@@ -47,9 +47,12 @@ func (c *Cloud) State() State {
 	for _, vt := range c.terminals {
 		terms = append(terms, vt)
 	}
-	online := map[string]bool{}
+	online, lan := map[string]bool{}, map[string]string{}
 	for _, vt := range terms {
 		online[vt.serial] = vt.online
+		if l := c.lans[vt.serial]; l != nil {
+			lan[vt.serial] = l.url()
+		}
 	}
 	s.Transactions = len(c.order)
 	s.Webhook.URL, s.Webhook.Deactivated, s.Webhook.Deliveries = c.webhook.url, c.webhook.deactivated, len(c.webhook.deliveries)
@@ -64,7 +67,7 @@ func (c *Cloud) State() State {
 	for _, serial := range c.Serials() {
 		for _, vt := range terms {
 			if vt.serial == serial {
-				s.Terminals = append(s.Terminals, TerminalState{Serial: serial, Online: online[serial], LAN: vt.sim.URL(), Terminal: vt.sim.State()})
+				s.Terminals = append(s.Terminals, TerminalState{Serial: serial, Online: online[serial], LAN: lan[serial], Terminal: vt.sim.State()})
 			}
 		}
 	}
@@ -182,7 +185,7 @@ func (c *Cloud) handleHelp(w http.ResponseWriter, r *http.Request) {
 		"routes": []string{
 			"GET /sim/state", "GET /sim/transactions", "GET /sim/webhook",
 			`POST /sim/webhook {"url": "http://127.0.0.1:9999/hook"}`,
-			`POST /sim/terminals {"serial": "SN1", "online": false}: add a terminal, or take it offline (actions expire after 5 s)`,
+			`POST /sim/terminals {"serial": "SN1", "online": false, "lan": false}: add a terminal, take it offline (actions expire after 5 s), or cut its LAN (its own Local API, when the cloud serves it: cloudsim --lan)`,
 			`POST /sim/faults {"next": [{"path": "/v5/pos/payment", "status": 0, "after": true}], "poll": "pending|404|500|", "expiredPoll": "expired|pending|404", "historyIds": false, "lanIds": "cloud|either|terminal", "recordLag": 2}`,
 			"GET|POST /sim/terminals/{serial}/sim/...: that terminal's own control API (customer, script, clock, ledger)",
 			"GET /sim/carts: the payment links and their payments",
@@ -210,6 +213,7 @@ func (c *Cloud) handleTerminal(w http.ResponseWriter, r *http.Request) {
 	var b struct {
 		Serial string `json:"serial"`
 		Online *bool  `json:"online"`
+		LAN    *bool  `json:"lan"`
 	}
 	if !readControl(w, r, &b) {
 		return
@@ -220,6 +224,12 @@ func (c *Cloud) handleTerminal(w http.ResponseWriter, r *http.Request) {
 	}
 	if b.Online != nil {
 		_ = c.SetOnline(strings.TrimSpace(b.Serial), *b.Online)
+	}
+	if b.LAN != nil {
+		if err := c.SetLAN(strings.TrimSpace(b.Serial), *b.LAN); err != nil {
+			controlError(w, http.StatusBadRequest, err.Error())
+			return
+		}
 	}
 	writeJSON(w, c.State())
 }

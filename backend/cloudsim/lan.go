@@ -41,35 +41,6 @@ const (
 // ViaTerminal marks a transaction the terminal made without the cloud.
 const ViaTerminal = "terminal"
 
-// ServeLAN serves the virtual terminal's own Local API on addr
-// ("127.0.0.1:0" when empty) and returns its base URL.
-func (c *Cloud) ServeLAN(serial, addr string) (string, error) {
-	sim, ok := c.Terminal(serial)
-	if !ok {
-		return "", fmt.Errorf("cloudsim: no terminal %q", serial)
-	}
-	if u := sim.URL(); u != "" {
-		return u, nil
-	}
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	if err := sim.Start(addr); err != nil {
-		return "", fmt.Errorf("cloudsim: terminal %s on the LAN: %w", serial, err)
-	}
-	return sim.URL(), nil
-}
-
-// LANURL is the virtual terminal's Local API base URL, "" when it does not
-// serve one.
-func (c *Cloud) LANURL(serial string) string {
-	sim, ok := c.Terminal(serial)
-	if !ok {
-		return ""
-	}
-	return sim.URL()
-}
-
 // SetLANIDs chooses the ids of the transactions a terminal made without
 // the cloud (LANIDsCloud, LANIDsEither, LANIDsTerminal). Transactions the
 // cloud already lists keep theirs.

@@ -175,3 +175,48 @@ func TestReversalsOfATerminalReachedBothWays(t *testing.T) {
 		t.Fatalf("the LAN's debit %+v and reversal %+v", lanDebit, lanRev)
 	}
 }
+
+// The LAN can be cut and mended on the same address: cut, a request is
+// refused before it leaves and one in flight is dropped; the cloud still
+// reaches the terminal.
+func TestTheLANIsCutAndMended(t *testing.T) {
+	c, cl, _, lan := lanCloud(t)
+	ctx := ctxT(t)
+	if _, err := lan.Ping(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	sim, _ := c.Terminal("SN-L")
+	sim.Script(terminalsim.Hold())
+	done := make(chan error, 1)
+	go func() {
+		_, err := lan.Payment(ctx, &localapi.PaymentRequest{Amount: 100, IdempotentUUID: "u-held"})
+		done <- err
+	}()
+	if err := sim.WaitPhase(ctx, "u-held", terminalsim.PhaseBanking); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetLAN("SN-L", false); err != nil {
+		t.Fatal(err)
+	}
+	var te *localapi.TransportError
+	if err := <-done; !errors.As(err, &te) || !te.Sent {
+		t.Fatalf("the request in flight: %v, want a transport error after it was sent", err)
+	}
+	if _, err := lan.Ping(ctx, false); !errors.As(err, &te) || te.Sent {
+		t.Fatalf("ping over a cut LAN: %v, want refused before it left", err)
+	}
+	if err := sim.PresentCard(); err != nil {
+		t.Fatal(err)
+	}
+	paid(t, c, cl, "SN-L", "u-cloud-while-cut", 200)
+	if err := c.SetLAN("SN-L", true); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := lan.Payment(ctx, &localapi.PaymentRequest{Amount: 100, IdempotentUUID: "u-held"})
+	if err != nil || !tx.Approved() {
+		t.Fatalf("the same payment asked again once the LAN is back: %+v %v", tx, err)
+	}
+	if n := len(sim.ChargesFor("u-held")); n != 1 {
+		t.Fatalf("%d charges for the held payment", n)
+	}
+}
