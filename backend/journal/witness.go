@@ -177,3 +177,47 @@ func (db *DB) WitnessOpen(ctx context.Context, since time.Time) ([]Attempt, erro
 		`SELECT `+attemptColumns+` FROM attempts WHERE witness IN ('awaiting', 'unconfirmed', 'denied')
 			AND created_at >= ? ORDER BY created_at, id`, unixMS(since))
 }
+
+// Holders returns, for each of these ids that an attempt holds as its
+// transaction or as the provider's id of it, that attempt's uuid: a
+// provider's record already another attempt's is not this one's witness.
+func (db *DB) Holders(ctx context.Context, ids []string) (map[string]string, error) {
+	out := map[string]string{}
+	for start := 0; start < len(ids); start += 250 {
+		chunk := ids[start:min(start+250, len(ids))]
+		args := make([]any, 0, 2*len(chunk))
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		args = append(args, args...)
+		in := `(?` + strings.Repeat(", ?", len(chunk)-1) + `)`
+		rows, err := db.r.QueryContext(ctx, `SELECT transaction_id, provider_id, uuid FROM attempts
+			WHERE transaction_id IN `+in+` OR provider_id IN `+in, args...)
+		if err != nil {
+			return nil, mapErr(err, "find who holds transactions")
+		}
+		want := map[string]bool{}
+		for _, id := range chunk {
+			want[id] = true
+		}
+		for rows.Next() {
+			var tx, pid sql.NullString
+			var uuid string
+			if err := rows.Scan(&tx, &pid, &uuid); err != nil {
+				rows.Close()
+				return nil, mapErr(err, "find who holds transactions")
+			}
+			for _, id := range []sql.NullString{tx, pid} {
+				if id.Valid && want[id.String] {
+					out[id.String] = uuid
+				}
+			}
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, mapErr(err, "find who holds transactions")
+		}
+	}
+	return out, nil
+}
