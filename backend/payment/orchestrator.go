@@ -80,13 +80,15 @@ var ErrTerminalUnreachable = errors.New("payment: the terminal is unreachable")
 
 // Orchestrator drives payment attempts. It is safe for concurrent use.
 type Orchestrator struct {
-	cfg      Config
-	ch       Channel
-	fallback Channel // a second way to the same terminal, or nil
+	cfg    Config
+	ch     Channel
 	log    *slog.Logger
 	ctx    context.Context // ends with Close: drivers stop, attempts stay open
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+
+	// fallback is a second way to the same terminal (route.go), or nil.
+	fallback Channel
 
 	mu       sync.Mutex
 	runs     map[string]*run
