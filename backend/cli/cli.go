@@ -209,6 +209,10 @@ type commonFlags struct {
 	demoCloud    bool // the built-in simulated cloud: the cloud channel's demo
 	discoverWait time.Duration
 	windowed     bool // desktop: stay a window even in kiosk mode
+
+	// bothWays: the terminal on the LAN first, through the cloud behind it
+	// (--terminal with --cloud and --serial, or the saved channel "both").
+	bothWays bool
 }
 
 func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {

@@ -29,7 +29,7 @@ import (
 // environment or the journal, never from a flag (flags show in ps), and
 // `comptoir settings list` never prints it.
 const (
-	settingChannel        = "terminal.channel" // "local" (default) or "cloud"
+	settingChannel        = "terminal.channel" // "local" (default), "cloud" or "both" (the LAN first)
 	settingCloudURL       = "cloud.url"
 	settingCloudSerial    = "cloud.serial"
 	settingCloudKey       = "cloud.key"
@@ -98,7 +98,7 @@ func openCloudPayments(ctx context.Context, c commonFlags, db *journal.DB, dir s
 	}
 	link := &terminalLink{id: "cloud:" + c.serial, url: client.BaseURL(), how: "cloud", device: device.Cloud(client, c.serial),
 		source: kiosk.FixedTerminal("Terminal "+c.serial+" (cloud)", client.BaseURL()), stop: func() {}}
-	return &payments{dir: dir, db: db, link: link, o: o, cloud: client, cloudKey: key, close: func() { o.Close(); db.Close() }}, nil
+	return &payments{dir: dir, db: db, link: link, o: o, cloud: client, cloudKey: key, serial: c.serial, close: func() { o.Close(); db.Close() }}, nil
 }
 
 // demoCloudSerial is the virtual terminal of --demo-cloud.
@@ -176,17 +176,24 @@ func redactSetting(key string, raw []byte) []byte {
 }
 
 // cloudFromSettings fills the cloud terminal from the journal when the
-// flags name none and the saved channel is the cloud. The flags win:
-// --terminal or --demo keep the LAN, --cloud and --serial the cloud.
+// flags name none and the saved channel is the cloud, or both ways (the
+// LAN first). The flags win: --demo keeps the LAN; --terminal keeps it
+// too, with the cloud behind it when both ways are saved; --cloud and
+// --serial name the cloud, behind --terminal when both are given.
 func cloudFromSettings(ctx context.Context, c *commonFlags, db *journal.DB) error {
-	if c.isDemo() || c.terminal != "" || c.cloudURL != "" || c.serial != "" {
+	if c.isDemo() {
+		return nil
+	}
+	if c.cloudURL != "" || c.serial != "" {
+		c.bothWays = c.terminal != ""
 		return nil
 	}
 	store := settingsStore{db}
 	ch, _, err := store.Get(ctx, settingChannel)
-	if err != nil || ch != "cloud" {
+	if err != nil || (ch != "cloud" && ch != channelBoth) || (ch == "cloud" && c.terminal != "") {
 		return err
 	}
+	c.bothWays = ch == channelBoth
 	if c.cloudURL, _, err = store.Get(ctx, settingCloudURL); err != nil {
 		return err
 	}

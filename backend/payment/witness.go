@@ -365,3 +365,16 @@ func witnessFlag(att journal.Attempt) string {
 	}
 	return ""
 }
+
+// UseWitness makes the provider's record the second witness of this
+// orchestrator's approvals over the LAN. It is set before Recover: every
+// attempt, recovered ones included, is then witnessed the same way.
+func (o *Orchestrator) UseWitness(w *Witness) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ready || len(o.runs) > 0 {
+		return errors.New("payment: the witness is set before recovery")
+	}
+	o.cfg.Witness = w
+	return nil
+}

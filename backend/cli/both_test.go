@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
+)
+
+// lanAndCloud is a simulated cloud whose terminal is also on the LAN.
+func lanAndCloud(t *testing.T, key, serial string) *cloudsim.Cloud {
+	t.Helper()
+	approve := terminalsim.Approve()
+	cloud, err := cloudsim.New(cloudsim.Config{Key: key, Serials: []string{serial}, TimeScale: 0.01, LAN: true,
+		Terminal: terminalsim.Config{TimeScale: 0.01, NoTestAmounts: true, Default: &approve}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cloud.Start(""); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cloud.Close() })
+	return cloud
+}
+
+// attemptsOf reads `comptoir attempts`.
+func attemptsOf(t *testing.T, dir string) []attemptRow {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	if code := run([]string{"attempts", "--data-dir", dir}, &out, &errOut); code != 0 {
+		t.Fatalf("attempts: %s", errOut.String())
+	}
+	var rows []attemptRow
+	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// `comptoir pay --terminal URL --cloud URL --serial SN`: the LAN first,
+// the cloud behind it. With the terminal up on the LAN the payment goes
+// over the LAN; with the LAN down it goes through the cloud, once; the
+// same from the saved settings with only --terminal. Every approval over
+// the LAN is in the provider's record (the Webservices are set up).
+func TestPayOverTheLANWithTheCloudBehind(t *testing.T) {
+	const key, serial = "sk_both_ways", "SN-BOTH"
+	cloud := lanAndCloud(t, key, serial)
+	dir := t.TempDir()
+	t.Setenv(envCloudKey, key)
+	lan := cloud.LANURL(serial)
+	pay := func(order string, args ...string) payResult {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		all := append([]string{"pay", "--data-dir", dir, "--amount", "990", "--order", order}, args...)
+		if code := run(all, &out, &errOut); code != 0 {
+			t.Fatalf("pay %s: exit %d %s %s", order, code, out.String(), errOut.String())
+		}
+		var res payResult
+		if err := json.Unmarshal(out.Bytes(), &res); err != nil || res.Status != journal.StateApproved || !res.OrderPaid {
+			t.Fatalf("pay %s printed %s (%v)", order, out.String(), err)
+		}
+		return res
+	}
+	flags := []string{"--terminal", lan, "--cloud", cloud.URL(), "--serial", serial}
+	up := pay("up", flags...)
+	if err := cloud.SetLAN(serial, false); err != nil {
+		t.Fatal(err)
+	}
+	down := pay("down", flags...)
+	if up.Channel != journal.ChannelLocal || down.Channel != journal.ChannelCloud {
+		t.Fatalf("LAN up went %q, LAN down went %q", up.Channel, down.Channel)
+	}
+	sim, _ := cloud.Terminal(serial)
+	if n := len(sim.ChargesFor(down.IdempotentUUID)); n != 1 {
+		t.Fatalf("the payment through the cloud charged %d times", n)
+	}
+	// The same from the settings: only --terminal on the command line.
+	var out, errOut bytes.Buffer
+	for _, kv := range [][2]string{{settingChannel, `"both"`}, {settingCloudURL, `"` + cloud.URL() + `"`}, {settingCloudSerial, `"` + serial + `"`}} {
+		if code := run([]string{"settings", "--data-dir", dir, "set", kv[0], kv[1]}, &out, &errOut); code != 0 {
+			t.Fatalf("settings: %s", errOut.String())
+		}
+	}
+	if saved := pay("saved-down", "--terminal", lan); saved.Channel != journal.ChannelCloud {
+		t.Fatalf("saved, LAN down: went %q", saved.Channel)
+	}
+	if err := cloud.SetLAN(serial, true); err != nil {
+		t.Fatal(err)
+	}
+	if saved := pay("saved-up", "--terminal", lan); saved.Channel != journal.ChannelLocal {
+		t.Fatalf("saved, LAN up: went %q", saved.Channel)
+	}
+	rows := attemptsOf(t, dir)
+	terminals := map[string]bool{}
+	for _, r := range rows {
+		terminals[r.Terminal] = true
+		if r.Channel == journal.ChannelLocal && r.Witness != journal.WitnessConfirmed {
+			t.Fatalf("an approval over the LAN not confirmed by the provider's record: %+v", r)
+		}
+	}
+	if len(rows) != 4 || len(terminals) != 1 {
+		t.Fatalf("%d attempts on terminals %v: want four, journaled as one terminal", len(rows), terminals)
+	}
+	if len(sim.Ledger()) != 4 {
+		t.Fatalf("%d charges on the terminal for four payments", len(sim.Ledger()))
+	}
+}
+
+// A device on the LAN that answers "ok" in the terminal's place is no
+// payment: with the Webservices set up, `comptoir pay` says the order is
+// not paid and needs staff (exit 4), and the journal agrees.
+func TestPayApprovedByARogueOnTheLANIsNotPaid(t *testing.T) {
+	const key, serial = "sk_rogue", "SN-REAL"
+	cloud := lanAndCloud(t, key, serial)
+	rogue, err := terminalsim.New(terminalsim.Config{TimeScale: 0.01, NoTestAmounts: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rogue.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rogue.Close() })
+	dir := t.TempDir()
+	t.Setenv(envCloudKey, key)
+	var out, errOut bytes.Buffer
+	for _, kv := range [][2]string{{settingCloudURL, `"` + cloud.URL() + `"`}, {settingWitnessWait, "1"}} {
+		if code := run([]string{"settings", "--data-dir", dir, "set", kv[0], kv[1]}, &out, &errOut); code != 0 {
+			t.Fatalf("settings: %s", errOut.String())
+		}
+	}
+	out.Reset()
+	code := run([]string{"pay", "--data-dir", dir, "--terminal", rogue.URL(), "--amount", "1300", "--order", "R1"}, &out, &errOut)
+	var res payResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("pay printed %s: %v (%s)", out.String(), err, errOut.String())
+	}
+	if code != 4 || res.OrderPaid || !strings.Contains(res.Flag, "does not show") {
+		t.Fatalf("a rogue's approval: exit %d %+v", code, res)
+	}
+	db, err := journal.Open(t.Context(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if o, _ := db.Order(t.Context(), "R1"); o.Status != journal.OrderNeedsAttention {
+		t.Fatalf("the order is %s", o.Status)
+	}
+}
