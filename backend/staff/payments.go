@@ -90,6 +90,11 @@ type AttemptView struct {
 	// transaction, or it already has a refund by API or a reversal).
 	APIRefund     *ReversalView `json:"apiRefund,omitempty"`
 	APIRefundable int64         `json:"apiRefundable"`
+	// GivenBackElsewhereSeen: money given back outside Comptoir (the
+	// provider's back office, the terminal's keypad) is read from the
+	// provider before any give-back and counts in RefundableLeft; false
+	// when the Webservices are not set up, and such money is not seen.
+	GivenBackElsewhereSeen bool `json:"givenBackElsewhereSeen"`
 }
 
 // ReversalView is a debit's reversal as staff see it.
@@ -301,6 +306,7 @@ func (s *Staff) withActions(ctx context.Context, v *AttemptView) error {
 		return journalErr(err, "Reading the order's money")
 	}
 	v.RefundableLeft = m.Givable()
+	v.GivenBackElsewhereSeen = s.SeesGivenBackElsewhere()
 	live := v.Reversal != nil && v.Reversal.State != journal.StateFailed && v.Reversal.State != journal.StateDeclined
 	// A reversal goes to the terminal that took the debit, through the
 	// channel this process runs: the terminal must be the one in use.
