@@ -707,7 +707,7 @@ func (d *driver) finish(to journal.State, a *Answer, note string, ref *refusal) 
 	if flag != "" {
 		msg = "the terminal's answer does not match the payment asked (" + flag + "): call staff"
 	}
-	if w := witnessFlag(d.att); err == nil && w != "" {
+	if w := WitnessFlag(d.att); err == nil && w != "" {
 		flag, msg = strings.TrimPrefix(flag+"; "+w, "; "), w+": call staff"
 	}
 	paid := err == nil && d.o.orderPaid(d.r.snapshot().OrderID)

@@ -90,7 +90,7 @@ func (o *Orchestrator) settleUnknown(ctx context.Context) ([]View, error) {
 		policy, _ := o.cfg.Limits.Policy(a.Policy)
 		v := o.newRun(a, policy, false).view
 		v.Message = res.Note
-		if w := witnessFlag(a); w != "" {
+		if w := WitnessFlag(a); w != "" {
 			v.Flag, v.Message = strings.TrimPrefix(v.Flag+"; "+w, "; "), w+": call staff"
 		}
 		v.OrderPaid = o.orderPaid(a.OrderID)

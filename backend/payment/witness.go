@@ -354,9 +354,9 @@ func (o *Orchestrator) recheckWitnesses(ctx context.Context) {
 	}
 }
 
-// witnessFlag says, for staff and the customer screen, why an approval
+// WitnessFlag says, for staff and the customer screen, why an approval
 // pays nothing for want of the provider's record ("" when it pays).
-func witnessFlag(att journal.Attempt) string {
+func WitnessFlag(att journal.Attempt) string {
 	switch att.Witness {
 	case journal.WitnessDenied:
 		return "the provider's record does not show this approval"

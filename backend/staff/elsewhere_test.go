@@ -121,3 +121,41 @@ func TestRefundsElsewhereAreNotSeenWithoutTheWebservices(t *testing.T) {
 		t.Fatalf("%+v", d)
 	}
 }
+
+// An approval over the LAN that the provider's record does not show is
+// set aside for staff with the reason; once they have checked (the back
+// office shows it under another id), they accept it and the order is paid.
+func TestStaffAcceptAnApprovalTheProviderDidNotShow(t *testing.T) {
+	e := newEnv(t)
+	sid := e.unlock().ID
+	order := e.order(1300)
+	v := e.pay(order, 1300, journal.PolicyKiosk, journal.StateApproved)
+	// As the witness would have journaled it: awaiting, then denied.
+	id := "0192f0c4-0000-7000-8000-00000000beef"
+	other := e.order(1300)
+	if _, err := e.db.PrepareAttempt(e.ctx, journal.Attempt{UUID: id, OrderID: other, Kind: journal.KindDebit, Amount: 1300,
+		Policy: journal.PolicyKiosk, Terminal: "sim-2", RequestBody: []byte(`{"amount":1300}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.MarkSent(e.ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.Transition(e.ctx, id, journal.StateSent, journal.StateApproved, journal.TransitionInfo{TransactionID: "rogue-1",
+		Charged: &journal.Charge{Amount: 1300}, AwaitWitness: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.RecordWitness(e.ctx, id, journal.WitnessWord{To: journal.WitnessDenied, Who: "system:witness"}); err != nil {
+		t.Fatal(err)
+	}
+	d := e.debitView(sid, id)
+	if !d.NeedsAttention || !d.CanAccept || d.Witness != journal.WitnessDenied || !strings.Contains(d.Flag, "does not show") || d.RefundableLeft != 0 {
+		t.Fatalf("the denied approval as staff see it: %+v", d)
+	}
+	if paid := e.debitView(sid, v.UUID); paid.CanAccept || paid.Witness != "" {
+		t.Fatalf("a plain approval: %+v", paid)
+	}
+	got, err := e.st.AcceptOrder(e.ctx, sid, id, "the back office lists it under another id")
+	if err != nil || got.OrderStatus != journal.OrderPaid || got.Witness != journal.WitnessAccepted || got.Flag != "" {
+		t.Fatalf("accepted %+v %v", got, err)
+	}
+}
