@@ -3,11 +3,15 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/staffapi"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
@@ -148,5 +152,64 @@ func TestPayApprovedByARogueOnTheLANIsNotPaid(t *testing.T) {
 	defer db.Close()
 	if o, _ := db.Order(t.Context(), "R1"); o.Status != journal.OrderNeedsAttention {
 		t.Fatalf("the order is %s", o.Status)
+	}
+}
+
+// The kiosk on a terminal reached both ways: it takes orders while either
+// way answers, and the payment says which way it went.
+func TestTheKioskShowsWhichWayAPaymentWent(t *testing.T) {
+	const key, serial = "sk_kiosk_both", "SN-KB"
+	cloud := lanAndCloud(t, key, serial)
+	t.Setenv(envCloudKey, key)
+	stack, err := startKiosk(t.Context(), commonFlags{terminal: cloud.LANURL(serial), cloudURL: cloud.URL(), serial: serial, bothWays: true,
+		dataDir: t.TempDir()}, payment.DefaultLimits, kiosk.NewRelay(nil), warnLogger(io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stack.Close()
+	openKiosk(t, stack)
+	kioskPays(t, stack, kiosk.PhaseApproved)
+	if p := stack.Svc.Checkout().Payment; p == nil || p.Via != kiosk.ViaLAN {
+		t.Fatalf("LAN up: %+v", p)
+	}
+	stack.Svc.Finish()
+	if err := cloud.SetLAN(serial, false); err != nil {
+		t.Fatal(err)
+	}
+	kioskPays(t, stack, kiosk.PhaseApproved)
+	if p := stack.Svc.Checkout().Payment; p == nil || p.Via != kiosk.ViaCloud {
+		t.Fatalf("LAN down: %+v", p)
+	}
+}
+
+// Staff choose the LAN first with the cloud behind it: saved as the
+// channel "both", shown as such, and the next start reaches the terminal
+// both ways, from its saved address, with no flag.
+func TestStaffChooseTheLANFirstWithTheCloudBehind(t *testing.T) {
+	ctx := t.Context()
+	const key = "sk_staff_both"
+	c := newControl(t, &terminalLink{how: "address", url: "http://10.0.0.5:16125/localapi/v4"})
+	if err := (settingsStore{c.db}).Set(ctx, settingTerminalAddress, "http://10.0.0.5:16125/localapi/v4"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetCloud(ctx, staffapi.CloudChoice{On: true, URL: "https://cloud.example.test", Serial: "SN-9", Key: key, LANFirst: true}); err != nil {
+		t.Fatal(err)
+	}
+	if info := c.Info(ctx); info.Channel != channelBoth || !info.RestartRequired || info.Source != "address" {
+		t.Fatalf("after choosing both ways: %+v", info)
+	}
+	flags := commonFlags{}
+	if err := cloudFromSettings(ctx, &flags, c.db); err != nil || !flags.bothWays || flags.serial != "SN-9" {
+		t.Fatalf("from settings: %+v %v", flags, err)
+	}
+	// Running both ways, the same choice asks for no restart.
+	c.link.how = "address+cloud"
+	if info := c.Info(ctx); info.RestartRequired || info.Source != "address" {
+		t.Fatalf("in use: %+v", info)
+	}
+	// --cloud alone, without --terminal, is the cloud alone.
+	alone := commonFlags{cloudURL: "https://cloud.example.test", serial: "SN-9"}
+	if err := cloudFromSettings(ctx, &alone, c.db); err != nil || alone.bothWays {
+		t.Fatalf("--cloud alone: %+v", alone)
 	}
 }

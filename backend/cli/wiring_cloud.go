@@ -205,7 +205,7 @@ func cloudFromSettings(ctx context.Context, c *commonFlags, db *journal.DB) erro
 func cloudInfo(ctx context.Context, db *journal.DB) (string, staffapi.CloudSetting) {
 	store := settingsStore{db}
 	ch, _, _ := store.Get(ctx, settingChannel)
-	if ch != "cloud" {
+	if ch != "cloud" && ch != channelBoth {
 		ch = "local"
 	}
 	u, _, _ := store.Get(ctx, settingCloudURL)
@@ -244,7 +244,11 @@ func (t *terminalControl) SetCloud(ctx context.Context, c staffapi.CloudChoice) 
 	if _, err := cloudapi.New(c.URL, key); err != nil {
 		return &staff.Error{Code: staff.EINVALID, Message: "This is not the cloud's address: " + err.Error() + ". Nothing was saved.", Err: err}
 	}
-	kv := [][2]string{{settingCloudURL, c.URL}, {settingCloudSerial, c.Serial}, {settingChannel, "cloud"}}
+	channel := "cloud"
+	if c.LANFirst {
+		channel = channelBoth
+	}
+	kv := [][2]string{{settingCloudURL, c.URL}, {settingCloudSerial, c.Serial}, {settingChannel, channel}}
 	if c.Key != "" {
 		kv = append([][2]string{{settingCloudKey, c.Key}}, kv...)
 	}

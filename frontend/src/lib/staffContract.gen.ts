@@ -196,12 +196,15 @@ export interface Certificate {
 // From staffapi/staffapi.go
 /**
  * CloudChoice is staff's choice of channel. Key "" keeps the saved key.
+ * LANFirst (with On): the terminal stays on the LAN, the cloud behind it
+ * for when it does not answer there.
  */
 export interface CloudChoice {
     on: boolean;
     url: string;
     serial: string;
     key: string;
+    lanFirst: boolean;
 }
 
 // From staffapi/staffapi.go
@@ -1089,9 +1092,10 @@ export interface TerminalInfo {
     https: boolean;
     pin?: string;
     /**
-     * Channel is how payments reach the terminal: "local" (the LAN) or
-     * "cloud" (the provider's Cloud API), as saved for the next start; Cloud
-     * is the saved cloud terminal (never its key).
+     * Channel is how payments reach the terminal: "local" (the LAN),
+     * "cloud" (the provider's Cloud API) or "both" (the LAN first, the
+     * cloud behind it), as saved for the next start; Cloud is the saved
+     * cloud terminal (never its key).
      */
     channel: string;
     cloud: CloudSetting;

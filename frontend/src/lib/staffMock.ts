@@ -110,6 +110,7 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
     canCapture: false,
     apiRefundable: 0,
     canAccept: false,
+    givenBackElsewhereSeen: false,
     ...a,
   });
   // What an order can still give back: as the journal counts it, approved
@@ -186,7 +187,7 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
   let terminalNote = "";
   let https = false;
   let pinned = "";
-  let cloud: CloudChoice = { on: false, url: "", serial: "", key: "" };
+  let cloud: CloudChoice = { on: false, url: "", serial: "", key: "", lanFirst: false };
   const mockFingerprint = Array.from({ length: 32 }, (_, i) => ((i * 37 + 11) % 256).toString(16).padStart(2, "0").toUpperCase()).join(":");
   function panel(greet: boolean): TerminalPanel {
     return {
@@ -208,7 +209,7 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
       note: terminalNote,
       https,
       pin: pinned || undefined,
-      channel: cloud.on ? "cloud" : "local",
+      channel: cloud.on ? (cloud.lanFirst ? "both" : "cloud") : "local",
       cloud: { url: cloud.url, serial: cloud.serial, keySet: cloud.key !== "" },
     };
   }
@@ -437,7 +438,8 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
       if (choice.on && (!choice.serial || !(choice.key || cloud.key))) refuse("EINVALID", "The serial number and the API key are needed. Nothing was saved.");
       cloud = { ...choice, key: choice.key || cloud.key };
       restartRequired = true;
-      note(s.who, "terminal_channel", choice.serial, choice.on ? "the cloud from the next start" : "the LAN from the next start");
+      note(s.who, "terminal_channel", choice.serial,
+        choice.on ? (choice.lanFirst ? "the LAN first, the cloud behind it, from the next start" : "the cloud from the next start") : "the LAN from the next start");
       return panel(false);
     },
     PinTerminalCertificate: (sid: string, fingerprint: string) => {
