@@ -28,9 +28,10 @@ const usage = `Usage:
   comptoir serve [--addr A]      the same UI served to a browser (browser mode)
   comptoir simulator [--addr A] [--timescale F] [--mdns] [--currency C] [--tip-screen]
                                  the simulated terminal alone
-  comptoir cloudsim [--addr A] [--key K] [--serial SN,...] [--timescale F] [--webhook URL]
+  comptoir cloudsim [--addr A] [--key K] [--serial SN,...] [--timescale F] [--webhook URL] [--lan]
                                  the simulated provider cloud alone, with its
-                                 virtual terminals (the Cloud API)
+                                 virtual terminals (the Cloud API); --lan: each
+                                 also on its own Local API on loopback
   comptoir ping [--terminal URL] [--show-message]
                                  is the terminal reachable
   comptoir pay --amount CENTS [--order ID] [--mode kiosk|counter] [--gift CENTS]
@@ -105,7 +106,9 @@ Shared flags:
                    the terminal through the provider's Cloud API (env
                    COMPTOIR_CLOUD_URL and COMPTOIR_CLOUD_SERIAL; the API key
                    from COMPTOIR_CLOUD_KEY or the cloud.key setting, never
-                   a flag)
+                   a flag); with --terminal too, the same terminal both
+                   ways: the LAN first, the cloud when it does not answer
+                   there (or the saved channel "both")
 `
 
 // Program is what the main package gives the command line.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
@@ -123,15 +122,4 @@ func namesAttempt(raw []byte, att journal.Attempt) bool {
 	}
 	ext := cloudExternalID(att)
 	return (e.IdempotentUUID != "" && e.IdempotentUUID == att.UUID) || (ext != "" && e.CheckoutExternalID == ext)
-}
-
-// wayOf says, in words for staff, which way an attempt went.
-func wayOf(name journal.Channel) string {
-	switch name {
-	case journal.ChannelLocal:
-		return "over the LAN"
-	case journal.ChannelCloud:
-		return "through the provider's cloud"
-	}
-	return fmt.Sprintf("through the %s channel", name)
 }
