@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
@@ -211,5 +212,49 @@ func TestStaffChooseTheLANFirstWithTheCloudBehind(t *testing.T) {
 	alone := commonFlags{cloudURL: "https://cloud.example.test", serial: "SN-9"}
 	if err := cloudFromSettings(ctx, &alone, c.db); err != nil || alone.bothWays {
 		t.Fatalf("--cloud alone: %+v", alone)
+	}
+}
+
+// `comptoir refund` reads what the provider gave back outside Comptoir
+// first: after 5.00 given back in the back office, a 9.90 order is given
+// back 4.90 at most, and the refund made elsewhere is in the journal.
+func TestRefundCommandSeesMoneyGivenBackElsewhere(t *testing.T) {
+	const key, serial = "sk_elsewhere", "SN-EW"
+	cloud := lanAndCloud(t, key, serial)
+	dir := t.TempDir()
+	t.Setenv(envCloudKey, key)
+	flags := []string{"--data-dir", dir, "--cloud", cloud.URL(), "--serial", serial}
+	var out, errOut bytes.Buffer
+	if code := run(append([]string{"pay", "--amount", "990", "--order", "E1"}, flags...), &out, &errOut); code != 0 {
+		t.Fatalf("pay: %s %s", out.String(), errOut.String())
+	}
+	var paid payResult
+	if err := json.Unmarshal(out.Bytes(), &paid); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := cloudapi.NewWebservices(cloudapi.DefaultWebservicesURL(cloud.URL()), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(cloudapi.RefundRequest{Amount: 500, UserEmail: "manager@shop.example",
+		Vendor: cloudapi.RefundVendor{SoftwareName: "Back office", SoftwareVersion: "1"}})
+	if _, err := ws.Refund(t.Context(), paid.TransactionID, body); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run(append([]string{"refund", "--order", "E1", "--amount", "990"}, flags...), &out, &errOut); code == 0 ||
+		!strings.Contains(errOut.String(), "490 at most") {
+		t.Fatalf("refund of the whole order: exit %d %s %s", code, out.String(), errOut.String())
+	}
+	sim, _ := cloud.Terminal(serial)
+	for _, l := range sim.Ledger() {
+		if l.Kind != "debit" {
+			t.Fatalf("the terminal gave money back: %+v", l)
+		}
+	}
+	rows := attemptsOf(t, dir)
+	if len(rows) != 2 || rows[0].Kind != journal.KindRefund || rows[0].Amount != 500 || rows[0].State != journal.StateApproved {
+		t.Fatalf("the journal %+v", rows)
 	}
 }

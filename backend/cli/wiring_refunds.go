@@ -81,6 +81,17 @@ func openAPIRefunds(ctx context.Context, c commonFlags, p *payments, lim payment
 	}
 	p.refunds, p.webservices = o, ws
 	p.useWitness(ctx, ws, logger)
+	// Before any give-back, whichever process asks for it: what the
+	// provider gave back outside Comptoir is recorded first.
+	check := func(ctx context.Context, orderID string) error {
+		_, err := o.AdoptGivenBack(ctx, payment.GivenBackBy, orderID)
+		return err
+	}
+	for _, x := range []*payment.Orchestrator{p.o, o} {
+		if err := x.UseGivenBackCheck(check); err != nil {
+			logger.Warn("money given back outside Comptoir is not read before a give-back", "err", err)
+		}
+	}
 	closeAll := p.close
 	p.close = func() { o.Close(); closeAll() }
 	return nil

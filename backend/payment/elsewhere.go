@@ -155,3 +155,70 @@ func pairOf(atts []journal.Attempt, total int64) int {
 	}
 	return -1
 }
+
+// GivenBackBy names the system in the journal when it records money the
+// provider's record shows given back outside Comptoir.
+const GivenBackBy = "system:provider-record"
+
+// AdoptGivenBack records in the journal what the provider's record shows
+// given back for the order outside Comptoir, since its first attempt, and
+// returns the attempts it recorded (the Webservices' orchestrator only).
+func (o *Orchestrator) AdoptGivenBack(ctx context.Context, who, orderID string) ([]journal.Attempt, error) {
+	atts, err := o.cfg.Journal.AttemptsForOrder(ctx, orderID)
+	if err != nil || len(atts) == 0 {
+		return nil, err
+	}
+	from := atts[0].CreatedAt
+	for _, a := range atts {
+		if a.CreatedAt.Before(from) {
+			from = a.CreatedAt
+		}
+	}
+	gbs, err := o.GivenBackElsewhere(ctx, from, orderID)
+	if err != nil {
+		return nil, err
+	}
+	var out []journal.Attempt
+	for _, g := range gbs {
+		g.Who = who
+		a, err := o.cfg.Journal.AdoptGiveBack(ctx, g)
+		if journal.ErrorCode(err) == journal.ECONFLICT {
+			continue // recorded meanwhile
+		}
+		if err != nil {
+			return out, fmt.Errorf("payment: %w", err)
+		}
+		o.log.Info("money given back outside Comptoir recorded", "order", orderID, "kind", a.Kind, "amount", a.Amount, "transactionId", a.TransactionID)
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// UseGivenBackCheck has every give-back this orchestrator starts (a
+// refund, a reversal, a refund by API) first record what the provider gave
+// back for its order outside Comptoir: what the order can still give back
+// is then true. Set before any attempt starts.
+func (o *Orchestrator) UseGivenBackCheck(check func(ctx context.Context, orderID string) error) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.runs) > 0 {
+		return fmt.Errorf("payment: the check of money given back is set before any attempt starts")
+	}
+	o.cfg.GivenBackCheck = check
+	return nil
+}
+
+// givenBackFirst runs the check before a give-back of the order: when the
+// provider's record cannot be read, nothing is sent.
+func (o *Orchestrator) givenBackFirst(ctx context.Context, orderID string) error {
+	o.mu.Lock()
+	check := o.cfg.GivenBackCheck
+	o.mu.Unlock()
+	if check == nil {
+		return nil
+	}
+	if err := check(ctx, orderID); err != nil {
+		return fmt.Errorf("payment: money given back for order %s outside Comptoir could not be read from the provider, so nothing was sent: %w", orderID, err)
+	}
+	return nil
+}

@@ -55,6 +55,10 @@ type Config struct {
 	// the LAN before its order counts as paid (witness.go); nil when the
 	// provider's Webservices are not set up.
 	Witness *Witness
+	// GivenBackCheck records what the provider gave back for an order
+	// outside Comptoir before any give-back of it starts (elsewhere.go);
+	// nil when that cannot be seen.
+	GivenBackCheck func(ctx context.Context, orderID string) error
 	// TerminalID identifies the terminal in the journal (its mDNS instance
 	// name, or its address when configured by hand): one unresolved attempt
 	// per terminal.
@@ -241,6 +245,11 @@ func (o *Orchestrator) Start(ctx context.Context, req Request) (*Handle, error) 
 	}
 	if req.Amount <= 0 || req.GiftAmount < 0 {
 		return nil, fmt.Errorf("payment: amount must be positive and giftAmount not negative")
+	}
+	if policy.Kind == journal.KindRefund {
+		if err := o.givenBackFirst(ctx, req.OrderID); err != nil {
+			return nil, err
+		}
 	}
 	id, err := uuid.NewV7()
 	if err != nil {

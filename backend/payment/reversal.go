@@ -23,6 +23,9 @@ func (o *Orchestrator) StartReversal(ctx context.Context, debitUUID string) (*Ha
 	if err != nil {
 		return nil, err
 	}
+	if err := o.givenBackFirst(ctx, debit.OrderID); err != nil {
+		return nil, err
+	}
 	// A reversal goes the way its debit went: the transaction id the
 	// journal holds is that way's.
 	ch := o.channelFor(debit.Channel)

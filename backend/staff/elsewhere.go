@@ -61,19 +61,13 @@ func (s *Staff) beforeGivingBack(ctx context.Context, who, orderID string) error
 	if s.cfg.Refunds == nil {
 		return nil
 	}
-	atts, err := s.cfg.Journal.AttemptsForOrder(ctx, orderID)
+	adopted, err := s.cfg.Refunds.AdoptGivenBack(ctx, who, orderID)
+	for _, a := range adopted {
+		s.audit(ctx, who, GivenBackAdopted, a.TransactionID, fmt.Sprintf("%s of %d for order %s made outside Comptoir, seen in the provider's record: recorded as attempt %s",
+			a.Kind, a.Amount, a.OrderID, a.UUID), nil)
+	}
 	if err != nil {
-		return journalErr(err, "Reading the order's payments")
+		return errorf(ETERMINAL, "The provider's record could not be read to see money given back outside Comptoir (its back office, the terminal's keypad): %v. Nothing was sent.", err)
 	}
-	if len(atts) == 0 {
-		return nil
-	}
-	from := atts[0].CreatedAt
-	for _, a := range atts {
-		if a.CreatedAt.Before(from) {
-			from = a.CreatedAt
-		}
-	}
-	_, err = s.adoptGivenBack(ctx, who, from, orderID)
-	return err
+	return nil
 }
