@@ -351,6 +351,11 @@ func (o *Orchestrator) recheckWitnesses(ctx context.Context) {
 			o.recordWitness(ctx, att, journal.WitnessWord{To: journal.WitnessUnconfirmed,
 				Note: "the provider's record could not be read: paid on the terminal's word, to be checked again"})
 		}
+		if !r.readable {
+			// The provider does not answer: the others wait for the next
+			// check rather than hold recovery one wait each.
+			return
+		}
 	}
 }
 
