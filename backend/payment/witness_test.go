@@ -221,3 +221,21 @@ func TestAReplayedTransactionIsNoWitness(t *testing.T) {
 		t.Fatalf("through the cloud: %+v, witness %q", v, a.Witness)
 	}
 }
+
+// A provider that does not answer holds the periodic check (and recovery)
+// for one read, not one per approval waiting for its record.
+func TestAProviderThatDoesNotAnswerIsAskedOnce(t *testing.T) {
+	w, sw := witnessed(t, false, WitnessOptions{Wait: 50 * time.Millisecond})
+	sw.down.Store(true)
+	for _, id := range []string{"a", "b", "c"} {
+		w.order(id, 300)
+		if v := w.wait(w.start(Request{OrderID: id, Amount: 300, Policy: journal.PolicyKiosk})); w.attempt(v.UUID).Witness != journal.WitnessUnconfirmed {
+			t.Fatalf("%s: %+v", id, v)
+		}
+	}
+	sw.reads.Store(0)
+	w.o.recheckWitnesses(w.ctx)
+	if n := sw.reads.Load(); n == 0 || n > 2 {
+		t.Fatalf("%d reads of a provider that does not answer, for three approvals: want one attempt's", n)
+	}
+}
