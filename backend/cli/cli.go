@@ -32,9 +32,10 @@ const usage = `Usage:
                                  once with a one-time code it shows on stderr
   comptoir simulator [--addr A] [--timescale F] [--mdns] [--currency C] [--tip-screen]
                                  the simulated terminal alone
-  comptoir cloudsim [--addr A] [--key K] [--serial SN,...] [--timescale F] [--webhook URL]
+  comptoir cloudsim [--addr A] [--key K] [--serial SN,...] [--timescale F] [--webhook URL] [--lan]
                                  the simulated provider cloud alone, with its
-                                 virtual terminals (the Cloud API)
+                                 virtual terminals (the Cloud API); --lan: each
+                                 also on its own Local API on loopback
   comptoir ping [--terminal URL] [--show-message]
                                  is the terminal reachable (without --terminal:
                                  the one adopted or saved), checked by the
@@ -129,7 +130,9 @@ Shared flags:
                    the terminal through the provider's Cloud API (env
                    COMPTOIR_CLOUD_URL and COMPTOIR_CLOUD_SERIAL; the API key
                    from COMPTOIR_CLOUD_KEY or the cloud.key setting (set-secret),
-                   never a flag or an argument)
+                   never a flag or an argument); with --terminal too, the
+                   same terminal both ways: the LAN first, the cloud when it
+                   does not answer there (or the saved channel "both")
 `
 
 // Program is what the main package gives the command line.
@@ -237,6 +240,10 @@ type commonFlags struct {
 	demoCloud    bool // the built-in simulated cloud: the cloud channel's demo
 	discoverWait time.Duration
 	windowed     bool // desktop: stay a window even in kiosk mode
+
+	// bothWays: the terminal on the LAN first, through the cloud behind it
+	// (--terminal with --cloud and --serial, or the saved channel "both").
+	bothWays bool
 }
 
 func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {

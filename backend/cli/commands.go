@@ -147,6 +147,7 @@ func cmdCloudSim(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	serials := fs.String("serial", "SIM-CLOUD-1", "the virtual terminals' serial numbers, comma-separated")
 	scale := fs.Float64("timescale", 1, "multiply every wait (terminals, the 5 s expiry, webhook retries) by this factor")
 	webhook := fs.String("webhook", "", "the company's webhook URL (each finished transaction is posted there)")
+	lan := fs.Bool("lan", false, "each virtual terminal also serves its own Local API on loopback (the LAN), which the control API can cut")
 	verbose := fs.Bool("v", false, "log every step")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -166,7 +167,7 @@ func cmdCloudSim(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return 2
 	}
 	cloud, err := cloudsim.New(cloudsim.Config{
-		Key: *key, Serials: sns, TimeScale: *scale, WebhookURL: *webhook, Logger: simLogger(stderr, *verbose),
+		Key: *key, Serials: sns, TimeScale: *scale, WebhookURL: *webhook, Logger: simLogger(stderr, *verbose), LAN: *lan,
 	})
 	if err == nil {
 		err = cloud.Start(*addr)
@@ -179,6 +180,12 @@ func cmdCloudSim(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fmt.Fprintf(stdout, "Simulated cloud at %s (control API: %s/sim/), terminals %s.\n"+
 		"Pay through it: COMPTOIR_CLOUD_KEY=%s comptoir pay --cloud %s --serial %s --amount 1250\nCtrl-C stops it.\n",
 		cloud.URL(), cloud.URL(), strings.Join(sns, ", "), *key, cloud.URL(), sns[0])
+	if *lan {
+		for _, sn := range sns {
+			fmt.Fprintf(stdout, "Terminal %s on the LAN: %s (the LAN first, the cloud behind it: comptoir pay --terminal %s --cloud %s --serial %s)\n",
+				sn, cloud.LANURL(sn), cloud.LANURL(sn), cloud.URL(), sn)
+		}
+	}
 	<-ctx.Done()
 	return 0
 }

@@ -53,9 +53,12 @@ type payResult struct {
 	Abort                payment.AbortAnswer `json:"abort,omitempty"`
 	ChargedDespiteCancel bool                `json:"chargedDespiteCancel,omitempty"`
 	OrderPaid            bool                `json:"orderPaid"`
-	// Flag: the terminal approved something else than what was asked;
-	// the order is not paid and needs staff.
+	// Flag: the terminal approved something else than what was asked, or
+	// the provider's record does not show its approval; the order is not
+	// paid and needs staff.
 	Flag string `json:"flag,omitempty"`
+	// Channel is which way the payment went: local (the LAN) or cloud.
+	Channel journal.Channel `json:"channel,omitempty"`
 }
 
 func cmdPay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -99,7 +102,7 @@ func cmdPay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	printJSON(stdout, payResult{
 		Order: v.OrderID, Status: v.State, IdempotentUUID: v.UUID, TransactionID: v.TransactionID,
 		Amount: v.Amount, GiftAmount: v.GiftAmount, ChargedAmount: v.ChargedAmount, Message: v.Message, Abort: v.Abort,
-		ChargedDespiteCancel: v.ChargedDespiteCancel, OrderPaid: v.OrderPaid, Flag: v.Flag,
+		ChargedDespiteCancel: v.ChargedDespiteCancel, OrderPaid: v.OrderPaid, Flag: v.Flag, Channel: v.Channel,
 	})
 	return exitCode(v)
 }
@@ -212,6 +215,8 @@ type attemptRow struct {
 	// status, "authorised" until captured).
 	ProviderID     string `json:"providerId,omitempty"`
 	ProviderStatus string `json:"providerStatus,omitempty"`
+	// Witness is the provider's record's word on an approval over the LAN.
+	Witness journal.Witness `json:"witness,omitempty"`
 }
 
 func cmdAttempts(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -244,7 +249,7 @@ func cmdAttempts(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			Channel: a.Channel, Amount: a.Amount, GiftAmount: a.GiftAmount, TransactionID: a.TransactionID, Error: a.Error,
 			InitialTransactionID: a.InitialTransactionID,
 			SendCount:            a.SendCount, Terminal: a.Terminal, CreatedAt: a.CreatedAt.UTC(),
-			ProviderID: a.ProviderID, ProviderStatus: a.ProviderStatus}
+			ProviderID: a.ProviderID, ProviderStatus: a.ProviderStatus, Witness: a.Witness}
 		if a.Charged {
 			r.ChargedAmount, r.ChargedGift = &a.ChargedAmount, &a.ChargedGift
 		}

@@ -173,7 +173,9 @@ type payments struct {
 	// set up (nil otherwise).
 	refunds     *payment.Orchestrator
 	webservices *cloudapi.Webservices
-	close       func()
+	// serial is the terminal's serial number, when the cloud reaches it.
+	serial string
+	close  func()
 }
 
 // openPayments opens the journal (locking the data directory) and an
@@ -221,6 +223,9 @@ func openTerminalPayments(ctx context.Context, c commonFlags, lim payment.Limits
 	}
 	if c.demoCloud {
 		return openDemoCloudPayments(ctx, c, db, dir, lim, em, logger, kioskDemo)
+	}
+	if c.bothWays {
+		return openBothWays(ctx, c, db, dir, lim, em, logger, kioskDemo)
 	}
 	if c.cloudURL != "" || c.serial != "" {
 		return openCloudPayments(ctx, c, db, dir, lim, em, logger, "")

@@ -30,7 +30,7 @@ import (
 // input), never from a flag or an argument (they show in ps), and
 // `comptoir settings list` never prints it.
 const (
-	settingChannel        = "terminal.channel" // "local" (default) or "cloud"
+	settingChannel        = "terminal.channel" // "local" (default), "cloud" or "both" (the LAN first)
 	settingCloudURL       = "cloud.url"
 	settingCloudSerial    = "cloud.serial"
 	settingCloudKey       = "cloud.key"
@@ -103,7 +103,7 @@ func openCloudPayments(ctx context.Context, c commonFlags, db *journal.DB, dir s
 	}
 	link := &terminalLink{id: "cloud:" + c.serial, url: client.BaseURL(), how: "cloud", device: device.Cloud(client, c.serial),
 		source: kiosk.FixedTerminal("Terminal "+c.serial+" (cloud)", client.BaseURL()), stop: func() {}}
-	return &payments{dir: dir, db: db, link: link, o: o, cloud: client, cloudKey: key, close: func() { o.Close(); db.Close() }}, nil
+	return &payments{dir: dir, db: db, link: link, o: o, cloud: client, cloudKey: key, serial: c.serial, close: func() { o.Close(); db.Close() }}, nil
 }
 
 // demoCloudSerial is the virtual terminal of --demo-cloud.
@@ -181,17 +181,24 @@ func redactSetting(key string, raw []byte) []byte {
 }
 
 // cloudFromSettings fills the cloud terminal from the journal when the
-// flags name none and the saved channel is the cloud. The flags win:
-// --terminal or --demo keep the LAN, --cloud and --serial the cloud.
+// flags name none and the saved channel is the cloud, or both ways (the
+// LAN first). The flags win: --demo keeps the LAN; --terminal keeps it
+// too, with the cloud behind it when both ways are saved; --cloud and
+// --serial name the cloud, behind --terminal when both are given.
 func cloudFromSettings(ctx context.Context, c *commonFlags, db *journal.DB) error {
-	if c.isDemo() || c.terminal != "" || c.cloudURL != "" || c.serial != "" {
+	if c.isDemo() {
+		return nil
+	}
+	if c.cloudURL != "" || c.serial != "" {
+		c.bothWays = c.terminal != ""
 		return nil
 	}
 	store := settingsStore{db}
 	ch, _, err := store.Get(ctx, settingChannel)
-	if err != nil || ch != "cloud" {
+	if err != nil || (ch != "cloud" && ch != channelBoth) || (ch == "cloud" && c.terminal != "") {
 		return err
 	}
+	c.bothWays = ch == channelBoth
 	if c.cloudURL, _, err = store.Get(ctx, settingCloudURL); err != nil {
 		return err
 	}
@@ -203,7 +210,7 @@ func cloudFromSettings(ctx context.Context, c *commonFlags, db *journal.DB) erro
 func cloudInfo(ctx context.Context, db *journal.DB) (string, staffapi.CloudSetting) {
 	store := settingsStore{db}
 	ch, _, _ := store.Get(ctx, settingChannel)
-	if ch != "cloud" {
+	if ch != "cloud" && ch != channelBoth {
 		ch = "local"
 	}
 	u, _, _ := store.Get(ctx, settingCloudURL)
@@ -246,7 +253,11 @@ func (t *terminalControl) SetCloud(ctx context.Context, c staffapi.CloudChoice) 
 	if _, err := cloudapi.New(c.URL, key); err != nil {
 		return &staff.Error{Code: staff.EINVALID, Message: "This is not the cloud's address: " + err.Error() + ". Nothing was saved.", Err: err}
 	}
-	kv := [][2]string{{settingCloudURL, c.URL}, {settingCloudSerial, c.Serial}, {settingChannel, "cloud"}}
+	channel := "cloud"
+	if c.LANFirst {
+		channel = channelBoth
+	}
+	kv := [][2]string{{settingCloudURL, c.URL}, {settingCloudSerial, c.Serial}, {settingChannel, channel}}
 	if c.Key != "" {
 		kv = append([][2]string{{settingCloudKey, c.Key}}, kv...)
 	}

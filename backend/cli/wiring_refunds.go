@@ -8,7 +8,6 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/device"
-	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/reconcile"
@@ -71,7 +70,7 @@ func openAPIRefunds(ctx context.Context, c commonFlags, p *payments, lim payment
 	ch := payment.Webservices(ws, payment.WebservicesOptions{
 		UserEmail: user, Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: version}, PollEvery: poll,
 	})
-	others := []journal.Channel{p.o.Channel()}
+	others := p.o.Channels()
 	if p.links != nil {
 		others = append(others, p.links.Channel())
 	}
@@ -81,6 +80,18 @@ func openAPIRefunds(ctx context.Context, c commonFlags, p *payments, lim payment
 		return err
 	}
 	p.refunds, p.webservices = o, ws
+	p.useWitness(ctx, ws, logger)
+	// Before any give-back, whichever process asks for it: what the
+	// provider gave back outside Comptoir is recorded first.
+	check := func(ctx context.Context, orderID string) error {
+		_, err := o.AdoptGivenBack(ctx, payment.GivenBackBy, orderID)
+		return err
+	}
+	for _, x := range []*payment.Orchestrator{p.o, o} {
+		if err := x.UseGivenBackCheck(check); err != nil {
+			logger.Warn("money given back outside Comptoir is not read before a give-back", "err", err)
+		}
+	}
 	closeAll := p.close
 	p.close = func() { o.Close(); closeAll() }
 	return nil
@@ -125,6 +136,9 @@ func (p *payments) reconciler() func(ctx context.Context, day string) (reconcile
 	}
 	if serial, ok := strings.CutPrefix(p.o.TerminalID(), "cloud:"); ok {
 		cfg.Serials = []string{serial}
+	}
+	if p.serial != "" {
+		cfg.Serials = []string{p.serial}
 	}
 	return func(ctx context.Context, day string) (reconcile.Report, error) {
 		return reconcile.Day(ctx, p.db, src, day, cfg)

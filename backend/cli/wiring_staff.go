@@ -109,7 +109,9 @@ func (t *terminalControl) saved(ctx context.Context) staffapi.Endpoint {
 
 func (t *terminalControl) Info(ctx context.Context) staffapi.TerminalInfo {
 	l := t.link
-	info := staffapi.TerminalInfo{Source: l.how, InUse: staffapi.Endpoint{Instance: l.instance, Address: l.url},
+	// A terminal reached both ways was found as its LAN way was.
+	how, both := strings.CutSuffix(l.how, "+cloud")
+	info := staffapi.TerminalInfo{Source: how, InUse: staffapi.Endpoint{Instance: l.instance, Address: l.url},
 		Candidates: []staffapi.Endpoint{}, Saved: t.saved(ctx)}
 	if l.tracker != nil {
 		st := l.tracker.Status()
@@ -133,7 +135,7 @@ func (t *terminalControl) Info(ctx context.Context) staffapi.TerminalInfo {
 		info.HTTPS, info.Pin = trust.https, pinText(trust.pin)
 	}
 	info.Channel, info.Cloud = cloudInfo(ctx, t.db)
-	if l.how == "none" {
+	if how == "none" {
 		browse := t.browse
 		if browse == nil {
 			browse = func(ctx context.Context) ([]discovery.Terminal, error) {
@@ -153,7 +155,7 @@ func (t *terminalControl) Info(ctx context.Context) staffapi.TerminalInfo {
 		info.RestartRequired = info.Saved.Instance != "" || info.Saved.Address != ""
 		return info
 	}
-	switch l.how {
+	switch how {
 	case "demo":
 		info.Note = "Demo: Comptoir uses its built-in simulated terminal. A choice saved here applies when it starts without --demo."
 	case "flag":
@@ -172,7 +174,11 @@ func (t *terminalControl) Info(ctx context.Context) staffapi.TerminalInfo {
 			(info.Saved.Instance != "" && !strings.EqualFold(info.Saved.Instance, l.instance))
 	}
 	// The channel saved for the next start (the flags win over it).
-	if inUse := map[bool]string{true: "cloud", false: "local"}[l.how == "cloud"]; l.how != "demo" && l.how != "flag" && info.Channel != inUse {
+	inUse := map[bool]string{true: "cloud", false: "local"}[how == "cloud"]
+	if both {
+		inUse = channelBoth
+	}
+	if how != "demo" && how != "flag" && info.Channel != inUse {
 		info.RestartRequired = true
 	}
 	if info.RestartRequired {

@@ -340,7 +340,10 @@ func (c *Cloud) handleReversal(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The reversal runs to its end even if the caller goes: the cloud
-	// records what the terminal did.
+	// records what the terminal did, as its own.
+	c.mu.Lock()
+	c.claims[serial+"/"+local] = true
+	c.mu.Unlock()
 	bg, _ := http.NewRequestWithContext(c.ctx, http.MethodPost, "/", nil)
 	code, raw := forward(vt, bg, "/reversal", localapi.ReversalRequest{Amount: b.Amount, InitialTransactionID: local})
 	var lr localapi.ReversalResponse

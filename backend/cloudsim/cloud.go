@@ -50,6 +50,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the cloud's clock; nil is time.Now.
 	Now func() time.Time
+	// LAN: each virtual terminal also serves its own Local API on
+	// loopback (LANURL), as a real one does on the shop's LAN.
+	LAN bool
 }
 
 // Cloud is a simulated provider cloud.
@@ -80,9 +83,15 @@ type Cloud struct {
 	refundHold   *refundHold
 	// refuseCapture: the issuer refuses the next capture.
 	refuseCapture bool
-	srv           *http.Server
-	ln            net.Listener
-	closed        bool
+	// seen: the terminals' transactions already joined to the company's
+	// (serial/terminal id); claims: the reversals the cloud asked a
+	// terminal for (serial/original's terminal id), before they are made.
+	seen   map[string]bool
+	claims map[string]bool
+	lans   map[string]*lanLink // each terminal's own Local API on the LAN
+	srv    *http.Server
+	ln     net.Listener
+	closed bool
 }
 
 // vterm is a virtual terminal: the terminal simulator and whether it can
@@ -116,7 +125,8 @@ func New(cfg Config) (*Cloud, error) {
 		cfg: cfg, log: cfg.Logger, ctx: ctx, cancel: cancel,
 		terminals: map[string]*vterm{}, txs: map[string]*txn{}, carts: map[string]*cart{}, checkouts: map[string]bool{},
 		refunds: map[string]*RefundView{}, refundedBy: map[string]string{},
-		changed: make(chan struct{}),
+		changed: make(chan struct{}), seen: map[string]bool{}, claims: map[string]bool{},
+		lans: map[string]*lanLink{},
 	}
 	c.webhook.url = cfg.WebhookURL
 	for _, s := range cfg.Serials {
@@ -158,6 +168,12 @@ func (c *Cloud) AddTerminal(serial string) (*terminalsim.Terminal, error) {
 	sim, err := terminalsim.New(tc)
 	if err != nil {
 		return nil, fmt.Errorf("cloudsim: terminal %s: %w", serial, err)
+	}
+	if c.cfg.LAN {
+		if _, err := c.serveLANLocked(serial, sim, ""); err != nil {
+			sim.Close()
+			return nil, err
+		}
 	}
 	c.terminals[serial] = &vterm{serial: serial, sim: sim, online: true}
 	c.broadcastLocked()
@@ -311,9 +327,14 @@ func (c *Cloud) Close() error {
 	for _, vt := range c.terminals {
 		terms = append(terms, vt)
 	}
+	lans := c.lans
+	c.lans = map[string]*lanLink{}
 	c.broadcastLocked()
 	c.mu.Unlock()
 	c.cancel()
+	for _, l := range lans {
+		l.close()
+	}
 	for _, vt := range terms {
 		_ = vt.sim.Close()
 	}

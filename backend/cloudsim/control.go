@@ -11,8 +11,10 @@ import (
 
 // TerminalState is a virtual terminal as the control API shows it.
 type TerminalState struct {
-	Serial   string            `json:"serial"`
-	Online   bool              `json:"online"`
+	Serial string `json:"serial"`
+	Online bool   `json:"online"`
+	// LAN is its own Local API's base URL, when it serves one.
+	LAN      string            `json:"lan,omitempty"`
 	Terminal terminalsim.State `json:"terminal"`
 }
 
@@ -31,6 +33,8 @@ type State struct {
 		Poll        string  `json:"poll"`
 		ExpiredPoll string  `json:"expiredPoll"`
 		HistoryIDs  bool    `json:"historyIds"`
+		LANIDs      string  `json:"lanIds"`
+		RecordLag   int     `json:"recordLag"`
 	} `json:"faults"`
 }
 
@@ -43,20 +47,27 @@ func (c *Cloud) State() State {
 	for _, vt := range c.terminals {
 		terms = append(terms, vt)
 	}
-	online := map[string]bool{}
+	online, lan := map[string]bool{}, map[string]string{}
 	for _, vt := range terms {
 		online[vt.serial] = vt.online
+		if l := c.lans[vt.serial]; l != nil {
+			lan[vt.serial] = l.url()
+		}
 	}
 	s.Transactions = len(c.order)
 	s.Webhook.URL, s.Webhook.Deactivated, s.Webhook.Deliveries = c.webhook.url, c.webhook.deactivated, len(c.webhook.deliveries)
 	s.Faults.Next = append([]Fault{}, c.faults.next...)
 	s.Faults.Poll, s.Faults.ExpiredPoll, s.Faults.HistoryIDs = c.faults.poll, c.faults.expiredPoll, !c.faults.historyWithoutIDs
+	s.Faults.LANIDs, s.Faults.RecordLag = c.faults.lanIDs, c.faults.recordLag
+	if s.Faults.LANIDs == "" {
+		s.Faults.LANIDs = LANIDsCloud
+	}
 	c.mu.Unlock()
 	s.Terminals = []TerminalState{}
 	for _, serial := range c.Serials() {
 		for _, vt := range terms {
 			if vt.serial == serial {
-				s.Terminals = append(s.Terminals, TerminalState{Serial: serial, Online: online[serial], Terminal: vt.sim.State()})
+				s.Terminals = append(s.Terminals, TerminalState{Serial: serial, Online: online[serial], LAN: lan[serial], Terminal: vt.sim.State()})
 			}
 		}
 	}
@@ -174,8 +185,8 @@ func (c *Cloud) handleHelp(w http.ResponseWriter, r *http.Request) {
 		"routes": []string{
 			"GET /sim/state", "GET /sim/transactions", "GET /sim/webhook",
 			`POST /sim/webhook {"url": "http://127.0.0.1:9999/hook"}`,
-			`POST /sim/terminals {"serial": "SN1", "online": false}: add a terminal, or take it offline (actions expire after 5 s)`,
-			`POST /sim/faults {"next": [{"path": "/v5/pos/payment", "status": 0, "after": true}], "poll": "pending|404|500|", "expiredPoll": "expired|pending|404", "historyIds": false, "list": {"extra": 0, "endless": false, "pad": 0}}`,
+			`POST /sim/terminals {"serial": "SN1", "online": false, "lan": false}: add a terminal, take it offline (actions expire after 5 s), or cut its LAN (its own Local API, when the cloud serves it: cloudsim --lan)`,
+			`POST /sim/faults {"next": [{"path": "/v5/pos/payment", "status": 0, "after": true}], "poll": "pending|404|500|", "expiredPoll": "expired|pending|404", "historyIds": false, "list": {"extra": 0, "endless": false, "pad": 0}, "lanIds": "cloud|either|terminal", "recordLag": 2}`,
 			"GET|POST /sim/terminals/{serial}/sim/...: that terminal's own control API (customer, script, clock, ledger)",
 			"GET /sim/carts: the payment links and their payments",
 			`POST /sim/carts/{cart_id}/pay {"amount": 500, "gift": 0, "kind": "card|meal_voucher", "fail": false}: the customer pays on their phone (amount 0: what is left)`,
@@ -193,6 +204,8 @@ func (c *Cloud) handleHelp(w http.ResponseWriter, r *http.Request) {
 			"expiredPoll": "how the poll of an action that expired (terminal offline beyond 5 s) answers: not shown in the specification",
 			"historyIds":  "whether the history lists checkoutExternalId and idempotentUuid (not in the specification's list)",
 			"list":        "how the history and the Webservices batch misbehave: extra made-up entries beyond the limit, endless pages, issuers padded by pad bytes",
+			"lanIds":      "the ids of transactions a terminal made without the cloud (its Local API, its keypad): cloud (the cloud's own, the terminal's as localId; the fetch knows only the cloud's), either (the fetch answers both), terminal (the terminal's): not shown in the specification",
+			"recordLag":   "how many reads of the Webservices a terminal's own transaction stays hidden from (the provider's record lagging)",
 		},
 	})
 }
@@ -201,6 +214,7 @@ func (c *Cloud) handleTerminal(w http.ResponseWriter, r *http.Request) {
 	var b struct {
 		Serial string `json:"serial"`
 		Online *bool  `json:"online"`
+		LAN    *bool  `json:"lan"`
 	}
 	if !readControl(w, r, &b) {
 		return
@@ -212,6 +226,12 @@ func (c *Cloud) handleTerminal(w http.ResponseWriter, r *http.Request) {
 	if b.Online != nil {
 		_ = c.SetOnline(strings.TrimSpace(b.Serial), *b.Online)
 	}
+	if b.LAN != nil {
+		if err := c.SetLAN(strings.TrimSpace(b.Serial), *b.LAN); err != nil {
+			controlError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
 	writeJSON(w, c.State())
 }
 
@@ -222,6 +242,8 @@ func (c *Cloud) handleFaults(w http.ResponseWriter, r *http.Request) {
 		ExpiredPoll *string    `json:"expiredPoll"`
 		HistoryIDs  *bool      `json:"historyIds"`
 		List        *ListFault `json:"list"`
+		LANIDs      *string    `json:"lanIds"`
+		RecordLag   *int       `json:"recordLag"`
 	}
 	if !readControl(w, r, &b) {
 		return
@@ -250,6 +272,18 @@ func (c *Cloud) handleFaults(w http.ResponseWriter, r *http.Request) {
 	}
 	if b.HistoryIDs != nil {
 		c.SetHistoryIDs(*b.HistoryIDs)
+	}
+	if b.LANIDs != nil {
+		if err := c.SetLANIDs(*b.LANIDs); err != nil {
+			controlError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+	}
+	if b.RecordLag != nil {
+		if err := c.SetRecordLag(*b.RecordLag); err != nil {
+			controlError(w, http.StatusBadRequest, err.Error())
+			return
+		}
 	}
 	writeJSON(w, c.State())
 }

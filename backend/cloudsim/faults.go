@@ -37,6 +37,8 @@ type faults struct {
 	historyWithoutIDs bool
 	list              ListFault  // see SetListFault
 	served            ListServed // see ListServed
+	lanIDs            string     // LANIDsCloud when empty
+	recordLag         int
 }
 
 func (f Fault) check() error {

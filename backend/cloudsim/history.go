@@ -85,9 +85,10 @@ func (c *Cloud) handleTransactions(w http.ResponseWriter, r *http.Request) {
 	}
 	c.mu.Lock()
 	withIDs := !c.faults.historyWithoutIDs
+	c.syncLocked()
 	c.mu.Unlock()
 	c.writePage(w, h.Offset, limit, withIDs, func(t *txn) bool {
-		return (len(h.SerialNumbers) == 0 || slices.Contains(h.SerialNumbers, t.SerialNumber)) &&
+		return t.hidden == 0 && (len(h.SerialNumbers) == 0 || slices.Contains(h.SerialNumbers, t.SerialNumber)) &&
 			!t.CreatedAt.Before(from) && t.CreatedAt.Before(to)
 	})
 }

@@ -45,6 +45,9 @@ type Transaction struct {
 	Message            string    `json:"message,omitempty"`
 	// Initial is the transaction a reversal reverses.
 	Initial string `json:"initialTransactionId,omitempty"`
+	// Via is ViaTerminal for a transaction the terminal made without the
+	// cloud (over its Local API, on its keypad), "" for the cloud's own.
+	Via string `json:"via,omitempty"`
 }
 
 // txn is a transaction the cloud holds.
@@ -53,6 +56,9 @@ type txn struct {
 	request    localapi.PaymentRequest // as forwarded to the terminal
 	enrol      bool
 	reversedBy string
+	// hidden: the provider's record does not show it to this many more
+	// reads of the Webservices (SetRecordLag).
+	hidden int
 }
 
 // transactionsLocked copies the transactions, oldest first.
@@ -68,6 +74,7 @@ func (c *Cloud) transactionsLocked() []Transaction {
 func (c *Cloud) Transactions() []Transaction {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.syncLocked()
 	return c.transactionsLocked()
 }
 

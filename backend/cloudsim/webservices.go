@@ -81,8 +81,11 @@ func (c *Cloud) handleWSBatch(w http.ResponseWriter, r *http.Request) {
 	if h.EndDate != "" {
 		to = to.Add(time.Second) // the end second is in
 	}
+	hide := c.webservicesRead()
 	c.writePage(w, h.Offset, limit, false, func(t *txn) bool {
 		switch {
+		case hide[t]:
+			return false
 		case len(h.SerialNumbers) > 0 && !slices.Contains(h.SerialNumbers, t.SerialNumber),
 			len(h.References) > 0 && !slices.Contains(h.References, t.Reference),
 			len(h.Schemes) > 0 && !slices.Contains(h.Schemes, t.Scheme),
@@ -112,11 +115,13 @@ func (c *Cloud) handleTransactionGet() http.Handler {
 
 func (c *Cloud) handleWSDetails(w http.ResponseWriter, r *http.Request) {
 	id := strings.TrimSpace(r.URL.Query().Get("transactionId"))
+	hide := c.webservicesRead()
 	c.mu.Lock()
 	var t txn // a copy: a refund's status changes when it is decided
-	found := c.txs[id] != nil
+	held := c.byIDLocked(id)
+	found := held != nil && !hide[held]
 	if found {
-		t = *c.txs[id]
+		t = *held
 	}
 	c.mu.Unlock()
 	if !found {

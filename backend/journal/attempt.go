@@ -50,7 +50,11 @@ type Attempt struct {
 	// Flag says how an approval disagrees with what was asked (another
 	// amount, currency or transaction type): its money was taken but pays
 	// nothing until staff accept it. "" when it agrees, or was accepted.
-	Flag        string
+	Flag string
+	// Witness is the provider's word on an approval taken over the LAN,
+	// when its Webservices are set up (WitnessAwaiting...); "" when none
+	// was asked for.
+	Witness     Witness
 	SendCount   int
 	CreatedAt   time.Time
 	FirstSentAt time.Time // zero until sent
@@ -108,6 +112,12 @@ type TransitionInfo struct {
 	// the attempt.
 	ProviderID     string
 	ProviderStatus string
+	// AwaitWitness: an approval that the provider's own record must
+	// confirm (taken over the LAN, where any device can answer): it is
+	// journaled awaiting that record (WitnessAwaiting) in the same
+	// transaction, and pays nothing until Witness says confirmed or
+	// unconfirmed.
+	AwaitWitness bool
 }
 
 // Event is one row of an attempt's audit trail.
@@ -136,7 +146,7 @@ type AttemptFilter struct {
 
 const attemptColumns = `id, uuid, order_id, kind, channel, amount, gift_amount, policy, terminal,
 	initial_transaction_id, request_body, state, response, transaction_id, error,
-	provider_id, provider_status, charged_amount, charged_gift, charged_currency, flag, send_count,
+	provider_id, provider_status, charged_amount, charged_gift, charged_currency, flag, witness, send_count,
 	created_at, first_sent_at, last_sent_at, final_at, updated_at,
 	(SELECT c.data FROM card_details c WHERE c.attempt_id = attempts.id ORDER BY c.id DESC LIMIT 1)`
 
@@ -158,13 +168,13 @@ func scanAttempt(row rowScanner) (Attempt, error) {
 		response                              []byte
 		initial, txID, errText                sql.NullString
 		providerID, providerStatus            sql.NullString
-		chargedCurrency, flag, card           sql.NullString
+		chargedCurrency, flag, witness, card  sql.NullString
 		chargedAmount, chargedGift            sql.NullInt64
 		created, first, last, final, updatedT sql.NullInt64
 	)
 	err := row.Scan(&a.ID, &a.UUID, &a.OrderID, &kind, &channel, &a.Amount, &a.GiftAmount, &policy, &a.Terminal,
 		&initial, &body, &state, &response, &txID, &errText,
-		&providerID, &providerStatus, &chargedAmount, &chargedGift, &chargedCurrency, &flag, &a.SendCount,
+		&providerID, &providerStatus, &chargedAmount, &chargedGift, &chargedCurrency, &flag, &witness, &a.SendCount,
 		&created, &first, &last, &final, &updatedT, &card)
 	if err != nil {
 		return Attempt{}, err
@@ -175,7 +185,7 @@ func scanAttempt(row rowScanner) (Attempt, error) {
 	a.Response = withCard(response, card)
 	a.TransactionID, a.Error = txID.String, errText.String
 	a.ProviderID, a.ProviderStatus = providerID.String, providerStatus.String
-	a.ChargedCurrency, a.Flag = chargedCurrency.String, flag.String
+	a.ChargedCurrency, a.Flag, a.Witness = chargedCurrency.String, flag.String, Witness(witness.String)
 	if chargedAmount.Valid && chargedGift.Valid {
 		a.Charged, a.ChargedAmount, a.ChargedGift = true, chargedAmount.Int64, chargedGift.Int64
 	}
@@ -454,17 +464,21 @@ func (db *DB) Transition(ctx context.Context, id string, from, to State, info Tr
 			return err
 		}
 		raw, card := splitCard(info.Response)
+		witness, err := awaitWitness(id, to, info.AwaitWitness)
+		if err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE attempts
 			SET state = ?, response = COALESCE(?, response), transaction_id = COALESCE(?, transaction_id),
 			    error = COALESCE(?, error), final_at = COALESCE(?, final_at),
 			    charged_amount = COALESCE(?, charged_amount), charged_gift = COALESCE(?, charged_gift),
 			    charged_currency = COALESCE(?, charged_currency), flag = COALESCE(?, flag),
 			    provider_id = COALESCE(?, provider_id), provider_status = COALESCE(?, provider_status),
-			    updated_at = ?
+			    witness = COALESCE(?, witness), updated_at = ?
 			WHERE uuid = ? AND state = ?`,
 			string(to), nullBytes(raw), nullString(info.TransactionID), nullString(info.Error),
 			finalAt, c.amount, c.gift, c.currency, c.flag, nullString(info.ProviderID), nullString(info.ProviderStatus),
-			now, id, string(from))
+			witness, now, id, string(from))
 		if err != nil {
 			return err
 		}
@@ -482,6 +496,9 @@ func (db *DB) Transition(ctx context.Context, id string, from, to State, info Tr
 		detail := transitionDetail(info)
 		if out.Flag != "" && to == StateApproved {
 			detail = strings.TrimPrefix(detail+"; flagged: "+out.Flag, "; ")
+		}
+		if out.Witness == WitnessAwaiting {
+			detail = strings.TrimPrefix(detail+"; awaiting the provider's record", "; ")
 		}
 		if err := insertEvent(ctx, tx, out.ID, now, from, to, EventTransition, "", detail, raw); err != nil {
 			return err

@@ -25,6 +25,11 @@ type Money struct {
 	Paid    int64
 	Gifts   int64
 	Flagged int64
+	// Unwitnessed is the approvals taken over the LAN that the provider's
+	// record has not confirmed (awaiting it, or denied by it), amount and
+	// tip together: the provider does not say the money was taken, so it
+	// neither pays nor can be given back until it does, or staff accept it.
+	Unwitnessed int64
 	// Refunded and Reversed are the approved refunds (gifts included) and
 	// reversals.
 	Refunded int64
@@ -50,11 +55,13 @@ func (m Money) Due() int64 { return max(m.Total-m.Paid, 0) }
 // moneyQuery sums an order's attempts. A debit counts what the provider
 // said it charged when it said so (charged_*), else what was asked.
 const moneyQuery = `SELECT o.total,
-	COALESCE(SUM(CASE WHEN a.kind = 'debit' AND a.state = 'approved' AND a.flag IS NULL
+	COALESCE(SUM(CASE WHEN a.kind = 'debit' AND a.state = 'approved' AND a.flag IS NULL AND ` + witnessedSQL + `
 		THEN COALESCE(a.charged_amount, a.amount) END), 0),
-	COALESCE(SUM(CASE WHEN a.kind = 'debit' AND a.state = 'approved' AND a.flag IS NULL
+	COALESCE(SUM(CASE WHEN a.kind = 'debit' AND a.state = 'approved' AND a.flag IS NULL AND ` + witnessedSQL + `
 		THEN COALESCE(a.charged_gift, a.gift_amount) END), 0),
-	COALESCE(SUM(CASE WHEN a.kind = 'debit' AND a.state = 'approved' AND a.flag IS NOT NULL
+	COALESCE(SUM(CASE WHEN a.kind = 'debit' AND a.state = 'approved' AND a.flag IS NOT NULL AND ` + witnessedSQL + `
+		THEN COALESCE(a.charged_amount, a.amount) + COALESCE(a.charged_gift, a.gift_amount) END), 0),
+	COALESCE(SUM(CASE WHEN a.kind = 'debit' AND a.state = 'approved' AND NOT ` + witnessedSQL + `
 		THEN COALESCE(a.charged_amount, a.amount) + COALESCE(a.charged_gift, a.gift_amount) END), 0),
 	COALESCE(SUM(CASE WHEN a.kind = 'refund' AND a.state = 'approved'
 		THEN COALESCE(a.charged_amount, a.amount) + COALESCE(a.charged_gift, a.gift_amount) END), 0),
@@ -69,7 +76,7 @@ GROUP BY o.id`
 
 func orderMoney(ctx context.Context, q queryer, orderID string) (Money, error) {
 	var m Money
-	err := q.QueryRowContext(ctx, moneyQuery, orderID).Scan(&m.Total, &m.Paid, &m.Gifts, &m.Flagged, &m.Refunded, &m.Reversed, &m.Pending)
+	err := q.QueryRowContext(ctx, moneyQuery, orderID).Scan(&m.Total, &m.Paid, &m.Gifts, &m.Flagged, &m.Unwitnessed, &m.Refunded, &m.Reversed, &m.Pending)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Money{}, Errorf(ENOTFOUND, "order %s not found", orderID)
 	}

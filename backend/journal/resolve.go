@@ -22,6 +22,9 @@ type Resolution struct {
 	TransactionID string
 	Charged       *Charge
 	Response      []byte
+	// AwaitWitness: as TransitionInfo's, for an approval found in the
+	// terminal's own history over the LAN.
+	AwaitWitness bool
 }
 
 // Resolve is the one way out of a final state: someone (staff, having
@@ -56,14 +59,19 @@ func (db *DB) Resolve(ctx context.Context, id string, r Resolution) (Attempt, er
 		if err != nil {
 			return err
 		}
+		witness, err := awaitWitness(id, to, r.AwaitWitness)
+		if err != nil {
+			return err
+		}
 		now := unixMS(db.now())
 		raw, card := splitCard(r.Response)
 		res, err := tx.ExecContext(ctx, `UPDATE attempts
 			SET state = ?, transaction_id = COALESCE(?, transaction_id), response = COALESCE(?, response),
 			    charged_amount = COALESCE(?, charged_amount), charged_gift = COALESCE(?, charged_gift),
-			    charged_currency = COALESCE(?, charged_currency), flag = COALESCE(?, flag), updated_at = ?
+			    charged_currency = COALESCE(?, charged_currency), flag = COALESCE(?, flag),
+			    witness = COALESCE(?, witness), updated_at = ?
 			WHERE uuid = ? AND state = 'unknown'`,
-			string(to), nullString(r.TransactionID), nullBytes(raw), c.amount, c.gift, c.currency, c.flag, now, id)
+			string(to), nullString(r.TransactionID), nullBytes(raw), c.amount, c.gift, c.currency, c.flag, witness, now, id)
 		if err != nil {
 			return err
 		}
@@ -84,6 +92,9 @@ func (db *DB) Resolve(ctx context.Context, id string, r Resolution) (Attempt, er
 		}
 		if out.Flag != "" && to == StateApproved {
 			detail = strings.TrimSpace(detail + "\nflagged: " + out.Flag)
+		}
+		if out.Witness == WitnessAwaiting {
+			detail = strings.TrimSpace(detail + "\nawaiting the provider's record")
 		}
 		if err := insertEvent(ctx, tx, out.ID, now, StateUnknown, to, EventResolution, r.Who, detail, raw); err != nil {
 			return err

@@ -20,8 +20,9 @@ type OrderFacts struct {
 	// Closed: nothing more will be asked of it (the customer went away,
 	// its link was cancelled, staff closed it).
 	Closed bool
-	// Attention: an attempt of it has an unknown outcome or a flag, or the
-	// order itself was flagged for staff.
+	// Attention: an attempt of it has an unknown outcome or a flag, an
+	// approval of it awaits the provider's record or was denied by it, or
+	// the order itself was flagged for staff.
 	Attention bool
 }
 
@@ -57,7 +58,8 @@ func orderFacts(ctx context.Context, q queryer, orderID string) (OrderFacts, Ord
 	)
 	err = q.QueryRowContext(ctx, `SELECT o.status, o.closed_at IS NOT NULL,
 			o.attention IS NOT NULL OR EXISTS (SELECT 1 FROM attempts a
-				WHERE a.order_id = o.id AND (a.state = 'unknown' OR a.flag IS NOT NULL))
+				WHERE a.order_id = o.id AND (a.state = 'unknown' OR a.flag IS NOT NULL
+					OR a.witness IN ('awaiting', 'denied')))
 		FROM orders o WHERE o.id = ?`, orderID).Scan(&status, &closed, &attention)
 	if errors.Is(err, sql.ErrNoRows) {
 		return OrderFacts{}, "", Errorf(ENOTFOUND, "order %s not found", orderID)
@@ -158,7 +160,8 @@ func (db *DB) FlagOrder(ctx context.Context, id, why string) error {
 
 // AcceptOrder is staff's word on an order that needed attention for a
 // flag: the order's own flag is lifted, and the approvals that disagreed
-// with their request count as paid for what they charged. Attempts whose
+// with their request, or that the provider's record did not show
+// (WitnessDenied), count as paid for what they charged. Attempts whose
 // outcome is unknown are not touched: Resolve settles them. who is
 // required and goes, with the note, into the audit trail.
 func (db *DB) AcceptOrder(ctx context.Context, id, who, note string) (OrderStatus, error) {
@@ -200,6 +203,9 @@ func (db *DB) AcceptOrder(ctx context.Context, id, who, note string) (OrderStatu
 			if err := insertEvent(ctx, tx, f.id, now, State(f.state), State(f.state), EventAccepted, who, detail, nil); err != nil {
 				return err
 			}
+		}
+		if err := acceptDenied(ctx, tx, id, now, who, note); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE orders SET attention = NULL, updated_at = ? WHERE id = ?`, now, id); err != nil {
 			return err

@@ -172,7 +172,8 @@ func (s *Service) again(byCard bool) (CheckoutView, error) {
 		att.wake = make(chan struct{}, 1)
 		co.att, co.phase, gen = att, PhasePaying, co.gen
 		p := *co.payment
-		p.Step, p.Amount, p.AttemptUUID, p.Deadline, p.Message, p.ChargedDespiteCancel, p.Outcome = att.step, att.amount, "", time.Time{}, "", false, ""
+		p.Step, p.Amount, p.AttemptUUID, p.Deadline, p.Message, p.ChargedDespiteCancel = att.step, att.amount, "", time.Time{}, "", false
+		p.Outcome, p.Via = "", ""
 		p.Link, p.LinkPaid, p.LinkPrinted = "", 0, false
 		co.payment = &p
 		return ""
@@ -360,6 +361,11 @@ func (s *Service) progress(gen int, att *attempt, v payment.View) {
 		p.Message, changed = v.Message, true
 		s.co.payment = &p
 	}
+	if via := viaOf(v.Channel); via != s.co.payment.Via {
+		p := *s.co.payment
+		p.Via, changed = via, true
+		s.co.payment = &p
+	}
 	if att.link && (s.co.payment.Link != v.Link || s.co.payment.LinkPaid != v.Paid) {
 		p := *s.co.payment
 		p.Link, p.LinkPaid, changed = v.Link, v.Paid, true
@@ -394,7 +400,7 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 	}
 	s.co.att, s.co.last = nil, att
 	p := *s.co.payment
-	p.AttemptUUID, p.Deadline, p.Message = v.UUID, time.Time{}, v.Message
+	p.AttemptUUID, p.Deadline, p.Message, p.Via = v.UUID, time.Time{}, v.Message, viaOf(v.Channel)
 	// What pays is what the provider says it charged, and only when that
 	// agrees with what was asked (v.Flag: the journal's judgement).
 	if v.State == journal.StateApproved && v.Flag == "" {

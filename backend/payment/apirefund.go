@@ -67,6 +67,9 @@ func (o *Orchestrator) StartAPIRefund(ctx context.Context, debitUUID string, amo
 	if err != nil {
 		return nil, err
 	}
+	if err := o.givenBackFirst(ctx, debit.OrderID); err != nil {
+		return nil, err
+	}
 	switch {
 	case amount <= 0 || amount > debit.Total():
 		return nil, fmt.Errorf("%w: the refund is more than zero and at most the %d taken, not %d", ErrNotRefundable, debit.Total(), amount)

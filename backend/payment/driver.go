@@ -3,6 +3,7 @@ package payment
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
@@ -684,12 +685,19 @@ func (d *driver) finish(to journal.State, a *Answer, note string, ref *refusal) 
 	if to == journal.StateApproved || to == journal.StateDeclined {
 		msg = ""
 	}
+	info.AwaitWitness = d.needsWitness(to)
 	att, err := d.o.cfg.Journal.Transition(d.o.ctx, d.r.uuid, d.att.State, to, info)
 	if err != nil {
 		d.o.log.Error("journal the outcome", "uuid", d.r.uuid, "to", to, "err", err)
 		msg = fmt.Sprintf("%s (not recorded: %s)", note, journal.ErrorMessage(err))
 	} else {
 		d.att = att
+		if att.Witness == journal.WitnessAwaiting {
+			// Nobody is told "approved" before the provider's record spoke.
+			d.att = d.o.awaitWitness(d.o.ctx, att, func() {
+				d.update(func(v *View) { v.Message = "confirming the approval with the provider's record" })
+			})
+		}
 	}
 	charged := to == journal.StateApproved
 	flag := ""
@@ -698,6 +706,9 @@ func (d *driver) finish(to journal.State, a *Answer, note string, ref *refusal) 
 	}
 	if flag != "" {
 		msg = "the terminal's answer does not match the payment asked (" + flag + "): call staff"
+	}
+	if w := WitnessFlag(d.att); err == nil && w != "" {
+		flag, msg = strings.TrimPrefix(flag+"; "+w, "; "), w+": call staff"
 	}
 	paid := err == nil && d.o.orderPaid(d.r.snapshot().OrderID)
 	d.update(func(v *View) {

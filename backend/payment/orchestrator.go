@@ -44,6 +44,21 @@ type Config struct {
 	// for the Local API channel of a terminal on the LAN (Local).
 	Channel  Channel
 	Terminal Terminal
+	// Fallback is a second way to the same terminal (route.go): its
+	// serial number through the provider's cloud, behind the LAN. A new
+	// attempt takes it when Reachable says the first way does not reach
+	// the terminal (within ProbeTimeout); nil: one way only.
+	Fallback     Channel
+	Reachable    func(ctx context.Context) error
+	ProbeTimeout time.Duration
+	// Witness reads the provider's record of every approval taken over
+	// the LAN before its order counts as paid (witness.go); nil when the
+	// provider's Webservices are not set up.
+	Witness *Witness
+	// GivenBackCheck records what the provider gave back for an order
+	// outside Comptoir before any give-back of it starts (elsewhere.go);
+	// nil when that cannot be seen.
+	GivenBackCheck func(ctx context.Context, orderID string) error
 	// TerminalID identifies the terminal in the journal (its mDNS instance
 	// name, or its address when configured by hand): one unresolved attempt
 	// per terminal.
@@ -76,6 +91,9 @@ type Orchestrator struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	// fallback is a second way to the same terminal (route.go), or nil.
+	fallback Channel
+
 	mu       sync.Mutex
 	runs     map[string]*run
 	ready    bool
@@ -106,6 +124,9 @@ func New(cfg Config) (*Orchestrator, error) {
 	if err := cfg.Limits.Validate(); err != nil {
 		return nil, err
 	}
+	if err := checkFallback(ch, cfg.Fallback); err != nil {
+		return nil, err
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -114,7 +135,7 @@ func New(cfg Config) (*Orchestrator, error) {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Orchestrator{cfg: cfg, ch: ch, log: log, ctx: ctx, cancel: cancel, runs: map[string]*run{}}, nil
+	return &Orchestrator{cfg: cfg, ch: ch, fallback: cfg.Fallback, log: log, ctx: ctx, cancel: cancel, runs: map[string]*run{}}, nil
 }
 
 // Close stops every driver without deciding anything: attempts in flight stay
@@ -225,20 +246,26 @@ func (o *Orchestrator) Start(ctx context.Context, req Request) (*Handle, error) 
 	if req.Amount <= 0 || req.GiftAmount < 0 {
 		return nil, fmt.Errorf("payment: amount must be positive and giftAmount not negative")
 	}
+	if policy.Kind == journal.KindRefund {
+		if err := o.givenBackFirst(ctx, req.OrderID); err != nil {
+			return nil, err
+		}
+	}
 	id, err := uuid.NewV7()
 	if err != nil {
 		return nil, fmt.Errorf("payment: new uuid: %w", err)
 	}
-	body, err := o.ch.Body(NewAttempt{UUID: id.String(), Request: req, Policy: policy, Terminal: o.cfg.TerminalID})
+	ch := o.route(ctx)
+	body, err := ch.Body(NewAttempt{UUID: id.String(), Request: req, Policy: policy, Terminal: o.cfg.TerminalID})
 	if err != nil {
 		return nil, fmt.Errorf("payment: %w", err)
 	}
 	terminal := o.cfg.TerminalID
-	if o.ch.Rules().Concurrent {
+	if ch.Rules().Concurrent {
 		terminal += "/" + req.OrderID
 	}
 	return o.prepareAndLaunch(ctx, policy, journal.Attempt{
-		UUID: id.String(), OrderID: req.OrderID, Kind: policy.Kind, Channel: o.ch.Name(), Amount: req.Amount,
+		UUID: id.String(), OrderID: req.OrderID, Kind: policy.Kind, Channel: ch.Name(), Amount: req.Amount,
 		GiftAmount: req.GiftAmount, Policy: policy.Name, Terminal: terminal, RequestBody: body,
 	})
 }
@@ -330,7 +357,8 @@ func (o *Orchestrator) Active(id string) (*Handle, bool) {
 // TerminalID is the journal's name of the terminal this orchestrator drives.
 func (o *Orchestrator) TerminalID() string { return o.cfg.TerminalID }
 
-// Channel is the journal's name of the channel this orchestrator drives.
+// Channel is the journal's name of the channel this orchestrator drives
+// first (Channels lists its fallback too).
 func (o *Orchestrator) Channel() journal.Channel { return o.ch.Name() }
 
 // owns reports whether the attempt was sent to this orchestrator's
@@ -379,7 +407,11 @@ func (o *Orchestrator) lookup(ctx context.Context, ch Channel, att journal.Attem
 	if since.IsZero() {
 		since = att.CreatedAt
 	}
-	return ch.Lookup(ctx, att, since.Add(-o.cfg.Limits.HistorySkew), o.cfg.Journal.HeldTransactions)
+	m, err := ch.Lookup(ctx, att, since.Add(-o.cfg.Limits.HistorySkew), o.cfg.Journal.HeldTransactions)
+	if err != nil {
+		return m, err
+	}
+	return o.crossChannel(ctx, att, m), nil
 }
 
 func (o *Orchestrator) newRun(att journal.Attempt, policy Policy, recovery bool) *run {
@@ -411,6 +443,10 @@ func (o *Orchestrator) launch(r *run, att journal.Attempt) error {
 	o.wg.Add(1)
 	o.mu.Unlock()
 	o.emit(r.snapshot())
+	ch := o.channelFor(att.Channel)
+	if ch == nil {
+		ch = o.ch // (recovery closes such an attempt without sending)
+	}
 	go func() {
 		defer o.wg.Done()
 		defer func() {
@@ -421,13 +457,13 @@ func (o *Orchestrator) launch(r *run, att journal.Attempt) error {
 		}()
 		switch {
 		case att.Channel == journal.ChannelWebservices:
-			(&apiRefund{reversal: reversal{o: o, r: r, ch: o.ch, att: att}}).run()
+			(&apiRefund{reversal: reversal{o: o, r: r, ch: ch, att: att}}).run()
 			return
 		case att.Kind == journal.KindReversal:
-			(&reversal{o: o, r: r, ch: o.ch, att: att}).run()
+			(&reversal{o: o, r: r, ch: ch, att: att}).run()
 			return
 		}
-		d := &driver{o: o, r: r, ch: o.ch, rules: o.ch.Rules(), att: att}
+		d := &driver{o: o, r: r, ch: ch, rules: ch.Rules(), att: att}
 		d.run()
 	}()
 	return nil
@@ -471,6 +507,7 @@ func (o *Orchestrator) Recover(ctx context.Context) ([]View, error) {
 		o.log.Warn("recovery: unknown outcomes not looked up", "err", err)
 	}
 	views = append(views, settled...)
+	o.recheckWitnesses(ctx)
 	o.mu.Lock()
 	o.ready = true
 	watch := !o.watching && !o.closed && o.cfg.Limits.UnknownCheck > 0
@@ -494,7 +531,7 @@ func (o *Orchestrator) recoverOne(ctx context.Context, att journal.Attempt) (Vie
 	switch {
 	case att.State == journal.StatePrepared:
 		return o.closeUnsent(ctx, r, att, journal.StateFailed, "never sent: the process stopped before sending")
-	case att.Channel != o.ch.Name():
+	case o.channelFor(att.Channel) == nil:
 		// An attempt never changes channel, and only its own can ask about it.
 		return o.closeUnsent(ctx, r, att, journal.StateUnknown, fmt.Sprintf(
 			"sent through the %s channel, and this kiosk now uses %s: call staff", att.Channel, o.ch.Name()))

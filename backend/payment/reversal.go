@@ -23,14 +23,20 @@ func (o *Orchestrator) StartReversal(ctx context.Context, debitUUID string) (*Ha
 	if err != nil {
 		return nil, err
 	}
+	if err := o.givenBackFirst(ctx, debit.OrderID); err != nil {
+		return nil, err
+	}
+	// A reversal goes the way its debit went: the transaction id the
+	// journal holds is that way's.
+	ch := o.channelFor(debit.Channel)
 	switch {
-	case debit.Channel != o.ch.Name():
+	case ch == nil:
 		return nil, fmt.Errorf("payment: attempt %s went through the %s channel, and this kiosk uses %s", debitUUID, debit.Channel, o.ch.Name())
 	case debit.Terminal != o.cfg.TerminalID:
 		return nil, fmt.Errorf("payment: attempt %s was taken on terminal %s; only that terminal reverses it, and this kiosk uses %s",
 			debitUUID, debit.Terminal, o.cfg.TerminalID)
 	}
-	body, err := o.ch.ReversalBody(debit)
+	body, err := ch.ReversalBody(debit)
 	if err != nil {
 		return nil, fmt.Errorf("payment: %w", err)
 	}
@@ -43,7 +49,7 @@ func (o *Orchestrator) StartReversal(ctx context.Context, debitUUID string) (*Ha
 		return nil, err
 	}
 	return o.prepareAndLaunch(ctx, policy, journal.Attempt{
-		UUID: id.String(), OrderID: debit.OrderID, Kind: journal.KindReversal, Channel: o.ch.Name(),
+		UUID: id.String(), OrderID: debit.OrderID, Kind: journal.KindReversal, Channel: ch.Name(),
 		Amount: debit.Total(), Policy: journal.PolicyReversal, Terminal: o.cfg.TerminalID,
 		InitialTransactionID: debit.TransactionID, RequestBody: body,
 	})

@@ -3,6 +3,7 @@ package payment
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
@@ -34,10 +35,11 @@ func (o *Orchestrator) settleUnknown(ctx context.Context) ([]View, error) {
 	}
 	var views []View
 	for _, att := range atts {
-		if !o.owns(att) || att.Channel != o.ch.Name() {
+		ch := o.channelFor(att.Channel)
+		if !o.owns(att) || ch == nil {
 			continue // only the provider that took it knows it
 		}
-		m, err := o.lookup(ctx, o.ch, att)
+		m, err := o.lookup(ctx, ch, att)
 		if err != nil {
 			return views, fmt.Errorf("payment: the provider's history: %w", err)
 		}
@@ -71,16 +73,26 @@ func (o *Orchestrator) settleUnknown(ctx context.Context) ([]View, error) {
 		default:
 			continue // staff decide, with the candidates before them
 		}
+		// An approval the terminal's own history shows over the LAN is
+		// witnessed like a direct answer.
+		res.AwaitWitness = res.To == journal.StateApproved && o.cfg.Witness != nil && ch.Name() == journal.ChannelLocal &&
+			att.Kind == journal.KindDebit
 		a, err := o.cfg.Journal.Resolve(ctx, att.UUID, res)
 		if err != nil {
 			// Staff may have settled it meanwhile: theirs stands.
 			o.log.Warn("settle an unknown outcome", "uuid", att.UUID, "err", err)
 			continue
 		}
+		if a.Witness == journal.WitnessAwaiting {
+			a = o.awaitWitness(ctx, a, func() {})
+		}
 		o.log.Info("unknown outcome settled from the terminal's history", "uuid", a.UUID, "state", a.State, "transactionId", a.TransactionID)
 		policy, _ := o.cfg.Limits.Policy(a.Policy)
 		v := o.newRun(a, policy, false).view
 		v.Message = res.Note
+		if w := WitnessFlag(a); w != "" {
+			v.Flag, v.Message = strings.TrimPrefix(v.Flag+"; "+w, "; "), w+": call staff"
+		}
 		v.OrderPaid = o.orderPaid(a.OrderID)
 		o.emit(v)
 		views = append(views, v)
@@ -101,6 +113,7 @@ func (o *Orchestrator) watchUnknown() {
 			if _, err := o.SettleUnknown(o.ctx); err != nil && o.ctx.Err() == nil {
 				o.log.Info("unknown outcomes not looked up now", "err", err)
 			}
+			o.recheckWitnesses(o.ctx)
 		}
 	}
 }

@@ -151,6 +151,9 @@ func (s *Staff) currency(ctx context.Context) string {
 // and says what happened as a result or a sentence.
 func (s *Staff) reverse(ctx context.Context, sess Session, debit journal.Attempt) (ReversalResult, error) {
 	res := ReversalResult{AttemptUUID: debit.UUID, InitialTransactionID: debit.TransactionID, Amount: debit.Total()}
+	if err := s.beforeGivingBack(ctx, sess.Who, debit.OrderID); err != nil {
+		return res, err
+	}
 	v, err := s.cfg.Payments.Reverse(ctx, debit.UUID)
 	if err != nil {
 		msg := "The reversal could not be started: " + strings.TrimPrefix(err.Error(), "payment: ") + ". Nothing was sent."
@@ -194,6 +197,9 @@ func (s *Staff) Refund(ctx context.Context, sessionID, orderID string, amount in
 	}
 	if amount <= 0 {
 		return payment.View{}, errorf(EINVALID, "The amount to refund must be more than zero.")
+	}
+	if err := s.beforeGivingBack(ctx, sess.Who, orderID); err != nil {
+		return payment.View{}, err
 	}
 	sum, err := s.cfg.Payments.Summary(ctx, orderID)
 	if err != nil {

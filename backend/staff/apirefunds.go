@@ -35,6 +35,11 @@ func (s *Staff) RefundByAPI(ctx context.Context, sessionID, uuid string, amount 
 	}
 	s.actMu.Lock()
 	defer s.actMu.Unlock()
+	if debit, err := s.cfg.Journal.Attempt(ctx, uuid); err == nil {
+		if err := s.beforeGivingBack(ctx, sess.Who, debit.OrderID); err != nil {
+			return AttemptView{}, err
+		}
+	}
 	v, err := s.cfg.Refunds.APIRefund(ctx, uuid, amount)
 	if err != nil {
 		s.audit(ctx, sess.Who, "refund_refused", uuid, fmt.Sprintf("refund by API of %d: %v", amount, err), nil)

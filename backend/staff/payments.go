@@ -56,6 +56,11 @@ type AttemptView struct {
 	Flag           string `json:"flag,omitempty"`
 	OrderAttention string `json:"orderAttention,omitempty"`
 	CanAccept      bool   `json:"canAccept"`
+	// Witness is the provider's record's word on an approval taken over
+	// the LAN (awaiting, confirmed, unconfirmed: paid on the terminal's
+	// word, denied: the provider does not show it, accepted by staff);
+	// "" when none was asked for.
+	Witness journal.Witness `json:"witness,omitempty"`
 	// ChargedAmount is what the terminal says it charged (or gave back),
 	// beside Amount, what was asked; 0 until it said so.
 	ChargedAmount int64 `json:"chargedAmount,omitempty"`
@@ -90,6 +95,11 @@ type AttemptView struct {
 	// transaction, or it already has a refund by API or a reversal).
 	APIRefund     *ReversalView `json:"apiRefund,omitempty"`
 	APIRefundable int64         `json:"apiRefundable"`
+	// GivenBackElsewhereSeen: money given back outside Comptoir (the
+	// provider's back office, the terminal's keypad) is read from the
+	// provider before any give-back and counts in RefundableLeft; false
+	// when the Webservices are not set up, and such money is not seen.
+	GivenBackElsewhereSeen bool `json:"givenBackElsewhereSeen"`
 }
 
 // ReversalView is a debit's reversal as staff see it.
@@ -155,13 +165,17 @@ func (s *Staff) view(ctx context.Context, a journal.Attempt, cache orderCache) A
 			v.GiftAmount = tx.GiftAmount
 		}
 	}
-	v.Flag = a.Flag
+	v.Flag, v.Witness = a.Flag, a.Witness
+	if w := payment.WitnessFlag(a); w != "" {
+		v.Flag = strings.TrimPrefix(v.Flag+"; "+w, "; ")
+	}
 	if o := s.order(ctx, cache, a.OrderID); o != nil {
 		v.OrderNumber, v.OrderStatus, v.Currency = orderNumber(*o), o.Status, o.Currency
 		v.OrderAttention = o.Attention
 	}
 	v.NeedsAttention = a.State == journal.StateUnknown || v.OrderStatus == journal.OrderNeedsAttention
-	v.CanAccept = v.OrderStatus == journal.OrderNeedsAttention && (a.Flag != "" || v.OrderAttention != "") && a.State.Final() && a.State != journal.StateUnknown
+	v.CanAccept = v.OrderStatus == journal.OrderNeedsAttention && (a.Flag != "" || a.Witness == journal.WitnessDenied || v.OrderAttention != "") &&
+		a.State.Final() && a.State != journal.StateUnknown
 	if a.Channel == journal.ChannelLink {
 		v.Link, v.ProviderStatus = a.ProviderID, a.ProviderStatus
 		if s.cfg.Links != nil {
@@ -301,6 +315,7 @@ func (s *Staff) withActions(ctx context.Context, v *AttemptView) error {
 		return journalErr(err, "Reading the order's money")
 	}
 	v.RefundableLeft = m.Givable()
+	v.GivenBackElsewhereSeen = s.SeesGivenBackElsewhere()
 	live := v.Reversal != nil && v.Reversal.State != journal.StateFailed && v.Reversal.State != journal.StateDeclined
 	// A reversal goes to the terminal that took the debit, through the
 	// channel this process runs: the terminal must be the one in use.

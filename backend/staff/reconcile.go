@@ -92,6 +92,15 @@ func (s *Staff) ReconcileDay(ctx context.Context, day string) (Reconciliation, e
 		s.audit(ctx, reconcileWho, ReconcileAction, day, "not reconciled: "+err.Error(), nil)
 		return r, err
 	}
+	// Money the provider gave back outside Comptoir that day is recorded
+	// against its orders, then the day is read again with it.
+	if n, err := s.adoptGivenBack(ctx, reconcileWho, r.From.Add(-reconcile.Margin)); err != nil {
+		s.log.Warn("reconciliation: money given back outside Comptoir not read", "day", r.Day, "err", err)
+	} else if n > 0 {
+		if again, err := s.reconcile(ctx, day); err == nil {
+			r = again
+		}
+	}
 	if r.NeedsStaff {
 		detail := fmt.Sprintf("%d difference(s) between the journal, the terminal and the provider: see the staff report", len(r.Differences))
 		for _, why := range []string{r.TerminalError, r.ProviderError} {

@@ -89,9 +89,10 @@ type TerminalInfo struct {
 	// system's roots vouch for it), as saved for the next start.
 	HTTPS bool   `json:"https"`
 	Pin   string `json:"pin,omitempty"`
-	// Channel is how payments reach the terminal: "local" (the LAN) or
-	// "cloud" (the provider's Cloud API), as saved for the next start; Cloud
-	// is the saved cloud terminal (never its key).
+	// Channel is how payments reach the terminal: "local" (the LAN),
+	// "cloud" (the provider's Cloud API) or "both" (the LAN first, the
+	// cloud behind it), as saved for the next start; Cloud is the saved
+	// cloud terminal (never its key).
 	Channel string       `json:"channel"`
 	Cloud   CloudSetting `json:"cloud"`
 	// Pending is a device that answers under the terminal's name with
@@ -148,11 +149,14 @@ type CloudSetting struct {
 }
 
 // CloudChoice is staff's choice of channel. Key "" keeps the saved key.
+// LANFirst (with On): the terminal stays on the LAN, the cloud behind it
+// for when it does not answer there.
 type CloudChoice struct {
-	On     bool   `json:"on"`
-	URL    string `json:"url"`
-	Serial string `json:"serial"`
-	Key    string `json:"key"`
+	On       bool   `json:"on"`
+	URL      string `json:"url"`
+	Serial   string `json:"serial"`
+	Key      string `json:"key"`
+	LANFirst bool   `json:"lanFirst"`
 }
 
 // Certificate is what a terminal presents on HTTPS, for staff to compare

@@ -170,3 +170,38 @@ func (t *Terminal) historyFaultLocked(l *localapi.TransactionList, now time.Time
 	}
 	l.Count = len(l.Transactions)
 }
+
+// Record is a transaction of the terminal's history as its provider
+// learns of it: every card read (approved or declined) and every reversal,
+// whichever way it was asked (the Local API, the provider's cloud, the
+// keypad).
+type Record struct {
+	TransactionID  string    `json:"transactionId"`
+	Kind           string    `json:"type"`   // debit, refund or reversal
+	Status         string    `json:"status"` // ok or ko
+	Amount         int64     `json:"amount"`
+	GiftAmount     int64     `json:"giftAmount"`
+	Currency       string    `json:"currencyCode"`
+	IdempotentUUID string    `json:"idempotentUuid,omitempty"`
+	CartID         string    `json:"cartId,omitempty"`
+	Reference      string    `json:"reference,omitempty"`
+	Scheme         string    `json:"scheme,omitempty"`
+	Issuer         string    `json:"issuer,omitempty"`
+	Initial        string    `json:"initialTransactionId,omitempty"` // a reversal's original
+	Time           time.Time `json:"time"`                           // terminal clock
+}
+
+// History is every transaction of the terminal, oldest first.
+func (t *Terminal) History() []Record {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]Record, 0, len(t.txs))
+	for _, tx := range t.txs {
+		out = append(out, Record{
+			TransactionID: tx.id, Kind: tx.kind, Status: tx.status, Amount: tx.amount, GiftAmount: tx.gift,
+			Currency: t.cfg.CurrencyCode, IdempotentUUID: tx.uuid, CartID: tx.cartID, Reference: tx.reference,
+			Scheme: tx.scheme, Issuer: tx.issuer, Initial: tx.initial, Time: tx.at,
+		})
+	}
+	return out
+}

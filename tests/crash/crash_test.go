@@ -25,7 +25,11 @@
 // The whole run is made on each channel (table-driven): the terminal on
 // the LAN, and the same simulated terminal behind the simulated provider
 // cloud (backend/cloudsim), where acknowledgements are also lost at random
-// and reversal answers are lost or failed by the cloud.
+// and reversal answers are lost or failed by the cloud; and the terminal
+// reached both ways, the LAN first and the cloud behind it, with the LAN
+// cut and mended at random moments all along (so that attempts run, are
+// killed and are recovered on each way, some cut off mid-request), the
+// provider's record witnessing every approval over the LAN.
 //
 // CRASHTEST_KILLS sets how many SIGKILLs each run must reach (default 12, the
 // short version run by scripts/test; `make crashtest` asks for 200).
@@ -40,6 +44,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -72,6 +77,9 @@ type crashTerminal struct {
 	failNextPayment func()
 	// ledger is the terminal's ledger with the ids the journal knows.
 	ledger func() []terminalsim.LedgerEntry
+	// settle, when set, ends what the channel does on its own (the LAN
+	// cut and mended) before the last recovery.
+	settle func()
 }
 
 // A reversal answered after 200 ms (20 s at this scale) leaves room for
@@ -105,37 +113,92 @@ var crashChannels = []crashChannel{
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cloud.Close() })
-		sim, _ := cloud.Terminal(serial)
-		faults := []cloudsim.Fault{
-			{Path: cloudsim.PathReversal, After: true},
-			{Path: cloudsim.PathReversal, After: true, Status: 500},
-			{Path: cloudsim.PathReversal, Status: 500},
-		}
-		return crashTerminal{
-			sim: sim, flags: []string{"--cloud", cloud.URL(), "--serial", serial},
-			env:              []string{"COMPTOIR_CLOUD_KEY=" + key},
-			failNextReversal: func(how int) { _ = cloud.Inject(faults[how]) },
-			failNextPayment:  cloud.LoseNextAck,
-			ledger: func() []terminalsim.LedgerEntry {
-				// The journal knows the cloud's ids; the terminal's are
-				// their localId.
-				ids := map[string]string{}
-				for _, tx := range cloud.Transactions() {
-					if tx.LocalID != "" {
-						ids[tx.LocalID] = tx.TransactionID
-					}
-				}
-				ledger := sim.Ledger()
-				for i := range ledger {
-					ledger[i].TransactionID = ids[ledger[i].TransactionID]
-					if ledger[i].InitialTransactionID != "" {
-						ledger[i].InitialTransactionID = ids[ledger[i].InitialTransactionID]
-					}
-				}
-				return ledger
-			},
-		}
+		return cloudCrashTerminal(t, cloud, serial, key, []string{"--cloud", cloud.URL(), "--serial", serial})
 	}},
+	{name: "lan+cloud", start: func(t *testing.T) crashTerminal {
+		const key, serial = "sk_crash_both", "SN-BOTH"
+		cloud, err := cloudsim.New(cloudsim.Config{Key: key, Serials: []string{serial}, TimeScale: 0.01, LAN: true, Terminal: crashTerminalConfig})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cloud.Start(""); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cloud.Close() })
+		term := cloudCrashTerminal(t, cloud, serial, key, []string{"--terminal", cloud.LANURL(serial), "--cloud", cloud.URL(), "--serial", serial})
+		term.settle = cutTheLAN(t, cloud, serial)
+		return term
+	}},
+}
+
+// cloudCrashTerminal is the simulated cloud's terminal, reached with
+// these flags: the cloud's faults, and its ledger with the ids the journal
+// holds (the cloud's own for what the cloud started, the terminal's for
+// what it made over the LAN).
+func cloudCrashTerminal(t *testing.T, cloud *cloudsim.Cloud, serial, key string, flags []string) crashTerminal {
+	sim, _ := cloud.Terminal(serial)
+	faults := []cloudsim.Fault{
+		{Path: cloudsim.PathReversal, After: true},
+		{Path: cloudsim.PathReversal, After: true, Status: 500},
+		{Path: cloudsim.PathReversal, Status: 500},
+	}
+	return crashTerminal{
+		sim: sim, flags: flags,
+		env:              []string{"COMPTOIR_CLOUD_KEY=" + key},
+		failNextReversal: func(how int) { _ = cloud.Inject(faults[how]) },
+		failNextPayment:  cloud.LoseNextAck,
+		ledger: func() []terminalsim.LedgerEntry {
+			// The journal knows the cloud's ids of what the cloud
+			// started; the terminal's are their localId.
+			ids := map[string]string{}
+			for _, tx := range cloud.Transactions() {
+				if tx.LocalID != "" && tx.Via != cloudsim.ViaTerminal {
+					ids[tx.LocalID] = tx.TransactionID
+				}
+			}
+			ledger := sim.Ledger()
+			for i := range ledger {
+				if id, ok := ids[ledger[i].TransactionID]; ok {
+					ledger[i].TransactionID = id
+				}
+				if id, ok := ids[ledger[i].InitialTransactionID]; ok {
+					ledger[i].InitialTransactionID = id
+				}
+			}
+			return ledger
+		},
+	}
+}
+
+// cutTheLAN cuts the terminal's LAN and mends it at random moments (up
+// most of the time, down for up to 1.5 s) until the returned settle,
+// which leaves it up.
+func cutTheLAN(t *testing.T, cloud *cloudsim.Cloud, serial string) (settle func()) {
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
+		for up := true; ; up = !up {
+			pause := time.Duration(500+rng.IntN(2500)) * time.Millisecond
+			if !up {
+				pause = time.Duration(100+rng.IntN(1400)) * time.Millisecond
+			}
+			if err := cloud.SetLAN(serial, up); err != nil {
+				t.Error(err)
+				return
+			}
+			select {
+			case <-stop:
+				_ = cloud.SetLAN(serial, true)
+				return
+			case <-time.After(pause):
+			}
+		}
+	}()
+	var once sync.Once
+	settle = func() { once.Do(func() { close(stop); <-done }) }
+	t.Cleanup(settle)
+	return settle
 }
 
 func TestKillNineDuringPayments(t *testing.T) {
@@ -210,6 +273,7 @@ func killNine(t *testing.T, bin string, term crashTerminal) {
 	// the ones recovery has to resolve; midGiveBack those that left a refund
 	// or a reversal open.
 	var killed, midAttempt, midGiveBack, interrupted, finished, rounds, refunds, reversals int
+	midWay := map[journal.Channel]int{} // kills with an attempt open, by its way
 	deadline := time.Now().Add(20 * time.Minute)
 	for killed < kills {
 		if time.Now().After(deadline) {
@@ -259,7 +323,7 @@ func killNine(t *testing.T, bin string, term crashTerminal) {
 				cmd.Process.Signal(syscall.SIGKILL)
 				<-done
 				killed++
-				open, giving := openAttempts(t, data)
+				open, giving := openAttempts(t, data, midWay)
 				midAttempt, midGiveBack = midAttempt+open, midGiveBack+giving
 			}
 		case r < 8: // the customer's cancel, then SIGKILL if it lingers
@@ -275,7 +339,7 @@ func killNine(t *testing.T, bin string, term crashTerminal) {
 					cmd.Process.Signal(syscall.SIGKILL)
 					<-done
 					killed++
-					open, giving := openAttempts(t, data)
+					open, giving := openAttempts(t, data, midWay)
 					midAttempt, midGiveBack = midAttempt+open, midGiveBack+giving
 				}
 			}
@@ -291,6 +355,9 @@ func killNine(t *testing.T, bin string, term crashTerminal) {
 	}
 
 	// Let the terminal finish what is in progress, then recover until done.
+	if term.settle != nil {
+		term.settle()
+	}
 	if err := sim.WaitIdle(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -310,12 +377,17 @@ func killNine(t *testing.T, bin string, term crashTerminal) {
 	if midAttempt == 0 {
 		t.Error("no kill landed while an attempt was open: recovery was never exercised")
 	}
+	t.Logf("kills with an attempt open, by way: %v", midWay)
+	if term.settle != nil && kills >= 50 && (midWay[journal.ChannelLocal] == 0 || midWay[journal.ChannelCloud] == 0) {
+		t.Errorf("kills with an attempt open on each way: %v, want both", midWay)
+	}
 	compare(t, data, term.ledger())
 }
 
 // openAttempts is 1 when the journal has an unresolved attempt, else 0;
-// giving is 1 when that attempt is a refund or a reversal.
-func openAttempts(t *testing.T, dir string) (open, giving int) {
+// giving is 1 when that attempt is a refund or a reversal. Each is counted
+// by its way in byWay.
+func openAttempts(t *testing.T, dir string, byWay map[journal.Channel]int) (open, giving int) {
 	t.Helper()
 	db, err := journal.Open(context.Background(), dir)
 	if journal.ErrorCode(err) == journal.EINVALID || os.IsNotExist(err) {
@@ -331,6 +403,7 @@ func openAttempts(t *testing.T, dir string) (open, giving int) {
 	}
 	for _, a := range atts {
 		open = 1
+		byWay[a.Channel]++
 		if a.Kind.GivesBack() {
 			giving = 1
 		}

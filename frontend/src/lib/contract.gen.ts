@@ -246,6 +246,12 @@ export interface PaymentView {
     link?: string;
     linkPaid?: number;
     linkPrinted?: boolean;
+    /**
+     * Via is which way the card payment reached the terminal: ViaLAN, or
+     * ViaCloud (the provider's cloud, when the terminal does not answer on
+     * the LAN); "" before it left, and for a payment by phone.
+     */
+    via?: Via;
 }
 
 // From kiosk/contract.go
@@ -346,4 +352,7 @@ export interface VATPart {
     rate: number; // basis points
     amount: number; // cents, VAT included, for one
 }
+
+// From kiosk/contract.go
+export type Via = "cloud" | "lan";
 

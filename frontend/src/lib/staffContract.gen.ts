@@ -87,6 +87,13 @@ export interface AttemptView {
     orderAttention?: string;
     canAccept: boolean;
     /**
+     * Witness is the provider's record's word on an approval taken over
+     * the LAN (awaiting, confirmed, unconfirmed: paid on the terminal's
+     * word, denied: the provider does not show it, accepted by staff);
+     * "" when none was asked for.
+     */
+    witness?: JournalWitness;
+    /**
      * ChargedAmount is what the terminal says it charged (or gave back),
      * beside Amount, what was asked; 0 until it said so.
      */
@@ -136,6 +143,13 @@ export interface AttemptView {
      */
     apiRefund?: ReversalView;
     apiRefundable: number;
+    /**
+     * GivenBackElsewhereSeen: money given back outside Comptoir (the
+     * provider's back office, the terminal's keypad) is read from the
+     * provider before any give-back and counts in RefundableLeft; false
+     * when the Webservices are not set up, and such money is not seen.
+     */
+    givenBackElsewhereSeen: boolean;
 }
 
 // From staff/audit.go
@@ -205,12 +219,15 @@ export interface ClosingSummary {
 // From staffapi/staffapi.go
 /**
  * CloudChoice is staff's choice of channel. Key "" keeps the saved key.
+ * LANFirst (with On): the terminal stays on the LAN, the cloud behind it
+ * for when it does not answer there.
  */
 export interface CloudChoice {
     on: boolean;
     url: string;
     serial: string;
     key: string;
+    lanFirst: boolean;
 }
 
 // From staffapi/staffapi.go
@@ -681,6 +698,9 @@ export type JournalPolicy = "counter" | "kiosk" | "refund" | "reversal";
 
 // From journal/state.go
 export type JournalState = "abort_requested" | "approved" | "cancelled" | "declined" | "failed" | "prepared" | "sent" | "unknown";
+
+// From journal/witness.go
+export type JournalWitness = "accepted" | "awaiting" | "confirmed" | "denied" | "unconfirmed";
 
 // From staff/report.go
 /**
@@ -1193,9 +1213,10 @@ export interface TerminalInfo {
     https: boolean;
     pin?: string;
     /**
-     * Channel is how payments reach the terminal: "local" (the LAN) or
-     * "cloud" (the provider's Cloud API), as saved for the next start; Cloud
-     * is the saved cloud terminal (never its key).
+     * Channel is how payments reach the terminal: "local" (the LAN),
+     * "cloud" (the provider's Cloud API) or "both" (the LAN first, the
+     * cloud behind it), as saved for the next start; Cloud is the saved
+     * cloud terminal (never its key).
      */
     channel: string;
     cloud: CloudSetting;

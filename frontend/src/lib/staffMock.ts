@@ -119,6 +119,7 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
     canCapture: false,
     apiRefundable: 0,
     canAccept: false,
+    givenBackElsewhereSeen: false,
     ...a,
   });
   // What an order can still give back: as the journal counts it, approved
@@ -195,7 +196,7 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
   let terminalNote = "";
   let https = false;
   let pinned = "";
-  let cloud: CloudChoice = { on: false, url: "", serial: "", key: "" };
+  let cloud: CloudChoice = { on: false, url: "", serial: "", key: "", lanFirst: false };
   const known: KnownAddress[] = [{ address: candidates[0].address, first: iso(now()), last: iso(now()), by: "adopted" }];
   // A device under the terminal's name waiting for staff: none until the mock is told otherwise.
   let pending: PendingDevice | undefined = opts.rogue
@@ -222,7 +223,7 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
       note: terminalNote,
       https,
       pin: pinned || undefined,
-      channel: cloud.on ? "cloud" : "local",
+      channel: cloud.on ? (cloud.lanFirst ? "both" : "cloud") : "local",
       cloud: { url: cloud.url, serial: cloud.serial, keySet: cloud.key !== "" },
       pending: pending && { ...pending },
       known: known.map((k) => ({ ...k })),
@@ -473,7 +474,8 @@ export function mockStaffTransport(opts: StaffMockOptions = {}): StaffTransport 
       if (choice.on && (!choice.serial || !(choice.key || cloud.key))) refuse("EINVALID", "The serial number and the API key are needed. Nothing was saved.");
       cloud = { ...choice, key: choice.key || cloud.key };
       restartRequired = true;
-      note(s.who, "terminal_channel", choice.serial, choice.on ? "the cloud from the next start" : "the LAN from the next start");
+      note(s.who, "terminal_channel", choice.serial,
+        choice.on ? (choice.lanFirst ? "the LAN first, the cloud behind it, from the next start" : "the cloud from the next start") : "the LAN from the next start");
       return panel(false);
     },
     PinTerminalCertificate: (sid: string, fingerprint: string) => {

@@ -23,6 +23,12 @@ describe("Paying", () => {
   beforeEach(() => vi.useFakeTimers({ now: new Date("2025-01-10T12:00:00Z") }));
   afterEach(() => vi.useRealTimers());
 
+  it("says when the terminal is reached through the provider's cloud", () => {
+    const { context } = kioskWith({ phase: "paying", payment: { ...card, via: "cloud" } });
+    render(Paying, { context });
+    expect(screen.getByTestId("via-cloud").textContent).toBe("The terminal is reached through the provider's cloud.");
+  });
+
   it("shows the amount and counts down to the deadline", async () => {
     const { context } = kioskWith({
       phase: "paying",
@@ -250,6 +256,16 @@ describe("Approved", () => {
     const { context } = kioskWith({ phase: "approved", payment: { ...card, paid: 1500, due: 0 } });
     render(Approved, { context });
     expect(screen.queryByTestId("charged-despite-cancel")).toBeNull();
+  });
+
+  it("says when the payment went through the provider's cloud", () => {
+    const { context } = kioskWith({ phase: "approved", payment: { ...card, paid: 1500, due: 0, via: "cloud" } });
+    render(Approved, { context });
+    expect(screen.getByTestId("via-cloud").textContent).toBe("Paid through the provider's cloud.");
+    cleanup();
+    const lan = kioskWith({ phase: "approved", payment: { ...card, paid: 1500, due: 0, via: "lan" } });
+    render(Approved, { context: lan.context });
+    expect(screen.queryByTestId("via-cloud")).toBeNull();
   });
 
   it("offers the receipt choices and shows the receipt's status", async () => {

@@ -484,11 +484,15 @@ describe("staff shell", () => {
     await fireEvent.input(screen.getByTestId("cloud-key"), { target: { value: "sk_x" } });
     expect((screen.getByTestId("cloud-key") as HTMLInputElement).type).toBe("password");
     await fireEvent.click(screen.getByTestId("cloud-save"));
-    expect(staff.last("SetCloud")?.args).toEqual(["sid-1", { on: true, url: "https://cloud.example.test", serial: "SN-77", key: "sk_x" }]);
+    expect(staff.last("SetCloud")?.args).toEqual(["sid-1", { on: true, url: "https://cloud.example.test", serial: "SN-77", key: "sk_x", lanFirst: false }]);
     expect(await screen.findByTestId("terminal-restart")).toBeTruthy();
     // Saved: the field is emptied, its placeholder says a key is kept.
     expect((screen.getByTestId("cloud-key") as HTMLInputElement).value).toBe("");
     expect((screen.getByTestId("cloud-key") as HTMLInputElement).placeholder).toContain("saved");
+    // The LAN first, the cloud behind it.
+    await fireEvent.click(screen.getByTestId("cloud-lan-first"));
+    await fireEvent.click(screen.getByTestId("cloud-save"));
+    expect(staff.last("SetCloud")?.args).toEqual(["sid-1", { on: true, url: "https://cloud.example.test", serial: "SN-77", key: "", lanFirst: true }]);
   });
 
   it("reads the terminal's certificate and pins it only once staff confirm", async () => {
@@ -730,6 +734,19 @@ describe("money actions", () => {
     expect(screen.queryByTestId("action-reverse")).toBeNull();
     expect(screen.getByTestId("refund-amount-input")).toBeTruthy();
     expect(screen.getByTestId("attempt-refundable").textContent).toContain("€12.00");
+  });
+
+  it("says refunds made elsewhere are not seen only when the provider's record is not read", async () => {
+    await unlocked({ answers: { Attempts: () => ({ attempts: [approvedAttempt], total: 1, limit: 20, offset: 0 }) } });
+    await fireEvent.click(screen.getByTestId("staff-tab-payments"));
+    await fireEvent.click(await screen.findByTestId("attempt-row"));
+    expect(screen.getByTestId("attempt-elsewhere-unseen").textContent).toContain("Refunds made elsewhere");
+    cleanup();
+    const seen = { ...approvedAttempt, givenBackElsewhereSeen: true };
+    await unlocked({ answers: { Attempts: () => ({ attempts: [seen], total: 1, limit: 20, offset: 0 }) } });
+    await fireEvent.click(screen.getByTestId("staff-tab-payments"));
+    await fireEvent.click(await screen.findByTestId("attempt-row"));
+    expect(screen.queryByTestId("attempt-elsewhere-unseen")).toBeNull();
   });
 
   it("shows a settled attempt as the backend answered it, though the attention filter no longer lists it", async () => {

@@ -50,6 +50,7 @@ export const approvedAttempt: AttemptView = {
   canCapture: false,
   apiRefundable: 0,
   canAccept: false,
+  givenBackElsewhereSeen: false,
 };
 
 type Answer = (args: unknown[]) => unknown;

@@ -81,6 +81,7 @@ export const en = {
   "pay.countdown_label": "Time left to present your card: {seconds} seconds",
   "pay.cancel": "Cancel payment",
   "pay.already_paid": "Already paid: {amount}",
+  "pay.via_cloud": "The terminal is reached through the provider's cloud.",
 
   "canceling.title": "Cancelling…",
   "canceling.body": "We are asking the terminal to stop the payment. Please wait.",
@@ -94,6 +95,7 @@ export const en = {
   "approved.charged_despite_cancel": "Your payment went through: your order is confirmed.",
   "approved.receipt": "Would you like a receipt?",
   "approved.finish": "Finish",
+  "approved.via_cloud": "Paid through the provider's cloud.",
 
   "receipt.print": "Print",
   "receipt.email": "Email",
@@ -255,6 +257,7 @@ export const en = {
   "staff.terminal.address_hint": "host[:port], or a URL ending in /localapi/v4. Empty: find it on the network.",
   "staff.terminal.channel_title": "How payments reach the terminal",
   "staff.terminal.cloud_on": "Through the provider's cloud (a terminal on 4G or another network)",
+  "staff.terminal.cloud_lan_first": "Keep the terminal on the LAN first: the cloud only when it does not answer there",
   "staff.terminal.cloud_url": "Cloud address (production or sandbox, from the provider)",
   "staff.terminal.cloud_serial": "Terminal serial number",
   "staff.terminal.cloud_key": "API key",
@@ -416,6 +419,7 @@ export const en = {
   "staff.detail.reversal": "Reversal: {state}",
   "staff.detail.refundable": "Can still be given back: {amount}",
   "staff.detail.nothing_left": "Everything charged was given back, or may have been: no refund or reversal is possible.",
+  "staff.detail.elsewhere_unseen": "Refunds made elsewhere (the provider's back office, the terminal's keypad) are not seen: the provider's Webservices are not set up. Check there before giving money back.",
   "staff.detail.error": "Error: {error}",
   "staff.action.reverse": "Reverse {amount}",
   "staff.action.refund": "Refund",

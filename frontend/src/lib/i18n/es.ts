@@ -79,6 +79,7 @@ export const es: Messages = {
   "pay.countdown_label": "Tiempo para presentar su tarjeta: {seconds} segundos",
   "pay.cancel": "Cancelar el pago",
   "pay.already_paid": "Ya pagado: {amount}",
+  "pay.via_cloud": "Se llega al terminal a través de la nube del proveedor.",
 
   "canceling.title": "Cancelando…",
   "canceling.body": "Estamos pidiendo al terminal que detenga el pago. Espere, por favor.",
@@ -92,6 +93,7 @@ export const es: Messages = {
   "approved.charged_despite_cancel": "Su pago se ha realizado: su pedido está confirmado.",
   "approved.receipt": "¿Desea un recibo?",
   "approved.finish": "Terminar",
+  "approved.via_cloud": "Pagado a través de la nube del proveedor.",
 
   "receipt.print": "Imprimir",
   "receipt.email": "Correo",
@@ -253,6 +255,7 @@ export const es: Messages = {
   "staff.terminal.address_hint": "host[:puerto], o una URL que termine en /localapi/v4. Vacía: buscarlo en la red.",
   "staff.terminal.channel_title": "Cómo llegan los pagos al terminal",
   "staff.terminal.cloud_on": "Por la nube del proveedor (terminal en 4G u otra red)",
+  "staff.terminal.cloud_lan_first": "Mantener primero el terminal en la red local: la nube solo cuando no responde allí",
   "staff.terminal.cloud_url": "Dirección de la nube (producción o pruebas, del proveedor)",
   "staff.terminal.cloud_serial": "Número de serie del terminal",
   "staff.terminal.cloud_key": "Clave de API",
@@ -414,6 +417,7 @@ export const es: Messages = {
   "staff.detail.reversal": "Anulación: {state}",
   "staff.detail.refundable": "Aún se puede devolver: {amount}",
   "staff.detail.nothing_left": "Todo lo cobrado se devolvió, o pudo devolverse: no es posible otro reembolso ni anulación.",
+  "staff.detail.elsewhere_unseen": "Los reembolsos hechos en otro lugar (el panel del proveedor, el teclado del terminal) no se ven: los Webservices del proveedor no están configurados. Compruébelo allí antes de devolver dinero.",
   "staff.detail.error": "Error: {error}",
   "staff.action.reverse": "Anular {amount}",
   "staff.action.refund": "Reembolsar",

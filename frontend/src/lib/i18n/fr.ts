@@ -79,6 +79,7 @@ export const fr: Messages = {
   "pay.countdown_label": "Temps restant pour présenter votre carte : {seconds} secondes",
   "pay.cancel": "Annuler le paiement",
   "pay.already_paid": "Déjà payé : {amount}",
+  "pay.via_cloud": "Le terminal est joint par le cloud du prestataire.",
 
   "canceling.title": "Annulation en cours…",
   "canceling.body": "Nous demandons au terminal d'arrêter le paiement. Merci de patienter.",
@@ -92,6 +93,7 @@ export const fr: Messages = {
   "approved.charged_despite_cancel": "Votre paiement est passé : votre commande est confirmée.",
   "approved.receipt": "Souhaitez-vous un ticket ?",
   "approved.finish": "Terminer",
+  "approved.via_cloud": "Payé par le cloud du prestataire.",
 
   "receipt.print": "Imprimer",
   "receipt.email": "E-mail",
@@ -253,6 +255,7 @@ export const fr: Messages = {
   "staff.terminal.address_hint": "hôte[:port], ou une URL finissant par /localapi/v4. Vide : le chercher sur le réseau.",
   "staff.terminal.channel_title": "Comment les paiements atteignent le terminal",
   "staff.terminal.cloud_on": "Par le cloud du prestataire (terminal en 4G ou sur un autre réseau)",
+  "staff.terminal.cloud_lan_first": "Garder d'abord le terminal sur le réseau local : le cloud seulement quand il n'y répond pas",
   "staff.terminal.cloud_url": "Adresse du cloud (production ou bac à sable, donnée par le prestataire)",
   "staff.terminal.cloud_serial": "Numéro de série du terminal",
   "staff.terminal.cloud_key": "Clé d'API",
@@ -414,6 +417,7 @@ export const fr: Messages = {
   "staff.detail.reversal": "Annulation : {state}",
   "staff.detail.refundable": "Peut encore être rendu : {amount}",
   "staff.detail.nothing_left": "Tout ce qui a été débité a été rendu, ou a pu l'être : ni remboursement ni annulation possible.",
+  "staff.detail.elsewhere_unseen": "Les remboursements faits ailleurs (l'espace du prestataire, le clavier du terminal) ne sont pas vus : les Webservices du prestataire ne sont pas configurés. Vérifiez-y avant de rendre de l'argent.",
   "staff.detail.error": "Erreur : {error}",
   "staff.action.reverse": "Annuler {amount}",
   "staff.action.refund": "Rembourser",
