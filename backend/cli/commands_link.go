@@ -26,6 +26,9 @@ type linkResult struct {
 	Message              string        `json:"message,omitempty"`
 	ChargedDespiteCancel bool          `json:"chargedDespiteCancel,omitempty"`
 	OrderPaid            bool          `json:"orderPaid"`
+	// Resumed: the order's link left open by a process that stopped,
+	// followed to its end instead of a new one.
+	Resumed bool `json:"resumed,omitempty"`
 }
 
 // linkShowEvery is how often the command looks for the link's address and
@@ -61,23 +64,34 @@ func cmdLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	db, err := journal.Open(bg, dir)
+	p, err := openWithoutTerminal(bg, common, dir, lf.limits(), warnLogger(stderr))
 	if err != nil {
 		return fail(err)
 	}
-	p := &payments{dir: dir, db: db, close: func() { db.Close() }}
 	defer func() { p.close() }()
-	others := []journal.Channel{journal.ChannelLocal, journal.ChannelCloud}
-	if err := openLinksBeside(bg, common, p, others, lf.limits(), nil, warnLogger(stderr)); err != nil {
-		return fail(err)
-	}
 	if p.links == nil {
 		return fail(fmt.Errorf("payment links need the provider's cloud: --cloud URL (or the %s setting) and the key (%s), or --demo", settingCloudURL, envCloudKey))
 	}
-	if _, err := p.links.Recover(ctx); err != nil {
+	open, reran, err := openAttemptOf(ctx, p.db, *orderID)
+	if err != nil {
 		return fail(err)
 	}
-	if err := ensureOrder(ctx, db, orderID, *amount); err != nil {
+	// The terminal's attempts wait for a process that has the terminal.
+	if _, err := p.recoverAll(ctx); err != nil {
+		return fail(err)
+	}
+	if reran {
+		switch open.Channel {
+		case journal.ChannelLink:
+			return printLink(stdout, p.followOpen(ctx, open, stderr), true)
+		case journal.ChannelWebservices:
+			p.followOpen(ctx, open, stderr) // then a link, if the order still takes one
+		default:
+			return fail(fmt.Errorf("order %s has %s %s open on the terminal (%s): `comptoir recover` with the terminal settles it first",
+				*orderID, open.Kind, open.UUID, open.Channel))
+		}
+	}
+	if err := ensureOrder(ctx, p.db, orderID, *amount); err != nil {
 		return fail(err)
 	}
 	req := payment.Request{OrderID: *orderID, Amount: *amount, Policy: policy, Link: &payment.LinkDetails{
@@ -94,11 +108,15 @@ func cmdLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	v := followLink(ctx, h, stderr)
+	return printLink(stdout, followLink(ctx, h, stderr), false)
+}
+
+// printLink prints a link's outcome and returns the exit code.
+func printLink(stdout io.Writer, v payment.View, resumed bool) int {
 	printJSON(stdout, linkResult{
 		Order: v.OrderID, Status: v.State, IdempotentUUID: v.UUID, Link: v.Link, ProviderStatus: v.ProviderStatus,
 		Amount: v.Amount, Paid: v.Paid, ChargedAmount: v.ChargedAmount, GiftAmount: v.GiftAmount, TransactionID: v.TransactionID,
-		Message: v.Message, ChargedDespiteCancel: v.ChargedDespiteCancel, OrderPaid: v.OrderPaid,
+		Message: v.Message, ChargedDespiteCancel: v.ChargedDespiteCancel, OrderPaid: v.OrderPaid, Resumed: resumed,
 	})
 	return exitCode(v)
 }

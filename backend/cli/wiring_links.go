@@ -57,7 +57,9 @@ func linksConfigured(ctx context.Context, c commonFlags, db *journal.DB) *linkSe
 // (p.o): nil when links are not set up. Recovery is the caller's (the
 // kiosk's Run recovers both).
 func openLinks(ctx context.Context, c commonFlags, p *payments, lim payment.Limits, em payment.Emitter, logger *slog.Logger) error {
-	return openLinksBeside(ctx, c, p, []journal.Channel{p.o.Channel(), journal.ChannelWebservices}, lim, em, logger)
+	// The terminal's attempts (on either of its channels) and the refunds
+	// by API are never the links' to decide.
+	return openLinksBeside(ctx, c, p, []journal.Channel{journal.ChannelLocal, journal.ChannelCloud, journal.ChannelWebservices}, lim, em, logger)
 }
 
 // openLinksBeside starts the payment links' orchestrator, leaving the

@@ -71,10 +71,9 @@ func openAPIRefunds(ctx context.Context, c commonFlags, p *payments, lim payment
 	ch := payment.Webservices(ws, payment.WebservicesOptions{
 		UserEmail: user, Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: version}, PollEvery: poll,
 	})
-	others := []journal.Channel{p.o.Channel()}
-	if p.links != nil {
-		others = append(others, p.links.Channel())
-	}
+	// The terminal's and the links' attempts are never this orchestrator's
+	// to decide, whether or not this process has their orchestrators.
+	others := []journal.Channel{journal.ChannelLocal, journal.ChannelCloud, journal.ChannelLink}
 	o, err := payment.New(payment.Config{Journal: p.db, Channel: ch, TerminalID: refundsTerminalID, Limits: lim, Emitter: em,
 		Logger: logger, OtherChannels: others})
 	if err != nil {
