@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"strings"
@@ -288,5 +289,26 @@ func TestRerunPayFollowsTheOpenLink(t *testing.T) {
 	}
 	if n := len(sim.Ledger()); n != 0 {
 		t.Fatalf("the terminal charged %d times", n)
+	}
+}
+
+// `comptoir link` leaves a refund by API that waits for its manager to the
+// Webservices: it follows it, and never closes it as unknown.
+func TestLinkLeavesAnOpenRefundByAPIOpen(t *testing.T) {
+	cloud, dir := refundCloud(t, "RR3", 800)
+	cloud.ScriptRefunds(cloudsim.ScriptWaiting)
+	att := deadRefund(t, cloud, dir, "RR3", 800)
+	ctx, cancel := context.WithCancel(t.Context())
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- cmdLink(ctx, []string{"--cloud", cloud.URL(), "--data-dir", dir, "--amount", "500", "--order", "LL1"}, &out, &errOut)
+	}()
+	waitUntil(t, "the link is given", func() bool { return strings.Contains(errOut.String(), "Pay 5.00 at") })
+	cancel()
+	<-done
+	a, err := openJournal(t, dir).Attempt(t.Context(), att.UUID)
+	if err != nil || a.State != journal.StateSent {
+		t.Fatalf("the waiting refund: %+v (%v); %s", a, err, errOut.String())
 	}
 }
