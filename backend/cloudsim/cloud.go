@@ -80,6 +80,7 @@ type Cloud struct {
 	refundHold   *refundHold
 	// refuseCapture: the issuer refuses the next capture.
 	refuseCapture bool
+	requests      requestLog
 	srv           *http.Server
 	ln            net.Listener
 	closed        bool

@@ -69,6 +69,8 @@ func (c *Cloud) controlRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /sim/{$}", c.handleHelp)
 	mux.HandleFunc("GET /sim/state", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, c.State()) })
 	mux.HandleFunc("GET /sim/transactions", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, c.Transactions()) })
+	mux.HandleFunc("GET /sim/requests", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, c.Requests(r.URL.Query().Get("path"))) })
+	mux.HandleFunc("DELETE /sim/requests", func(w http.ResponseWriter, r *http.Request) { c.ResetRequests(); writeJSON(w, []RequestRecord{}) })
 	mux.HandleFunc("GET /sim/webhook", func(w http.ResponseWriter, r *http.Request) {
 		url, off, ds := c.Webhook()
 		if ds == nil {
@@ -182,12 +184,14 @@ func (c *Cloud) handleHelp(w http.ResponseWriter, r *http.Request) {
 			"POST /sim/carts/{cart_id}/expire: the link is 72 hours old",
 			"POST /sim/carts/refuse-next-capture: the issuer refuses the next capture",
 			"GET /pay/{token}: the page a link (or its QR code) opens; its button pays what is left by card",
+			"GET /pay/done?cartId=...&status=...: a merchant's page a phone may return to after a link",
+			"GET /sim/requests[?path=/v4/pos/transactions/]: the request log (method, path, status, time), oldest first; DELETE empties it",
 			"GET /sim/refunds: the refunds asked through the Webservices (/v5/transaction/{id}/refund/)",
 			`POST /sim/refunds/script {"outcomes": ["pending", "waiting", "not_possible", "error", "lost", "refunded"]}: the next refunds' answers, in order`,
 			"POST /sim/refunds/{id}/approve|reject: end a pending or waiting refund",
 		},
 		"faults": map[string]string{
-			"status 0":    "the connection is dropped without an answer",
+			"status 0":    "the connection is dropped without an answer; 502, 503 or 504: a transient gateway error (queue several for several requests)",
 			"after true":  "the request is processed, then its answer replaced: a lost acknowledgement",
 			"poll":        "how every poll answers; empty tells the truth",
 			"expiredPoll": "how the poll of an action that expired (terminal offline beyond 5 s) answers: not shown in the specification",
