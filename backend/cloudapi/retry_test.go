@@ -132,13 +132,19 @@ func TestReadsAreNotRetriedOnAnAnswer(t *testing.T) {
 // not: sending it again is the payment core's journaled decision.
 func TestNoRequestThatMovesMoneyIsRetried(t *testing.T) {
 	calls := map[string]func(c *Client, ws *Webservices) error{
-		PathPayment: func(c *Client, _ *Webservices) error { _, err := c.Payment(context.Background(), []byte(`{}`)); return err },
-		PathAbort:   func(c *Client, _ *Webservices) error { _, err := c.Abort(context.Background(), "SN", "u"); return err },
+		PathPayment: func(c *Client, _ *Webservices) error {
+			_, err := c.Payment(context.Background(), []byte(`{}`))
+			return err
+		},
+		PathAbort: func(c *Client, _ *Webservices) error { _, err := c.Abort(context.Background(), "SN", "u"); return err },
 		PathReversal: func(c *Client, _ *Webservices) error {
 			_, err := c.Reversal(context.Background(), []byte(`{}`))
 			return err
 		},
-		PathPrint: func(c *Client, _ *Webservices) error { _, err := c.Print(context.Background(), "SN", "x", "text"); return err },
+		PathPrint: func(c *Client, _ *Webservices) error {
+			_, err := c.Print(context.Background(), "SN", "x", "text")
+			return err
+		},
 		PathGenerateLink: func(c *Client, _ *Webservices) error {
 			_, err := c.GenerateLink(context.Background(), []byte(`{}`))
 			return err
