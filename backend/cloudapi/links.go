@@ -54,13 +54,20 @@ type LinkEndpoints struct {
 	Capture Endpoint // capture an authorised cart (path shown: /capture_transactions/)
 }
 
-// DefaultLinkEndpoints are the cart operations in the v4 e-commerce path
-// family of link generation.
+// DefaultLinkEndpoints are the cart operations: capture at the path the
+// specification writes (its method not shown: POST, as every other cart
+// operation with a body), reading and cancelling a cart in the v4
+// e-commerce path family of link generation (neither path is shown).
+// AltCapture is capture in that family too, for a provider that serves it
+// there (the cloud.link_capture setting).
 var DefaultLinkEndpoints = LinkEndpoints{
 	Cart:    Endpoint{http.MethodGet, "/v4/ecommerce/cart/"},
 	Cancel:  Endpoint{http.MethodPost, "/v4/ecommerce/cancel_link/"},
-	Capture: Endpoint{http.MethodPost, "/v4/ecommerce/capture_transactions/"},
+	Capture: Endpoint{http.MethodPost, "/capture_transactions/"},
 }
+
+// AltCapture is the documented alternative capture endpoint.
+var AltCapture = Endpoint{http.MethodPost, "/v4/ecommerce/capture_transactions/"}
 
 // WithLinkEndpoints replaces the cart operations' endpoints.
 func WithLinkEndpoints(e LinkEndpoints) Option { return func(c *Client) { c.links = e } }

@@ -45,6 +45,9 @@ type driver struct {
 	searches int
 	// searchedAt is when an overdue polled attempt last asked the history.
 	searchedAt time.Time
+	// changedAt is when the attempt was last seen to change (its send, the
+	// provider's new word, money paid): the polls slow down from it.
+	changedAt time.Time
 	// lifetimeOver: the channel's lifetime of the attempt ended, and the
 	// driver cancelled it.
 	lifetimeOver bool
@@ -59,6 +62,7 @@ type searchResult struct {
 func (d *driver) now() time.Time { return d.o.cfg.Now() }
 
 func (d *driver) run() {
+	d.changedAt = d.now()
 	if !d.att.FirstSentAt.IsZero() {
 		d.setDeadline()
 	}
@@ -274,7 +278,7 @@ func (d *driver) followUp() {
 	case d.att.ProviderID == "":
 		// The acknowledgement was lost: the history, never a blind resend.
 		d.searchHistory()
-	case d.overdue() && !d.now().Before(d.searchedAt.Add(overdueSearchEvery)):
+	case d.overdue() && !d.now().Before(d.searchedAt.Add(d.searchPause())):
 		// Polled past the client timeout without an outcome (the terminal
 		// may never have received it): the history decides, never the
 		// silence. Polls go on between two searches.
@@ -285,8 +289,39 @@ func (d *driver) followUp() {
 	}
 }
 
-// overdueSearchEvery spaces the history searches of an overdue attempt.
-const overdueSearchEvery = 10 * time.Second
+// pollPause is the pause before the next poll of an attempt the provider
+// says is in progress: the channel's cadence (its PollEvery when it has
+// none), quick for the policy's client timeout at least, slower while
+// nothing changes.
+func (d *driver) pollPause() time.Duration {
+	c := d.rules.Cadence
+	if c.Every <= 0 {
+		c = Cadence{Every: d.rules.PollEvery}
+	}
+	c.Fast = max(c.Fast, d.r.policy.ClientTimeout)
+	return max(d.o.cfg.Limits.ResendPause, c.Pause(d.now().Sub(d.changedAt)))
+}
+
+// searchPause is the pause between two searches of the history for a
+// polled attempt without its answer (its acknowledgement lost, or overdue):
+// the channel's history cadence, quiet since the last send or since the
+// attempt became overdue, never past the moment the history is complete
+// (then the search decides).
+func (d *driver) searchPause() time.Duration {
+	c := d.rules.HistoryCadence
+	if c.Every <= 0 {
+		_, c = CloudCadences(d.rules.PollEvery)
+	}
+	since := d.att.LastSentAt
+	if d.att.ProviderID != "" && !d.att.FirstSentAt.IsZero() {
+		since = d.att.FirstSentAt.Add(d.r.policy.ClientTimeout)
+	}
+	pause := c.Pause(d.now().Sub(since))
+	if until := d.completeAt().Sub(d.now()); until > 0 && until < pause {
+		pause = until
+	}
+	return pause
+}
 
 // overdue: a polled attempt has had no outcome for its whole client
 // timeout (the spec's wait for the result: 62 s kiosk and refunds, 125 s
@@ -333,6 +368,10 @@ func (d *driver) onAnswer(a Answer) {
 	if a.Known {
 		d.known = true
 	}
+	if (a.ProviderID != "" && a.ProviderID != d.att.ProviderID) || (a.ProviderStatus != "" && a.ProviderStatus != d.att.ProviderStatus) ||
+		(a.Outcome == OutcomePending && a.Paid != d.r.snapshot().Paid) {
+		d.changedAt = d.now()
+	}
 	if a.ProviderID != "" || a.ProviderStatus != "" {
 		d.noteProvider(a)
 	}
@@ -350,7 +389,7 @@ func (d *driver) onAnswer(a Answer) {
 			d.update(func(v *View) { v.Paid = a.Paid })
 		}
 		d.record(a.Raw, "the provider has it in progress ("+orDefault(a.ProviderStatus, a.Message)+"): following it")
-		d.again(max(lim.ResendPause, d.rules.PollEvery))
+		d.again(d.pollPause())
 	case OutcomeEnded:
 		d.finish(journal.StateCancelled, &a, a.Message, nil)
 	case OutcomeUnclear:
@@ -608,7 +647,7 @@ func (d *driver) onSearch(res searchResult) {
 			d.noteProvider(Answer{ProviderID: m.Charge.TransactionID, ProviderStatus: "pending", Raw: m.Raw, Outcome: OutcomePending})
 		}
 		d.known = true
-		d.again(d.rules.PollEvery)
+		d.again(d.pollPause())
 	case m.Verdict == InHistory:
 		a := Answer{Charge: &m.Charge, Raw: m.Raw, Known: true}
 		switch {
@@ -623,10 +662,15 @@ func (d *driver) onSearch(res searchResult) {
 		}
 	case m.Verdict == AmbiguousHistory:
 		d.finish(journal.StateUnknown, nil, m.String()+": call staff", nil)
+	case lostAck && !d.historyComplete() && d.att.ProviderID != "":
+		// Overdue, not there yet: the polls go on, the history is asked
+		// again at its own cadence (followUp).
+		d.record(nil, m.String()+" yet: polling, and looking again later")
+		d.again(d.pollPause())
 	case lostAck && !d.historyComplete():
 		// Not there yet: the request may still reach the terminal.
 		d.record(nil, m.String()+" yet: looking again")
-		d.searchAt = time.After(max(d.rules.PollEvery, d.abortBackoff()))
+		d.searchAt = time.After(d.searchPause())
 	case lostAck && d.att.ProviderID == "":
 		d.finish(journal.StateFailed, nil, "its acknowledgement was lost, and "+m.String()+" since: nothing was charged", nil)
 	case lostAck:
@@ -638,12 +682,15 @@ func (d *driver) onSearch(res searchResult) {
 
 // historyComplete: any payment the last request could have started has
 // ended, so the history lists it if it exists.
-func (d *driver) historyComplete() bool {
+func (d *driver) historyComplete() bool { return !d.now().Before(d.completeAt()) }
+
+// completeAt is when the history is complete for the attempt.
+func (d *driver) completeAt() time.Time {
 	last := d.att.LastSentAt
 	if last.IsZero() {
 		last = d.att.CreatedAt
 	}
-	return !d.now().Before(last.Add(d.o.cfg.Limits.SettleAfter))
+	return last.Add(d.o.cfg.Limits.SettleAfter)
 }
 
 // record journals an answer that changes nothing.
