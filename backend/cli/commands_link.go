@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/device"
@@ -48,6 +50,8 @@ func cmdLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	first := fs.String("first", "", "the customer's first name (needed to send the link)")
 	last := fs.String("last", "", "the customer's last name (needed to send the link)")
 	authorise := fs.Bool("authorise", false, "authorise only: the paid cart is captured later")
+	var vouchers optionalBool
+	fs.Var(&vouchers, "meal-vouchers", "true or false: whether the customer may pay by meal voucher (default: the provider's, which accepts them)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -69,6 +73,9 @@ func cmdLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	defer func() { p.close() }()
+	if p.links == nil && p.linksOff != nil {
+		return fail(p.linksOff)
+	}
 	if p.links == nil {
 		return fail(fmt.Errorf("payment links need the provider's cloud: --cloud URL (or the %s setting) and the key (%s), or --demo", settingCloudURL, envCloudKey))
 	}
@@ -96,6 +103,7 @@ func cmdLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	req := payment.Request{OrderID: *orderID, Amount: *amount, Policy: policy, Link: &payment.LinkDetails{
 		Source: "click_and_collect", ShareByEmail: *email != "", ShareBySMS: *sms != "", AuthoriseOnly: *authorise,
+		MealVouchers: vouchers.v,
 	}}
 	if policy == journal.PolicyKiosk {
 		off := false
@@ -110,6 +118,27 @@ func cmdLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	return printLink(stdout, followLink(ctx, h, stderr), false)
 }
+
+// optionalBool is a flag that is true, false, or not given.
+type optionalBool struct{ v *bool }
+
+func (o *optionalBool) String() string {
+	if o == nil || o.v == nil {
+		return ""
+	}
+	return strconv.FormatBool(*o.v)
+}
+
+func (o *optionalBool) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("true or false")
+	}
+	o.v = &b
+	return nil
+}
+
+func (o *optionalBool) IsBoolFlag() bool { return true }
 
 // printLink prints a link's outcome and returns the exit code.
 func printLink(stdout io.Writer, v payment.View, resumed bool) int {
