@@ -88,14 +88,10 @@ func cmdLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	if reran {
-		switch open.Channel {
-		case journal.ChannelLink:
-			return printLink(stdout, p.followOpen(ctx, open, stderr), true)
-		case journal.ChannelWebservices:
-			p.followOpen(ctx, open, stderr) // then a link, if the order still takes one
-		default:
-			return fail(fmt.Errorf("order %s has %s %s open on the terminal (%s): `comptoir recover` with the terminal settles it first",
-				*orderID, open.Kind, open.UUID, open.Channel))
+		if v, done, err := p.rerunLink(ctx, open, stderr); err != nil {
+			return fail(err)
+		} else if done {
+			return printLink(stdout, v, true)
 		}
 	}
 	if err := ensureOrder(ctx, p.db, orderID, *amount); err != nil {
@@ -117,6 +113,22 @@ func cmdLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	return printLink(stdout, followLink(ctx, h, stderr), false)
+}
+
+// rerunLink follows the order's attempt left open by a process that
+// stopped: its link, to its end (done); a refund by API, to its end, and
+// then a link may start; a payment on the terminal, which this command
+// cannot ask about, is an error.
+func (p *payments) rerunLink(ctx context.Context, open journal.Attempt, stderr io.Writer) (payment.View, bool, error) {
+	switch open.Channel {
+	case journal.ChannelLink:
+		return p.followOpen(ctx, open, stderr), true, nil
+	case journal.ChannelWebservices:
+		p.followOpen(ctx, open, stderr)
+		return payment.View{}, false, nil
+	}
+	return payment.View{}, false, fmt.Errorf("order %s has %s %s open on the terminal (%s): `comptoir recover` with the terminal settles it first",
+		open.OrderID, open.Kind, open.UUID, open.Channel)
 }
 
 // optionalBool is a flag that is true, false, or not given.

@@ -62,6 +62,7 @@ func (c *Cloud) routes() *http.ServeMux {
 	outer := http.NewServeMux()
 	outer.Handle("/", c.logged(mux))
 	c.controlRoutes(outer)
+	c.requestLogRoutes(outer)
 	return outer
 }
 

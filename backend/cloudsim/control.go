@@ -69,8 +69,6 @@ func (c *Cloud) controlRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /sim/{$}", c.handleHelp)
 	mux.HandleFunc("GET /sim/state", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, c.State()) })
 	mux.HandleFunc("GET /sim/transactions", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, c.Transactions()) })
-	mux.HandleFunc("GET /sim/requests", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, c.Requests(r.URL.Query().Get("path"))) })
-	mux.HandleFunc("DELETE /sim/requests", func(w http.ResponseWriter, r *http.Request) { c.ResetRequests(); writeJSON(w, []RequestRecord{}) })
 	mux.HandleFunc("GET /sim/webhook", func(w http.ResponseWriter, r *http.Request) {
 		url, off, ds := c.Webhook()
 		if ds == nil {

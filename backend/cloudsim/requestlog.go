@@ -69,6 +69,13 @@ func (c *Cloud) ResetRequests() {
 	c.requests.mu.Unlock()
 }
 
+// requestLogRoutes serve the request log: GET /sim/requests[?path=],
+// DELETE /sim/requests empties it.
+func (c *Cloud) requestLogRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /sim/requests", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, c.Requests(r.URL.Query().Get("path"))) })
+	mux.HandleFunc("DELETE /sim/requests", func(w http.ResponseWriter, r *http.Request) { c.ResetRequests(); writeJSON(w, []RequestRecord{}) })
+}
+
 // logged records each request h serves in the request log.
 func (c *Cloud) logged(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

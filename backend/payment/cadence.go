@@ -68,3 +68,55 @@ func LinkCadence(pollEvery time.Duration) Cadence {
 func RefundCadence(pollEvery time.Duration) Cadence {
 	return Cadence{Every: pollEvery, Fast: refundFast * pollEvery, Max: refundMax * pollEvery}
 }
+
+// pollPause is the pause before the next poll of an attempt the provider
+// says is in progress: the channel's cadence (its PollEvery when it has
+// none), quick for the policy's client timeout at least, slower while
+// nothing changes.
+func (d *driver) pollPause() time.Duration {
+	c := d.rules.Cadence
+	if c.Every <= 0 {
+		c = Cadence{Every: d.rules.PollEvery}
+	}
+	c.Fast = max(c.Fast, d.r.policy.ClientTimeout)
+	return max(d.o.cfg.Limits.ResendPause, c.Pause(d.now().Sub(d.changedAt)))
+}
+
+// noteChange notes when an answer shows the attempt changed (the
+// provider's id or word, money paid): the polls are quick again.
+func (d *driver) noteChange(a Answer) {
+	if (a.ProviderID != "" && a.ProviderID != d.att.ProviderID) || (a.ProviderStatus != "" && a.ProviderStatus != d.att.ProviderStatus) ||
+		(a.Outcome == OutcomePending && a.Paid != d.r.snapshot().Paid) {
+		d.changedAt = d.now()
+	}
+}
+
+// searchPause is the pause between two searches of the history for a
+// polled attempt without its answer (its acknowledgement lost, or overdue):
+// the channel's history cadence, quiet since the last send or since the
+// attempt became overdue, never past the moment the history is complete
+// (then the search decides).
+func (d *driver) searchPause() time.Duration {
+	c := d.rules.HistoryCadence
+	if c.Every <= 0 {
+		_, c = CloudCadences(d.rules.PollEvery)
+	}
+	since := d.att.LastSentAt
+	if d.att.ProviderID != "" && !d.att.FirstSentAt.IsZero() {
+		since = d.att.FirstSentAt.Add(d.r.policy.ClientTimeout)
+	}
+	pause := c.Pause(d.now().Sub(since))
+	if until := d.completeAt().Sub(d.now()); until > 0 && until < pause {
+		pause = until
+	}
+	return pause
+}
+
+// completeAt is when the history is complete for the attempt.
+func (d *driver) completeAt() time.Time {
+	last := d.att.LastSentAt
+	if last.IsZero() {
+		last = d.att.CreatedAt
+	}
+	return last.Add(d.o.cfg.Limits.SettleAfter)
+}

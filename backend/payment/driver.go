@@ -289,40 +289,6 @@ func (d *driver) followUp() {
 	}
 }
 
-// pollPause is the pause before the next poll of an attempt the provider
-// says is in progress: the channel's cadence (its PollEvery when it has
-// none), quick for the policy's client timeout at least, slower while
-// nothing changes.
-func (d *driver) pollPause() time.Duration {
-	c := d.rules.Cadence
-	if c.Every <= 0 {
-		c = Cadence{Every: d.rules.PollEvery}
-	}
-	c.Fast = max(c.Fast, d.r.policy.ClientTimeout)
-	return max(d.o.cfg.Limits.ResendPause, c.Pause(d.now().Sub(d.changedAt)))
-}
-
-// searchPause is the pause between two searches of the history for a
-// polled attempt without its answer (its acknowledgement lost, or overdue):
-// the channel's history cadence, quiet since the last send or since the
-// attempt became overdue, never past the moment the history is complete
-// (then the search decides).
-func (d *driver) searchPause() time.Duration {
-	c := d.rules.HistoryCadence
-	if c.Every <= 0 {
-		_, c = CloudCadences(d.rules.PollEvery)
-	}
-	since := d.att.LastSentAt
-	if d.att.ProviderID != "" && !d.att.FirstSentAt.IsZero() {
-		since = d.att.FirstSentAt.Add(d.r.policy.ClientTimeout)
-	}
-	pause := c.Pause(d.now().Sub(since))
-	if until := d.completeAt().Sub(d.now()); until > 0 && until < pause {
-		pause = until
-	}
-	return pause
-}
-
 // overdue: a polled attempt has had no outcome for its whole client
 // timeout (the spec's wait for the result: 62 s kiosk and refunds, 125 s
 // counter).
@@ -368,10 +334,7 @@ func (d *driver) onAnswer(a Answer) {
 	if a.Known {
 		d.known = true
 	}
-	if (a.ProviderID != "" && a.ProviderID != d.att.ProviderID) || (a.ProviderStatus != "" && a.ProviderStatus != d.att.ProviderStatus) ||
-		(a.Outcome == OutcomePending && a.Paid != d.r.snapshot().Paid) {
-		d.changedAt = d.now()
-	}
+	d.noteChange(a)
 	if a.ProviderID != "" || a.ProviderStatus != "" {
 		d.noteProvider(a)
 	}
@@ -683,15 +646,6 @@ func (d *driver) onSearch(res searchResult) {
 // historyComplete: any payment the last request could have started has
 // ended, so the history lists it if it exists.
 func (d *driver) historyComplete() bool { return !d.now().Before(d.completeAt()) }
-
-// completeAt is when the history is complete for the attempt.
-func (d *driver) completeAt() time.Time {
-	last := d.att.LastSentAt
-	if last.IsZero() {
-		last = d.att.CreatedAt
-	}
-	return last.Add(d.o.cfg.Limits.SettleAfter)
-}
 
 // record journals an answer that changes nothing.
 func (d *driver) record(raw []byte, note string) {

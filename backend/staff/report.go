@@ -83,16 +83,34 @@ const SchemeLink = "link"
 // out of the report's totals.
 const DiffCurrency = "currency_mismatch"
 
-// attemptCurrency is the currency an attempt moved money in: the
-// provider's word when it named one, else its order's.
-func attemptCurrency(ord *journal.Order, a journal.Attempt) string {
+// otherCurrency is the difference of an attempt that moved money in
+// another currency than the report's (the provider's word when it named
+// one, else its order's), and whether it did.
+func otherCurrency(ord *journal.Order, a journal.Attempt, currency string) (Difference, bool) {
+	cur := kiosk.DefaultCurrency
 	switch {
 	case a.ChargedCurrency != "":
-		return strings.ToUpper(a.ChargedCurrency)
+		cur = strings.ToUpper(a.ChargedCurrency)
 	case ord != nil && ord.Currency != "":
-		return strings.ToUpper(ord.Currency)
+		cur = strings.ToUpper(ord.Currency)
 	}
-	return kiosk.DefaultCurrency
+	if strings.EqualFold(cur, currency) {
+		return Difference{}, false
+	}
+	return Difference{Kind: DiffCurrency, At: a.CreatedAt, TransactionID: a.TransactionID, AttemptUUID: a.UUID, OrderID: a.OrderID,
+		JournalAmount: a.Total(), JournalState: a.State,
+		Message: fmt.Sprintf("The %s of order %s is in %s, not in the kiosk's %s: left out of the totals.", a.Kind, a.OrderID, cur, currency)}, true
+}
+
+// entryInOtherCurrency is the difference of a terminal's transaction in
+// another currency than the report's, and whether it is.
+func entryInOtherCurrency(e device.HistoryEntry, at time.Time, currency string) (Difference, bool) {
+	if e.CurrencyCode == "" || strings.EqualFold(e.CurrencyCode, currency) {
+		return Difference{}, false
+	}
+	return Difference{Kind: DiffCurrency, At: at, TransactionID: e.TransactionID, OrderID: e.CartID,
+		TerminalAmount: e.Amount + e.GiftAmount, TerminalStatus: e.Status,
+		Message: fmt.Sprintf("The terminal's %s %s is in %s, not in the kiosk's %s: left out of the totals.", e.Type, e.TransactionID, strings.ToUpper(e.CurrencyCode), currency)}, true
 }
 
 type totaler map[[2]string]*Total
@@ -175,10 +193,8 @@ func (s *Staff) Report(ctx context.Context, sessionID, day string) (Report, erro
 		if a.State != journal.StateApproved || !inDay(a.CreatedAt, d.start, d.end) {
 			continue
 		}
-		if cur := attemptCurrency(s.order(ctx, orders, a.OrderID), a); !strings.EqualFold(cur, r.Currency) {
-			odd = append(odd, Difference{Kind: DiffCurrency, At: a.CreatedAt, TransactionID: a.TransactionID, AttemptUUID: a.UUID, OrderID: a.OrderID,
-				JournalAmount: a.Total(), JournalState: a.State,
-				Message: fmt.Sprintf("The %s of order %s is in %s, not in the kiosk's %s: left out of the totals.", a.Kind, a.OrderID, cur, r.Currency)})
+		if diff, other := otherCurrency(s.order(ctx, orders, a.OrderID), a, r.Currency); other {
+			odd = append(odd, diff)
 			continue
 		}
 		gift, scheme := a.Gift(), ""
@@ -208,10 +224,8 @@ func (s *Staff) Report(ctx context.Context, sessionID, day string) (Report, erro
 		if err != nil || !inDay(c, d.start, d.end) || e.Status != device.StatusOK {
 			continue
 		}
-		if e.CurrencyCode != "" && !strings.EqualFold(e.CurrencyCode, r.Currency) {
-			odd = append(odd, Difference{Kind: DiffCurrency, At: c, TransactionID: e.TransactionID, OrderID: e.CartID,
-				TerminalAmount: e.Amount + e.GiftAmount, TerminalStatus: e.Status,
-				Message: fmt.Sprintf("The terminal's %s %s is in %s, not in the kiosk's %s: left out of the totals.", e.Type, e.TransactionID, strings.ToUpper(e.CurrencyCode), r.Currency)})
+		if diff, other := entryInOtherCurrency(e, c, r.Currency); other {
+			odd = append(odd, diff)
 			continue
 		}
 		switch e.Type {
