@@ -146,3 +146,37 @@ func TestTheDocsSayTheCadenceTheCodeUses(t *testing.T) {
 		}
 	}
 }
+
+// A link nobody pays is read quickly for its Fast span, then slower: its
+// cart reads, counted in the simulated cloud's request log until it has
+// waited 5 Fast spans, are at most what the cadence allows; then it is
+// paid, and the next read says so.
+func TestCloudsimUnpaidLinkIsReadAtTheCadence(t *testing.T) {
+	const poll = 10 * time.Millisecond
+	e := newLinkEnv(t, LinkOptions{PollEvery: poll})
+	e.recover()
+	c := LinkCadence(poll)
+	h, cartID := e.startLink("K1", 900)
+	reads := func() []cloudsim.RequestRecord { return e.cloud.Requests(cloudsim.PathCart) }
+	for {
+		if r := reads(); len(r) > 0 && r[len(r)-1].At.Sub(r[0].At) >= 5*c.Fast {
+			break
+		}
+		select {
+		case <-h.Done():
+			t.Fatalf("ended unpaid: %+v", h.View())
+		case <-e.ctx.Done():
+			t.Fatal("never read long enough")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	got := reads()
+	paidAt := time.Now()
+	e.pay(cartID, 0, cloudsim.PayCard)
+	if v := e.wait(h); v.State != journal.StateApproved {
+		t.Fatalf("view %+v", v)
+	}
+	if max := 1 + most(c, got[0].At, paidAt, paidAt.Add(time.Hour)); len(got) > max {
+		t.Fatalf("%d cart reads in %s: at most %d at the cadence", len(got), paidAt.Sub(got[0].At), max)
+	}
+}
