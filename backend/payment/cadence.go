@@ -112,6 +112,17 @@ func (d *driver) searchPause() time.Duration {
 	return pause
 }
 
+// searchDue reports whether an overdue attempt's history is to be searched
+// now: its cadence's pause has passed since the last search, or the
+// history has become complete since (that search decides).
+func (d *driver) searchDue() bool {
+	complete := d.completeAt()
+	if d.searchedAt.Before(complete) && !d.now().Before(complete) {
+		return true
+	}
+	return !d.now().Before(d.searchedAt.Add(d.searchPause()))
+}
+
 // completeAt is when the history is complete for the attempt.
 func (d *driver) completeAt() time.Time {
 	last := d.att.LastSentAt

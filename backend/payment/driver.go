@@ -278,7 +278,7 @@ func (d *driver) followUp() {
 	case d.att.ProviderID == "":
 		// The acknowledgement was lost: the history, never a blind resend.
 		d.searchHistory()
-	case d.overdue() && !d.now().Before(d.searchedAt.Add(d.searchPause())):
+	case d.overdue() && d.searchDue():
 		// Polled past the client timeout without an outcome (the terminal
 		// may never have received it): the history decides, never the
 		// silence. Polls go on between two searches.
