@@ -47,11 +47,13 @@ const usage = `Usage:
                                  1 not approved, 3 outcome unknown
   comptoir link --amount CENTS [--order ID] [--mode kiosk|counter]
                [--email ADDR | --sms PHONE --first NAME --last NAME] [--authorise]
+               [--meal-vouchers=false]
                                  a payment link the customer pays on a phone:
                                  prints its URL, waits for the outcome; Ctrl-C
                                  cancels it (then the true outcome); exit codes
                                  as pay; needs the cloud (--cloud or cloud.url,
-                                 and the key) or --demo
+                                 and the key) or --demo; run again for an order
+                                 whose link is open, it follows that link
   comptoir refund --order ID --amount CENTS
                                  give part or all of a paid order back on the
                                  terminal (card present); Ctrl-C cancels
@@ -67,7 +69,12 @@ const usage = `Usage:
                                  terminals found by mDNS, each pinged and judged
                                  against the adopted one; --choose adopts one
                                  (its address, and its certificate if HTTPS)
-  comptoir recover               resolve every unfinished attempt now
+  comptoir recover [--wait D]    settle every unfinished attempt of every channel
+                                 (the terminal's, links, refunds by API); follow
+                                 links and refunds by API up to D (default 30s);
+                                 one JSON row per attempt (channel, kind, state
+                                 before and after, why still open); exit 3 when
+                                 some stay open
   comptoir attempts [--open] [--limit N]
                                  the journal, newest first
   comptoir reconcile [--date YYYY-MM-DD] [--ws URL] [--serials S1,S2] [--tz ZONE] [--no-terminal]

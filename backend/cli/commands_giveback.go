@@ -24,6 +24,9 @@ type giveBackResult struct {
 	Message              string `json:"message,omitempty"`
 	// Givable is what the order can still give back after this.
 	Givable int64 `json:"givable"`
+	// Resumed: the order's attempt left open by a process that stopped,
+	// followed to its end instead of a new one.
+	Resumed bool `json:"resumed,omitempty"`
 }
 
 // cliWho names the machine's user in the journal's audit trail.
@@ -60,7 +63,16 @@ func cmdRefund(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 1
 	}
 	defer p.close()
-	if code := recoverFirst(ctx, p, stderr); code != 0 {
+	order := *orderID
+	if order == "" {
+		if a, err := p.db.Attempt(ctx, *attempt); err == nil {
+			order = a.OrderID
+		}
+	}
+	if v, done, code := p.rerun(ctx, order, journal.KindRefund, stderr); done {
+		if code == 0 {
+			return printGiveBack(ctx, p, v, true, stdout, stderr)
+		}
 		return code
 	}
 	if *byAPI {
@@ -71,7 +83,7 @@ func cmdRefund(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "comptoir refund:", err)
 		return 1
 	}
-	return printGiveBack(ctx, p, v, stdout, stderr)
+	return printGiveBack(ctx, p, v, false, stdout, stderr)
 }
 
 // refundByAPI refunds part or all of an approved debit through the
@@ -83,14 +95,7 @@ func refundByAPI(ctx context.Context, p *payments, orderID, attempt string, amou
 		fmt.Fprintln(stderr, "comptoir refund: refunds by API need the provider's cloud (--cloud or "+settingCloudURL+", and the key)")
 		return 1
 	}
-	views, err := p.recoverAPIRefunds(ctx)
-	for _, v := range views {
-		fmt.Fprintf(stderr, "recovered refund %s of order %s: %s %s\n", v.UUID, v.OrderID, v.State, v.Message)
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "comptoir refund:", err)
-		return 1
-	}
+	var err error
 	if attempt == "" {
 		if attempt, err = onlyApprovedDebit(ctx, p.db, orderID); err != nil {
 			fmt.Fprintln(stderr, "comptoir refund:", err)
@@ -114,7 +119,7 @@ func refundByAPI(ctx context.Context, p *payments, orderID, attempt string, amou
 			}
 		}
 	}
-	return printGiveBack(ctx, p, v, stdout, stderr)
+	return printGiveBack(ctx, p, v, false, stdout, stderr)
 }
 
 // cmdReverse reverses an approved debit (--attempt, or the order's only
@@ -140,7 +145,16 @@ func cmdReverse(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 1
 	}
 	defer p.close()
-	if code := recoverFirst(ctx, p, stderr); code != 0 {
+	order := *orderID
+	if order == "" {
+		if a, err := p.db.Attempt(ctx, *attempt); err == nil {
+			order = a.OrderID
+		}
+	}
+	if v, done, code := p.rerun(ctx, order, journal.KindReversal, stderr); done {
+		if code == 0 {
+			return printGiveBack(ctx, p, v, true, stdout, stderr)
+		}
 		return code
 	}
 	if *attempt == "" {
@@ -157,7 +171,7 @@ func cmdReverse(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "comptoir reverse:", err)
 		return 1
 	}
-	return printGiveBack(ctx, p, v, stdout, stderr)
+	return printGiveBack(ctx, p, v, false, stdout, stderr)
 }
 
 // onlyApprovedDebit is the order's approved debit, when there is exactly one.
@@ -181,12 +195,31 @@ func onlyApprovedDebit(ctx context.Context, db *journal.DB, orderID string) (str
 	return "", errors.New("order " + orderID + " was paid in several parts: name the one to reverse with --attempt")
 }
 
-func printGiveBack(ctx context.Context, p *payments, v payment.View, stdout, stderr io.Writer) int {
+// rerun recovers every channel before a command gives money back, and
+// follows the order's attempt of this kind that a process left open: done
+// says it was (v is its outcome), or that recovery failed (code).
+func (p *payments) rerun(ctx context.Context, orderID string, kind journal.Kind, stderr io.Writer) (v payment.View, done bool, code int) {
+	open, reran, err := openAttemptOf(ctx, p.db, orderID)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir:", err)
+		return v, true, 1
+	}
+	if code := recoverFirst(ctx, p, stderr); code != 0 {
+		return v, true, code
+	}
+	if !reran {
+		return v, false, 0
+	}
+	v = p.followOpen(ctx, open, stderr)
+	return v, open.Kind == kind, 0
+}
+
+func printGiveBack(ctx context.Context, p *payments, v payment.View, resumed bool, stdout, stderr io.Writer) int {
 	if err := p.db.AddNote(ctx, v.UUID, cliWho(), "asked from the command line"); err != nil {
 		fmt.Fprintln(stderr, "comptoir: note not written:", err)
 	}
 	r := giveBackResult{Order: v.OrderID, Kind: v.Kind, Status: v.State, IdempotentUUID: v.UUID,
-		TransactionID: v.TransactionID, Amount: v.Amount + v.GiftAmount, Message: v.Message}
+		TransactionID: v.TransactionID, Amount: v.Amount + v.GiftAmount, Message: v.Message, Resumed: resumed}
 	if a, err := p.db.Attempt(ctx, v.UUID); err == nil {
 		r.InitialTransactionID = a.InitialTransactionID
 	}

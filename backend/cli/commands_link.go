@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/device"
@@ -26,6 +28,9 @@ type linkResult struct {
 	Message              string        `json:"message,omitempty"`
 	ChargedDespiteCancel bool          `json:"chargedDespiteCancel,omitempty"`
 	OrderPaid            bool          `json:"orderPaid"`
+	// Resumed: the order's link left open by a process that stopped,
+	// followed to its end instead of a new one.
+	Resumed bool `json:"resumed,omitempty"`
 }
 
 // linkShowEvery is how often the command looks for the link's address and
@@ -45,6 +50,8 @@ func cmdLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	first := fs.String("first", "", "the customer's first name (needed to send the link)")
 	last := fs.String("last", "", "the customer's last name (needed to send the link)")
 	authorise := fs.Bool("authorise", false, "authorise only: the paid cart is captured later")
+	var vouchers optionalBool
+	fs.Var(&vouchers, "meal-vouchers", "true or false: whether the customer may pay by meal voucher (default: the provider's, which accepts them)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -61,27 +68,38 @@ func cmdLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	db, err := journal.Open(bg, dir)
+	p, err := openWithoutTerminal(bg, common, dir, lf.limits(), warnLogger(stderr))
 	if err != nil {
 		return fail(err)
 	}
-	p := &payments{dir: dir, db: db, close: func() { db.Close() }}
 	defer func() { p.close() }()
-	others := []journal.Channel{journal.ChannelLocal, journal.ChannelCloud}
-	if err := openLinksBeside(bg, common, p, others, lf.limits(), nil, warnLogger(stderr)); err != nil {
-		return fail(err)
+	if p.links == nil && p.linksOff != nil {
+		return fail(p.linksOff)
 	}
 	if p.links == nil {
 		return fail(fmt.Errorf("payment links need the provider's cloud: --cloud URL (or the %s setting) and the key (%s), or --demo", settingCloudURL, envCloudKey))
 	}
-	if _, err := p.links.Recover(ctx); err != nil {
+	open, reran, err := openAttemptOf(ctx, p.db, *orderID)
+	if err != nil {
 		return fail(err)
 	}
-	if err := ensureOrder(ctx, db, orderID, *amount); err != nil {
+	// The terminal's attempts wait for a process that has the terminal.
+	if _, err := p.recoverAll(ctx); err != nil {
+		return fail(err)
+	}
+	if reran {
+		if v, done, err := p.rerunLink(ctx, open, stderr); err != nil {
+			return fail(err)
+		} else if done {
+			return printLink(stdout, v, true)
+		}
+	}
+	if err := ensureOrder(ctx, p.db, orderID, *amount); err != nil {
 		return fail(err)
 	}
 	req := payment.Request{OrderID: *orderID, Amount: *amount, Policy: policy, Link: &payment.LinkDetails{
 		Source: "click_and_collect", ShareByEmail: *email != "", ShareBySMS: *sms != "", AuthoriseOnly: *authorise,
+		MealVouchers: vouchers.v,
 	}}
 	if policy == journal.PolicyKiosk {
 		off := false
@@ -94,11 +112,52 @@ func cmdLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	v := followLink(ctx, h, stderr)
+	return printLink(stdout, followLink(ctx, h, stderr), false)
+}
+
+// rerunLink follows the order's attempt left open by a process that
+// stopped: its link, to its end (done); a refund by API, to its end, and
+// then a link may start; a payment on the terminal, which this command
+// cannot ask about, is an error.
+func (p *payments) rerunLink(ctx context.Context, open journal.Attempt, stderr io.Writer) (payment.View, bool, error) {
+	switch open.Channel {
+	case journal.ChannelLink:
+		return p.followOpen(ctx, open, stderr), true, nil
+	case journal.ChannelWebservices:
+		p.followOpen(ctx, open, stderr)
+		return payment.View{}, false, nil
+	}
+	return payment.View{}, false, fmt.Errorf("order %s has %s %s open on the terminal (%s): `comptoir recover` with the terminal settles it first",
+		open.OrderID, open.Kind, open.UUID, open.Channel)
+}
+
+// optionalBool is a flag that is true, false, or not given.
+type optionalBool struct{ v *bool }
+
+func (o *optionalBool) String() string {
+	if o == nil || o.v == nil {
+		return ""
+	}
+	return strconv.FormatBool(*o.v)
+}
+
+func (o *optionalBool) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("true or false")
+	}
+	o.v = &b
+	return nil
+}
+
+func (o *optionalBool) IsBoolFlag() bool { return true }
+
+// printLink prints a link's outcome and returns the exit code.
+func printLink(stdout io.Writer, v payment.View, resumed bool) int {
 	printJSON(stdout, linkResult{
 		Order: v.OrderID, Status: v.State, IdempotentUUID: v.UUID, Link: v.Link, ProviderStatus: v.ProviderStatus,
 		Amount: v.Amount, Paid: v.Paid, ChargedAmount: v.ChargedAmount, GiftAmount: v.GiftAmount, TransactionID: v.TransactionID,
-		Message: v.Message, ChargedDespiteCancel: v.ChargedDespiteCancel, OrderPaid: v.OrderPaid,
+		Message: v.Message, ChargedDespiteCancel: v.ChargedDespiteCancel, OrderPaid: v.OrderPaid, Resumed: resumed,
 	})
 	return exitCode(v)
 }

@@ -59,6 +59,17 @@ type payResult struct {
 	Flag string `json:"flag,omitempty"`
 	// Channel is which way the payment went: local (the LAN) or cloud.
 	Channel journal.Channel `json:"channel,omitempty"`
+	// Resumed: the order's attempt left open by a process that stopped,
+	// followed to its end instead of a new one.
+	Resumed bool `json:"resumed,omitempty"`
+}
+
+func payResultOf(v payment.View, resumed bool) payResult {
+	return payResult{
+		Order: v.OrderID, Status: v.State, IdempotentUUID: v.UUID, TransactionID: v.TransactionID,
+		Amount: v.Amount, GiftAmount: v.GiftAmount, ChargedAmount: v.ChargedAmount, Message: v.Message, Abort: v.Abort,
+		ChargedDespiteCancel: v.ChargedDespiteCancel, OrderPaid: v.OrderPaid, Flag: v.Flag, Channel: v.Channel, Resumed: resumed,
+	}
 }
 
 func cmdPay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -87,8 +98,19 @@ func cmdPay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer p.close()
+	open, reran, err := openAttemptOf(ctx, p.db, *orderID)
+	if err != nil {
+		fmt.Fprintln(stderr, "comptoir pay:", err)
+		return 1
+	}
 	if code := recoverFirst(ctx, p, stderr); code != 0 {
 		return code
+	}
+	if reran {
+		if v := p.followOpen(ctx, open, stderr); open.Kind == journal.KindDebit {
+			printJSON(stdout, payResultOf(v, true))
+			return exitCode(v)
+		}
 	}
 	if err := ensureOrder(ctx, p.db, orderID, *amount); err != nil {
 		fmt.Fprintln(stderr, "comptoir pay:", err)
@@ -99,11 +121,7 @@ func cmdPay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "comptoir pay:", err)
 		return 1
 	}
-	printJSON(stdout, payResult{
-		Order: v.OrderID, Status: v.State, IdempotentUUID: v.UUID, TransactionID: v.TransactionID,
-		Amount: v.Amount, GiftAmount: v.GiftAmount, ChargedAmount: v.ChargedAmount, Message: v.Message, Abort: v.Abort,
-		ChargedDespiteCancel: v.ChargedDespiteCancel, OrderPaid: v.OrderPaid, Flag: v.Flag, Channel: v.Channel,
-	})
+	printJSON(stdout, payResultOf(v, false))
 	return exitCode(v)
 }
 
@@ -146,45 +164,15 @@ func configuredCurrency(ctx context.Context, db *journal.DB) string {
 	return strings.ToUpper(cur)
 }
 
-// recoverFirst resolves unfinished attempts before anything new starts.
+// recoverFirst settles the attempts left open, of every channel this
+// process has, before anything new starts (see recoverAll).
 func recoverFirst(ctx context.Context, p *payments, stderr io.Writer) int {
-	views, err := p.o.Recover(ctx)
+	views, err := p.recoverAll(ctx)
 	for _, v := range views {
-		fmt.Fprintf(stderr, "recovered attempt %s of order %s: %s %s\n", v.UUID, v.OrderID, v.State, v.Message)
+		fmt.Fprintf(stderr, "recovered attempt %s of order %s (%s): %s %s\n", v.UUID, v.OrderID, v.Channel, v.State, v.Message)
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir: recovery incomplete:", err)
-		return 1
-	}
-	return 0
-}
-
-func cmdRecover(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var common commonFlags
-	var lf limitFlags
-	fs := newFlagSet("recover", stderr, &common)
-	lf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	p, err := openPayments(context.WithoutCancel(ctx), common, lf.limits(), nil, warnLogger(stderr), false)
-	if err != nil {
-		fmt.Fprintln(stderr, "comptoir recover:", err)
-		return 1
-	}
-	defer p.close()
-	views, err := p.o.Recover(ctx)
-	if err == nil {
-		var more []payment.View
-		more, err = p.recoverAPIRefunds(ctx)
-		views = append(views, more...)
-	}
-	if views == nil {
-		views = []payment.View{}
-	}
-	printJSON(stdout, views)
-	if err != nil {
-		fmt.Fprintln(stderr, "comptoir recover:", err)
 		return 1
 	}
 	return 0

@@ -167,6 +167,9 @@ type payments struct {
 	// provider's cloud is set up (nil otherwise).
 	links     *payment.Orchestrator
 	linkCloud *cloudapi.Client
+	// linksOff says why links are not offered although the cloud is set
+	// up (nil otherwise).
+	linksOff error
 	// cloudKey is the company's key of cloud, for its Webservices.
 	cloudKey string
 	// refunds drives the refunds by API (the Webservices), when they are

@@ -6,7 +6,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
@@ -21,7 +25,8 @@ import (
 // environment's or the journal's). A demo runs them on a simulated cloud.
 const (
 	// settingLinkReturnURL is where a customer's phone goes after paying
-	// or cancelling a link; default: the cloud's base URL.
+	// or cancelling a link (the provider adds cartId and status); default:
+	// see linkReturnURL.
 	settingLinkReturnURL = "cloud.link_return_url"
 	// linksTerminalID names the payment links in the journal (each link
 	// below it: "links/<order>").
@@ -57,7 +62,9 @@ func linksConfigured(ctx context.Context, c commonFlags, db *journal.DB) *linkSe
 // (p.o): nil when links are not set up. Recovery is the caller's (the
 // kiosk's Run recovers both).
 func openLinks(ctx context.Context, c commonFlags, p *payments, lim payment.Limits, em payment.Emitter, logger *slog.Logger) error {
-	return openLinksBeside(ctx, c, p, append(p.o.Channels(), journal.ChannelWebservices), lim, em, logger)
+	// The terminal's attempts (on either of its channels) and the refunds
+	// by API are never the links' to decide.
+	return openLinksBeside(ctx, c, p, []journal.Channel{journal.ChannelLocal, journal.ChannelCloud, journal.ChannelWebservices}, lim, em, logger)
 }
 
 // openLinksBeside starts the payment links' orchestrator, leaving the
@@ -94,9 +101,14 @@ func openLinksBeside(ctx context.Context, c commonFlags, p *payments, others []j
 		stop()
 		return err
 	}
-	ret, _, _ := (settingsStore{p.db}).Get(ctx, settingLinkReturnURL)
-	if strings.TrimSpace(ret) == "" {
-		ret = client.BaseURL() + "/"
+	ret, err := linkReturnURL(ctx, p.db, settings.Merchant.QRURL, client.BaseURL(), logger)
+	if err != nil {
+		// No page is known to exist for the customer's phone: no link is
+		// offered rather than one that lands on nothing.
+		stop()
+		p.linksOff = err
+		logger.Warn("payment links are off", "err", err)
+		return nil
 	}
 	ch := payment.Link(client, payment.LinkOptions{
 		ReturnURL: ret, BrandName: settings.Merchant.Name, Currency: settings.Currency,
@@ -112,4 +124,53 @@ func openLinksBeside(ctx context.Context, c commonFlags, p *payments, others []j
 	closeAll := p.close
 	p.close = func() { o.Close(); stop(); closeAll() }
 	return nil
+}
+
+// linkReturnURL is the page a customer's phone goes to after paying or
+// cancelling a link: a page that exists. The setting when it is one
+// (absolute, http or https); else the merchant's digital receipt site (the
+// root of receipt.merchant's qrUrl), a page of the merchant's own; else,
+// on a cloud simulated on this machine, its return page when it serves
+// one. Otherwise there is none to name, and links need the setting.
+func linkReturnURL(ctx context.Context, db *journal.DB, receiptURL, cloudBase string, logger *slog.Logger) (string, error) {
+	if set, _, _ := (settingsStore{db}).Get(ctx, settingLinkReturnURL); strings.TrimSpace(set) != "" {
+		if u, err := url.Parse(strings.TrimSpace(set)); err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" {
+			return u.String(), nil
+		}
+		logger.Warn("setting ignored: not an absolute http(s) address", "key", settingLinkReturnURL, "value", set)
+	}
+	if u, err := url.Parse(strings.TrimSpace(receiptURL)); receiptURL != "" && err == nil && (u.Scheme == "https" || u.Scheme == "http") && u.Host != "" {
+		return u.Scheme + "://" + u.Host + "/", nil
+	}
+	if base, err := url.Parse(cloudBase); err == nil && base.Scheme == "http" && isLoopbackHost(base.Hostname()) {
+		page := strings.TrimRight(cloudBase, "/") + cloudsim.PathReturnPage
+		if pageExists(ctx, page) {
+			return page, nil
+		}
+	}
+	return "", fmt.Errorf("no page is known for the customer's phone after paying a link: set %s (a page of the merchant's site), or the merchant's receipt address (receipt.merchant qrUrl)", settingLinkReturnURL)
+}
+
+// pageExists reports whether a GET of the page answers 200.
+func pageExists(ctx context.Context, page string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, page, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/reconcile"
@@ -70,10 +71,9 @@ func openAPIRefunds(ctx context.Context, c commonFlags, p *payments, lim payment
 	ch := payment.Webservices(ws, payment.WebservicesOptions{
 		UserEmail: user, Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: version}, PollEvery: poll,
 	})
-	others := p.o.Channels()
-	if p.links != nil {
-		others = append(others, p.links.Channel())
-	}
+	// The terminal's and the links' attempts are never this orchestrator's
+	// to decide, whether or not this process has their orchestrators.
+	others := []journal.Channel{journal.ChannelLocal, journal.ChannelCloud, journal.ChannelLink}
 	o, err := payment.New(payment.Config{Journal: p.db, Channel: ch, TerminalID: refundsTerminalID, Limits: lim, Emitter: em,
 		Logger: logger, OtherChannels: others})
 	if err != nil {
@@ -88,6 +88,9 @@ func openAPIRefunds(ctx context.Context, c commonFlags, p *payments, lim payment
 		return err
 	}
 	for _, x := range []*payment.Orchestrator{p.o, o} {
+		if x == nil {
+			continue // a process without the terminal (recover, link)
+		}
 		if err := x.UseGivenBackCheck(check); err != nil {
 			logger.Warn("money given back outside Comptoir is not read before a give-back", "err", err)
 		}

@@ -4,10 +4,12 @@
 //
 // The Cloud API answers a payment with an acknowledgement only; the outcome
 // is polled (a desktop kiosk has no public address for the webhook). Every
-// call takes a context and is made once: no hidden retries, the payment
-// core decides what to do with each answer. Errors are typed and say
-// whether the request may have reached the provider. The API key is never
-// in an error, a log line or anything this package returns.
+// call takes a context. A call that moves money or acts on the terminal is
+// made once: no hidden retries, the payment core decides what to do with
+// each answer. A read (a poll, a history or batch page, a cart) is retried
+// on a transient failure, within a RetryPolicy (retry.go). Errors are
+// typed and say whether the request may have reached the provider. The API
+// key is never in an error, a log line or anything this package returns.
 package cloudapi
 
 import (
@@ -51,6 +53,7 @@ type Client struct {
 	// userAgent goes with every request, for the provider's support.
 	userAgent string
 	links     LinkEndpoints
+	retry     RetryPolicy // of reads only
 }
 
 // Option configures a Client.
@@ -78,7 +81,7 @@ func New(baseURL, key string, opts ...Option) (*Client, error) {
 	if strings.TrimSpace(key) == "" {
 		return nil, errors.New("cloudapi: no API key (COMPTOIR_CLOUD_KEY, or the cloud.key setting)")
 	}
-	c := &Client{base: u, key: key, userAgent: "Comptoir", links: DefaultLinkEndpoints,
+	c := &Client{base: u, key: key, userAgent: "Comptoir", links: DefaultLinkEndpoints, retry: DefaultReadRetry,
 		hc: &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 	for _, o := range opts {
 		o(c)
@@ -264,7 +267,7 @@ type Transaction struct {
 // around the transaction is not specified: the transaction itself, or
 // under "transaction", "transactionDetails" or "data", are all read.
 func (c *Client) Transaction(ctx context.Context, id string) (*Transaction, error) {
-	raw, err := c.do(ctx, http.MethodGet, PathTransaction, url.Values{"transactionId": {id}}, nil)
+	raw, err := c.read(ctx, http.MethodGet, PathTransaction, url.Values{"transactionId": {id}}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -448,7 +451,7 @@ func (c *Client) Transactions(ctx context.Context, r TransactionsRequest) (*Tran
 	if err != nil {
 		return nil, err
 	}
-	raw, err := c.doMax(ctx, MaxPageBytes, http.MethodPost, PathTransactions, nil, body)
+	raw, err := c.readMax(ctx, MaxPageBytes, http.MethodPost, PathTransactions, nil, body)
 	if err != nil {
 		return nil, err
 	}

@@ -101,7 +101,7 @@ func (w *Webservices) Batch(ctx context.Context, r BatchRequest) (*TransactionsP
 		return nil, err
 	}
 	body, _ := json.Marshal(r)
-	raw, err := w.c.doMax(ctx, MaxPageBytes, http.MethodPost, PathWSBatch, nil, body)
+	raw, err := w.c.readMax(ctx, MaxPageBytes, http.MethodPost, PathWSBatch, nil, body)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ type TransactionDetails struct {
 
 // Details fetches one transaction of the company.
 func (w *Webservices) Details(ctx context.Context, id string) (*TransactionDetails, error) {
-	raw, err := w.c.do(ctx, http.MethodGet, PathWSTransaction, url.Values{"transactionId": {id}}, nil)
+	raw, err := w.c.read(ctx, http.MethodGet, PathWSTransaction, url.Values{"transactionId": {id}}, nil)
 	if err != nil {
 		return nil, err
 	}

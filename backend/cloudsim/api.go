@@ -53,11 +53,17 @@ func (c *Cloud) routes() *http.ServeMux {
 	api("POST "+PathCart, PathCart, serviceSecret, c.handleCart)
 	api("POST "+PathCancelLink, PathCancelLink, serviceSecret, c.handleCancelLink)
 	api("POST "+PathCapture, PathCapture, serviceSecret, c.handleCapture)
+	api("POST "+PathCaptureShort, PathCapture, serviceSecret, c.handleCapture)
 	api("POST "+PathCheckouts, PathCheckouts, serviceSecret, c.handleCheckout)
 	mux.HandleFunc("GET "+PathPayPage+"{token}", c.handlePayPage)
 	mux.HandleFunc("POST "+PathPayPage+"{token}", c.handlePayPage)
-	c.controlRoutes(mux)
-	return mux
+	mux.HandleFunc("GET "+PathReturnPage, c.handleReturnPage)
+	// Every request but the control API's goes through the request log.
+	outer := http.NewServeMux()
+	outer.Handle("/", c.logged(mux))
+	c.controlRoutes(outer)
+	c.requestLogRoutes(outer)
+	return outer
 }
 
 // ko answers {status: ko, message} with an HTTP status.

@@ -86,12 +86,13 @@ type Cloud struct {
 	// seen: the terminals' transactions already joined to the company's
 	// (serial/terminal id); claims: the reversals the cloud asked a
 	// terminal for (serial/original's terminal id), before they are made.
-	seen   map[string]bool
-	claims map[string]bool
-	lans   map[string]*lanLink // each terminal's own Local API on the LAN
-	srv    *http.Server
-	ln     net.Listener
-	closed bool
+	seen     map[string]bool
+	claims   map[string]bool
+	lans     map[string]*lanLink // each terminal's own Local API on the LAN
+	requests requestLog
+	srv      *http.Server
+	ln       net.Listener
+	closed   bool
 }
 
 // vterm is a virtual terminal: the terminal simulator and whether it can

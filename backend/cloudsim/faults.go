@@ -44,7 +44,7 @@ type faults struct {
 func (f Fault) check() error {
 	switch f.Path {
 	case PathPayment, PathTransaction, PathAbort, PathCancel, PathPrint, PathShareReceipt, PathReversal, PathTransactions,
-		PathGenerateLink, PathCart, PathCancelLink, PathCapture, PathCheckouts:
+		PathGenerateLink, PathCart, PathCancelLink, PathCapture, PathCheckouts, PathWSBatch:
 	default:
 		return fmt.Errorf("cloudsim: no Cloud API path %q", f.Path)
 	}

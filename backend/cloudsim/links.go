@@ -22,10 +22,16 @@ const (
 	PathCart         = "/v4/ecommerce/cart/"
 	PathCancelLink   = "/v4/ecommerce/cancel_link/"
 	PathCapture      = "/v4/ecommerce/capture_transactions/"
+	// PathCaptureShort is capture at the path the specification writes
+	// (/capture_transactions/), served as well as PathCapture.
+	PathCaptureShort = "/capture_transactions/"
 	PathCheckouts    = "/v5/ecommerce/checkouts/"
 	// PathPayPage is where a link points: a page that plays the customer
 	// on their phone (GET shows the cart, POST pays it).
 	PathPayPage = "/pay/"
+	// PathReturnPage plays the merchant's page a phone returns to after
+	// paying or cancelling (with cartId and status).
+	PathReturnPage = "/pay/done"
 )
 
 // LinkLifetime is how long an unpaid link lives before the provider

@@ -138,12 +138,16 @@ func (o *Orchestrator) APIRefund(ctx context.Context, debitUUID string, amount i
 // company's list may hold its refund: the list is searched first, and the
 // request goes out again only when it shows none (a second refund would
 // then be refused, and that refusal says nothing of the first: staff
-// decide). Pending and waiting refunds are fetched every PollEvery until
-// they end, for as long as they take (a manager may approve days later);
-// recovery resumes them.
+// decide). Pending and waiting refunds are fetched until they end, for as
+// long as they take (a manager may approve days later), every PollEvery
+// at first and slower while nothing changes (RefundCadence); recovery
+// resumes them.
 type apiRefund struct {
 	reversal // the journal and view helpers
 	searches int
+	// changedAt is when the refund last changed (its send, the provider's
+	// new word): the fetches slow down from it.
+	changedAt time.Time
 }
 
 type wsStep int
@@ -160,6 +164,7 @@ const (
 const wsSearches = 3
 
 func (v *apiRefund) run() {
+	v.changedAt = v.now()
 	next := wsSend
 	switch {
 	case v.att.SendCount > 0 && v.att.ProviderID != "":
@@ -183,10 +188,16 @@ func (v *apiRefund) run() {
 	}
 }
 
-// pause waits PollEvery, then goes to step; wsDone if the orchestrator
-// closes meanwhile.
+// pause waits the refund's cadence, then goes to step; wsDone if the
+// orchestrator closes meanwhile.
 func (v *apiRefund) pause(step wsStep) wsStep {
-	t := time.NewTimer(v.ch.Rules().PollEvery)
+	rules := v.ch.Rules()
+	c := rules.Cadence
+	if c.Every <= 0 {
+		c = RefundCadence(rules.PollEvery)
+	}
+	c.Fast = max(c.Fast, v.r.policy.ClientTimeout)
+	t := time.NewTimer(c.Pause(v.now().Sub(v.changedAt)))
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -241,6 +252,9 @@ func (v *apiRefund) send() wsStep {
 
 // provider journals the provider's id and word of the refund.
 func (v *apiRefund) provider(a Answer, note string) {
+	if a.ProviderID != v.att.ProviderID || a.ProviderStatus != v.att.ProviderStatus {
+		v.changedAt = v.now()
+	}
 	att, err := v.o.cfg.Journal.SetProvider(v.o.ctx, v.r.uuid, a.ProviderID, a.ProviderStatus, a.Raw, note)
 	if err != nil {
 		v.o.log.Error("journal the provider's word", "uuid", v.r.uuid, "err", err)

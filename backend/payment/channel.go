@@ -74,6 +74,11 @@ type ChannelRules struct {
 	// the attempt is pending. Zero: the request itself waits for the
 	// outcome (the Local API holds it open).
 	PollEvery time.Duration
+	// Cadence is how the pause between two Follows grows while nothing
+	// changes (its Every is PollEvery); zero: PollEvery throughout.
+	// HistoryCadence paces the searches of the history of an attempt
+	// whose answer is missing; zero: CloudCadences' of PollEvery.
+	Cadence, HistoryCadence Cadence
 	// CancelDecides: an answer to Cancel can say the attempt was stopped,
 	// or that nothing runs for it (the Local API's /abort). Otherwise a
 	// cancel only reaches the provider, and the attempt's own outcome

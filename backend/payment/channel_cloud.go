@@ -47,7 +47,10 @@ type cloudChannel struct {
 
 func (c *cloudChannel) Name() journal.Channel { return journal.ChannelCloud }
 
-func (c *cloudChannel) Rules() ChannelRules { return ChannelRules{PollEvery: c.pollEvery} }
+func (c *cloudChannel) Rules() ChannelRules {
+	poll, history := CloudCadences(c.pollEvery)
+	return ChannelRules{PollEvery: c.pollEvery, Cadence: poll, HistoryCadence: history}
+}
 
 // cloudPayment is the v5 payment: the Local API's request and the
 // terminal's serial number.

@@ -58,6 +58,10 @@ type LinkDetails struct {
 	Tips *bool
 	// Authorise only: the cart is paid but captured later by staff.
 	AuthoriseOnly bool
+	// MealVouchers: whether the customer may pay by meal voucher. nil:
+	// when the link has lines, whether one of them is eligible; without
+	// lines, the provider's default (on).
+	MealVouchers *bool
 }
 
 // LinkItem is one line of the cart.
@@ -98,7 +102,7 @@ type linkChannel struct {
 func (c *linkChannel) Name() journal.Channel { return journal.ChannelLink }
 
 func (c *linkChannel) Rules() ChannelRules {
-	return ChannelRules{PollEvery: c.opts.PollEvery, ResendUntilKnown: true, Concurrent: true,
+	return ChannelRules{PollEvery: c.opts.PollEvery, Cadence: LinkCadence(c.opts.PollEvery), ResendUntilKnown: true, Concurrent: true,
 		Lifetime: c.opts.Lifetime, LifetimeMargin: c.opts.Margin}
 }
 
@@ -141,7 +145,8 @@ func (c *linkChannel) Body(a NewAttempt) ([]byte, error) {
 		off := false
 		lr.IsInstantCapture = &off
 	}
-	vouchers := false
+	vouchers := d.MealVouchers
+	eligible := false
 	var tax int64
 	for _, it := range d.Items {
 		li := cloudapi.LinkItem{Name: it.Name, TotalAmount: it.Total, Quantity: it.Quantity, EligibleTitreRestaurant: it.VoucherEligible}
@@ -153,13 +158,16 @@ func (c *linkChannel) Body(a NewAttempt) ([]byte, error) {
 			li.TotalAmountWithoutTax = it.Total - it.Tax
 		}
 		tax += it.Tax
-		vouchers = vouchers || it.VoucherEligible
+		eligible = eligible || it.VoucherEligible
 		lr.Items = append(lr.Items, li)
 	}
 	if tax > 0 && tax < req.Amount {
 		lr.TaxAmount, lr.AmountWithoutTax = tax, req.Amount-tax
 	}
-	f := &cloudapi.LinkFeatures{Tips: d.Tips, MealVouchers: &vouchers}
+	if vouchers == nil && len(d.Items) > 0 {
+		vouchers = &eligible
+	}
+	f := &cloudapi.LinkFeatures{Tips: d.Tips, MealVouchers: vouchers}
 	if d.ShareBySMS {
 		if lr.Customer == nil || lr.Customer.Telephone == "" {
 			return nil, &localapi.ValidationError{Field: "customer.telephone", Reason: "sending the link by SMS needs the customer's name and phone"}

@@ -46,6 +46,9 @@ type driver struct {
 	searches int
 	// searchedAt is when an overdue polled attempt last asked the history.
 	searchedAt time.Time
+	// changedAt is when the attempt was last seen to change (its send, the
+	// provider's new word, money paid): the polls slow down from it.
+	changedAt time.Time
 	// lifetimeOver: the channel's lifetime of the attempt ended, and the
 	// driver cancelled it.
 	lifetimeOver bool
@@ -60,6 +63,7 @@ type searchResult struct {
 func (d *driver) now() time.Time { return d.o.cfg.Now() }
 
 func (d *driver) run() {
+	d.changedAt = d.now()
 	if !d.att.FirstSentAt.IsZero() {
 		d.setDeadline()
 	}
@@ -275,7 +279,7 @@ func (d *driver) followUp() {
 	case d.att.ProviderID == "":
 		// The acknowledgement was lost: the history, never a blind resend.
 		d.searchHistory()
-	case d.overdue() && !d.now().Before(d.searchedAt.Add(overdueSearchEvery)):
+	case d.overdue() && d.searchDue():
 		// Polled past the client timeout without an outcome (the terminal
 		// may never have received it): the history decides, never the
 		// silence. Polls go on between two searches.
@@ -285,9 +289,6 @@ func (d *driver) followUp() {
 		d.out(d.ch.Follow)
 	}
 }
-
-// overdueSearchEvery spaces the history searches of an overdue attempt.
-const overdueSearchEvery = 10 * time.Second
 
 // overdue: a polled attempt has had no outcome for its whole client
 // timeout (the spec's wait for the result: 62 s kiosk and refunds, 125 s
@@ -334,6 +335,7 @@ func (d *driver) onAnswer(a Answer) {
 	if a.Known {
 		d.known = true
 	}
+	d.noteChange(a)
 	if a.ProviderID != "" || a.ProviderStatus != "" {
 		d.noteProvider(a)
 	}
@@ -351,7 +353,7 @@ func (d *driver) onAnswer(a Answer) {
 			d.update(func(v *View) { v.Paid = a.Paid })
 		}
 		d.record(a.Raw, "the provider has it in progress ("+orDefault(a.ProviderStatus, a.Message)+"): following it")
-		d.again(max(lim.ResendPause, d.rules.PollEvery))
+		d.again(d.pollPause())
 	case OutcomeEnded:
 		d.finish(journal.StateCancelled, &a, a.Message, nil)
 	case OutcomeUnclear:
@@ -609,7 +611,7 @@ func (d *driver) onSearch(res searchResult) {
 			d.noteProvider(Answer{ProviderID: m.Charge.TransactionID, ProviderStatus: "pending", Raw: m.Raw, Outcome: OutcomePending})
 		}
 		d.known = true
-		d.again(d.rules.PollEvery)
+		d.again(d.pollPause())
 	case m.Verdict == InHistory:
 		a := Answer{Charge: &m.Charge, Raw: m.Raw, Known: true}
 		switch {
@@ -624,10 +626,15 @@ func (d *driver) onSearch(res searchResult) {
 		}
 	case m.Verdict == AmbiguousHistory:
 		d.finish(journal.StateUnknown, nil, m.String()+": call staff", nil)
+	case lostAck && !d.historyComplete() && d.att.ProviderID != "":
+		// Overdue, not there yet: the polls go on, the history is asked
+		// again at its own cadence (followUp).
+		d.record(nil, m.String()+" yet: polling, and looking again later")
+		d.again(d.pollPause())
 	case lostAck && !d.historyComplete():
 		// Not there yet: the request may still reach the terminal.
 		d.record(nil, m.String()+" yet: looking again")
-		d.searchAt = time.After(max(d.rules.PollEvery, d.abortBackoff()))
+		d.searchAt = time.After(d.searchPause())
 	case lostAck && d.att.ProviderID == "":
 		d.finish(journal.StateFailed, nil, "its acknowledgement was lost, and "+m.String()+" since: nothing was charged", nil)
 	case lostAck:
@@ -639,13 +646,7 @@ func (d *driver) onSearch(res searchResult) {
 
 // historyComplete: any payment the last request could have started has
 // ended, so the history lists it if it exists.
-func (d *driver) historyComplete() bool {
-	last := d.att.LastSentAt
-	if last.IsZero() {
-		last = d.att.CreatedAt
-	}
-	return !d.now().Before(last.Add(d.o.cfg.Limits.SettleAfter))
-}
+func (d *driver) historyComplete() bool { return !d.now().Before(d.completeAt()) }
 
 // record journals an answer that changes nothing.
 func (d *driver) record(raw []byte, note string) {

@@ -127,7 +127,8 @@ func TestGoldenReceipts(t *testing.T) {
 		}
 	}
 	// The other languages and currencies, 48 columns.
-	for _, tc := range []struct{ locale, currency string }{{"en", "GBP"}, {"es", "EUR"}, {"en", "CHF"}} {
+	for _, tc := range []struct{ locale, currency string }{{"en", "GBP"}, {"es", "EUR"}, {"en", "CHF"},
+		{"fr", "CHF"}, {"fr", "GBP"}, {"es", "CHF"}, {"es", "GBP"}} {
 		o := order()
 		o.Currency = tc.currency
 		r := Receipt{Merchant: merchant(), Order: o, Payments: []Part{{
@@ -448,6 +449,8 @@ func TestFormatter(t *testing.T) {
 		{"en", "GBP", -1250, "-£12.50"},
 		{"en", "CHF", 1250, "CHF 12.50"},
 		{"es", "EUR", 123450, "1.234,50 €"},
+		{"es", "CHF", 123450, "1.234,50 CHF"},
+		{"es", "GBP", 1250, "12,50 £"},
 		{"de", "", 100, "€1.00"},
 	}
 	for _, tt := range tests {

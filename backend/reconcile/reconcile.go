@@ -74,6 +74,10 @@ const (
 	KindState = "state_mismatch"
 	// KindAmount: the same transaction, different amounts or tips.
 	KindAmount = "amount_mismatch"
+	// KindCurrency: the same transaction, in another currency than its
+	// order's: its amounts cannot be compared, and the order is not paid
+	// as the journal believes.
+	KindCurrency = "currency_mismatch"
 	// KindPending: pending (at the provider, or an open attempt) for longer
 	// than PendingLimit.
 	KindPending = "pending_too_long"
@@ -103,7 +107,9 @@ type Attempt struct {
 	Amount        int64           `json:"amount"` // charged (or asked), without the tip
 	GiftAmount    int64           `json:"giftAmount"`
 	TransactionID string          `json:"transactionId,omitempty"`
-	Created       time.Time       `json:"created"`
+	// Currency is the order's (what the attempt was asked in).
+	Currency string    `json:"currency,omitempty"`
+	Created  time.Time `json:"created"`
 }
 
 // Line is one payment seen side by side: the journal's attempt and the
@@ -178,7 +184,14 @@ func Day(ctx context.Context, db *journal.DB, src Sources, day string, cfg Confi
 	// Oldest first: the report reads as the day went.
 	slices.SortStableFunc(atts, func(a, b journal.Attempt) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	r := &run{cfg: cfg, now: now, start: start, end: end, atts: atts, rep: &rep,
-		terminal: make([][]Entry, len(atts)), provider: make([][]Entry, len(atts))}
+		terminal: make([][]Entry, len(atts)), provider: make([][]Entry, len(atts)), currency: map[string]string{}}
+	for _, a := range atts {
+		if _, ok := r.currency[a.OrderID]; !ok {
+			if ord, err := db.Order(ctx, a.OrderID); err == nil {
+				r.currency[a.OrderID] = strings.ToUpper(ord.Currency)
+			}
+		}
+	}
 	var terminal, provider []Entry
 	if src.Terminal != nil {
 		list, err := src.Terminal(ctx, from, to)
@@ -243,6 +256,8 @@ type run struct {
 	// transaction id: the provider's list names the terminal's
 	// transactions too (a cloud terminal), on the same line.
 	orphans map[string]int
+	// currency is each order's currency, by order id.
+	currency map[string]string
 }
 
 func (r *run) inDay(t time.Time) bool { return !t.Before(r.start) && t.Before(r.end) }
@@ -369,7 +384,7 @@ func (r *run) attempts() {
 			continue
 		}
 		ja := &Attempt{UUID: a.UUID, OrderID: a.OrderID, Kind: a.Kind, Channel: a.Channel, State: a.State,
-			Amount: a.Paid(), GiftAmount: a.Gift(), TransactionID: a.TransactionID, Created: a.CreatedAt}
+			Amount: a.Paid(), GiftAmount: a.Gift(), TransactionID: a.TransactionID, Currency: r.currency[a.OrderID], Created: a.CreatedAt}
 		line := Line{Journal: ja, Terminal: orEmpty(r.terminal[i]), Provider: orEmpty(r.provider[i])}
 		r.rep.Lines = append(r.rep.Lines, line)
 		if a.State.Open() && a.Channel != journal.ChannelLink && r.now.Sub(a.CreatedAt) > r.cfg.PendingLimit {
@@ -398,7 +413,8 @@ func orEmpty(e []Entry) []Entry {
 func (r *run) against(source string, a journal.Attempt, entries []Entry) {
 	var ok, pending bool
 	var amount, gift int64
-	currency := ""
+	ordered := r.currency[a.OrderID]
+	currency, other := ordered, ""
 	for _, e := range entries {
 		r.pending(source, e, &a)
 		switch e.Status {
@@ -406,10 +422,15 @@ func (r *run) against(source string, a journal.Attempt, entries []Entry) {
 			ok = true
 			amount += e.Amount
 			gift += e.GiftAmount
+			if c := strings.ToUpper(e.Currency); c != "" && ordered != "" && c != ordered {
+				other = c
+			}
 		case "pending":
 			pending = true
 		}
-		currency = e.Currency
+		if currency == "" {
+			currency = e.Currency
+		}
 	}
 	base := Difference{Source: source, At: a.CreatedAt, TransactionID: a.TransactionID, AttemptUUID: a.UUID, OrderID: a.OrderID,
 		JournalAmount: a.Total(), OtherAmount: amount + gift, JournalState: a.State}
@@ -441,6 +462,13 @@ func (r *run) against(source string, a journal.Attempt, entries []Entry) {
 		if a.State != journal.StateUnknown {
 			d.Action = "The customer was charged for an order the journal holds unpaid: give the money back (reverse within 16 hours, refund by API after) or have the order made."
 		}
+		r.rep.Differences = append(r.rep.Differences, d)
+	case ok && other != "":
+		d := base
+		d.Kind = KindCurrency
+		d.Message = fmt.Sprintf("The %s lists the %s of order %s in %s (%s), and the order is in %s.", source, a.Kind, a.OrderID, other,
+			money(amount+gift, other), ordered)
+		d.Action = "The customer was charged in another currency than the order's: check the terminal's merchant profile and the provider's back office, then give the money back and collect the order again in its currency."
 		r.rep.Differences = append(r.rep.Differences, d)
 	case approved && ok && (amount != a.Paid() || (a.Charged && gift != a.Gift())):
 		d := base

@@ -39,6 +39,7 @@ type env struct {
 	provider []cloudapi.HistoryEntry
 	termErr  error
 	n        int
+	currency string // the orders'; "" is EUR
 }
 
 func newEnv(t *testing.T) *env {
@@ -58,7 +59,11 @@ func (e *env) attempt(at time.Time, ch journal.Channel, amount int64, state jour
 	e.n++
 	e.clock.Set(at)
 	order := fmt.Sprintf("order-%02d", e.n)
-	if err := e.db.CreateOrder(e.ctx, journal.Order{ID: order, Currency: "EUR", Total: amount}); err != nil {
+	cur := e.currency
+	if cur == "" {
+		cur = "EUR"
+	}
+	if err := e.db.CreateOrder(e.ctx, journal.Order{ID: order, Currency: cur, Total: amount}); err != nil {
 		e.t.Fatal(err)
 	}
 	id := uuid.Must(uuid.NewV7()).String()
@@ -287,5 +292,32 @@ func TestColumnUnreadable(t *testing.T) {
 	wantKinds(t, r)
 	if r.TerminalRead || r.TerminalError == "" || !r.NeedsStaff || !r.ProviderRead {
 		t.Fatalf("report %+v", r)
+	}
+}
+
+// The same transaction in another currency than its order's is a
+// difference, whatever its amount; in the order's currency (CHF, GBP) it
+// agrees.
+func TestACurrencyDifferenceIsADifference(t *testing.T) {
+	for _, cur := range []string{"CHF", "GBP"} {
+		e := newEnv(t)
+		e.currency = cur
+		a := e.attempt(noon, journal.ChannelLocal, 1500, journal.StateApproved, "TX-C", &journal.Charge{Amount: 1500, Currency: cur})
+		term, prov := onTerminal("TX-C", "ok", a.OrderID, 1500, 0, noon), atProvider("TX-C", "ok", a.OrderID, "S1", 1500, 0, noon)
+		term.CurrencyCode, prov.CurrencyCode = cur, strings.ToLower(cur)
+		e.terminal, e.provider = []device.HistoryEntry{term}, []cloudapi.HistoryEntry{prov}
+		r := e.run(noon.Add(time.Hour), "S1")
+		wantKinds(t, r)
+		if j := r.Lines[0].Journal; j == nil || j.Currency != cur {
+			t.Fatalf("%s: line %+v", cur, r.Lines[0])
+		}
+		// The terminal's merchant profile is in euros: the same amount, charged in EUR.
+		term.CurrencyCode, prov.CurrencyCode = "EUR", "EUR"
+		e.terminal, e.provider = []device.HistoryEntry{term}, []cloudapi.HistoryEntry{prov}
+		r = e.run(noon.Add(time.Hour), "S1")
+		wantKinds(t, r, "terminal:currency_mismatch", "provider:currency_mismatch")
+		if d := r.Differences[0]; d.AttemptUUID != a.UUID || !strings.Contains(d.Message, "EUR") || !strings.Contains(d.Message, cur) || d.Action == "" {
+			t.Fatalf("%s: difference %+v", cur, d)
+		}
 	}
 }

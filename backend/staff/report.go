@@ -79,6 +79,40 @@ type Sale struct {
 // links in the journal's totals.
 const SchemeLink = "link"
 
+// DiffCurrency is a movement in another currency than the kiosk's, left
+// out of the report's totals.
+const DiffCurrency = "currency_mismatch"
+
+// otherCurrency is the difference of an attempt that moved money in
+// another currency than the report's (the provider's word when it named
+// one, else its order's), and whether it did.
+func otherCurrency(ord *journal.Order, a journal.Attempt, currency string) (Difference, bool) {
+	cur := kiosk.DefaultCurrency
+	switch {
+	case a.ChargedCurrency != "":
+		cur = strings.ToUpper(a.ChargedCurrency)
+	case ord != nil && ord.Currency != "":
+		cur = strings.ToUpper(ord.Currency)
+	}
+	if strings.EqualFold(cur, currency) {
+		return Difference{}, false
+	}
+	return Difference{Kind: DiffCurrency, At: a.CreatedAt, TransactionID: a.TransactionID, AttemptUUID: a.UUID, OrderID: a.OrderID,
+		JournalAmount: a.Total(), JournalState: a.State,
+		Message: fmt.Sprintf("The %s of order %s is in %s, not in the kiosk's %s: left out of the totals.", a.Kind, a.OrderID, cur, currency)}, true
+}
+
+// entryInOtherCurrency is the difference of a terminal's transaction in
+// another currency than the report's, and whether it is.
+func entryInOtherCurrency(e device.HistoryEntry, at time.Time, currency string) (Difference, bool) {
+	if e.CurrencyCode == "" || strings.EqualFold(e.CurrencyCode, currency) {
+		return Difference{}, false
+	}
+	return Difference{Kind: DiffCurrency, At: at, TransactionID: e.TransactionID, OrderID: e.CartID,
+		TerminalAmount: e.Amount + e.GiftAmount, TerminalStatus: e.Status,
+		Message: fmt.Sprintf("The terminal's %s %s is in %s, not in the kiosk's %s: left out of the totals.", e.Type, e.TransactionID, strings.ToUpper(e.CurrencyCode), currency)}, true
+}
+
 type totaler map[[2]string]*Total
 
 func (t totaler) add(kind, scheme string, amount, gift int64) {
@@ -142,8 +176,12 @@ func (s *Staff) Report(ctx context.Context, sessionID, day string) (Report, erro
 	if err != nil {
 		return Report{}, journalErr(err, "Reading the settings")
 	}
-	r := Report{Day: d.start.Format(time.DateOnly), Currency: st.Currency, Locale: st.DefaultLanguage, GeneratedAt: s.now()}
+	// The kiosk's currency (the setting, else the catalog's, else EUR): a
+	// movement in another is not added to its totals, and is a difference.
+	r := Report{Day: d.start.Format(time.DateOnly), Currency: s.currency(ctx), Locale: st.DefaultLanguage, GeneratedAt: s.now()}
 	jt, tt := totaler{}, totaler{}
+	var odd []Difference
+	orders := orderCache{}
 	schemeOf := map[string]string{} // transactionId → scheme, for reversals
 	for _, a := range d.atts {
 		if tx, ok := payment.ChargeOf(a); ok {
@@ -153,6 +191,10 @@ func (s *Staff) Report(ctx context.Context, sessionID, day string) (Report, erro
 	for _, a := range d.atts {
 		tx, ok := payment.ChargeOf(a)
 		if a.State != journal.StateApproved || !inDay(a.CreatedAt, d.start, d.end) {
+			continue
+		}
+		if diff, other := otherCurrency(s.order(ctx, orders, a.OrderID), a, r.Currency); other {
+			odd = append(odd, diff)
 			continue
 		}
 		gift, scheme := a.Gift(), ""
@@ -182,19 +224,17 @@ func (s *Staff) Report(ctx context.Context, sessionID, day string) (Report, erro
 		if err != nil || !inDay(c, d.start, d.end) || e.Status != device.StatusOK {
 			continue
 		}
+		if diff, other := entryInOtherCurrency(e, c, r.Currency); other {
+			odd = append(odd, diff)
+			continue
+		}
 		switch e.Type {
 		case device.HistoryDebit, device.HistoryRefund, device.HistoryReversal:
 			tt.add(e.Type, e.Scheme, e.Amount, e.GiftAmount)
 		}
-		if r.Currency == "" {
-			r.Currency = e.CurrencyCode
-		}
-	}
-	if r.Currency == "" {
-		r.Currency = kiosk.DefaultCurrency
 	}
 	r.Journal, r.Terminal = jt.totals(), tt.totals()
-	r.Differences = s.compare(ctx, d).Differences
+	r.Differences = append(s.compare(ctx, d).Differences, odd...)
 	if r.Sales, err = s.sales(ctx, st, d); err != nil {
 		return Report{}, err
 	}

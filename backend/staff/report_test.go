@@ -515,3 +515,40 @@ func TestCompareLeavesPaymentLinksOut(t *testing.T) {
 		t.Fatalf("report %+v, %v", rep, err)
 	}
 }
+
+// The report is in the kiosk's currency: a payment the terminal made in
+// another (a CHF kiosk whose terminal's merchant profile is in euros) is
+// not added to its totals, and is a difference on both sides.
+func TestReportLeavesAnotherCurrencyOutOfItsTotals(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	if err := e.db.SetSetting(e.ctx, kiosk.SettingCurrency, json.RawMessage(`"CHF"`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.CreateOrder(e.ctx, journal.Order{ID: "chf-1", Currency: "CHF", Total: 500}); err != nil {
+		t.Fatal(err)
+	}
+	e.pay("chf-1", 500, journal.PolicyKiosk, journal.StateApproved) // the simulator charges in EUR
+	r, err := e.st.Report(e.ctx, s.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Currency != "CHF" || r.Journal.Net != 0 || r.Terminal.Net != 0 || len(r.Journal.ByKind) != 0 || len(r.Terminal.ByKind) != 0 {
+		t.Fatalf("report %+v", r)
+	}
+	var journalSide, terminalSide bool
+	for _, d := range r.Differences {
+		if d.Kind == DiffCurrency && d.AttemptUUID != "" && strings.Contains(d.Message, "EUR") {
+			journalSide = true
+		}
+		if d.Kind == DiffCurrency && d.AttemptUUID == "" && d.TerminalAmount == 500 {
+			terminalSide = true
+		}
+	}
+	if !journalSide || !terminalSide {
+		t.Fatalf("differences %+v", r.Differences)
+	}
+	if out := r.Text(48); !strings.Contains(out, "CHF") || strings.Contains(out, "€") {
+		t.Fatalf("text:\n%s", out)
+	}
+}

@@ -20,6 +20,23 @@ describe("formatCents", () => {
     expect(formatCents(cents, currency, locale)).toBe(want);
   });
 
+  // The kiosk's three currencies in its three languages, as the receipt
+  // prints them (backend/receipt's Formatter): the symbol after the amount
+  // in French and Spanish, before it in English; "£" in every language.
+  it.each([
+    { currency: "EUR", locale: "fr", want: `12,50${NBSP}€` },
+    { currency: "EUR", locale: "en", want: "€12.50" },
+    { currency: "EUR", locale: "es", want: `12,50${NBSP}€` },
+    { currency: "CHF", locale: "fr", want: `12,50${NBSP}CHF` },
+    { currency: "CHF", locale: "en", want: `CHF${NBSP}12.50` },
+    { currency: "CHF", locale: "es", want: `12,50${NBSP}CHF` },
+    { currency: "GBP", locale: "fr", want: `12,50${NBSP}£` },
+    { currency: "GBP", locale: "en", want: "£12.50" },
+    { currency: "GBP", locale: "es", want: `12,50${NBSP}£` },
+  ])("1250 $currency in $locale is $want", ({ currency, locale, want }) => {
+    expect(formatCents(1250, currency, locale)).toBe(want);
+  });
+
   it("does not round whole cents away", () => {
     expect(formatCents(1999, "EUR", "en-IE")).toBe("€19.99");
     expect(formatCents(1, "GBP", "en-GB")).toBe("£0.01");

@@ -7,7 +7,12 @@ const minorUnits: Record<string, number> = {
   GBP: 2,
 };
 
-/** formatCents renders an integer amount of minor units (cents) for display. */
+/**
+ * formatCents renders an integer amount of minor units (cents) for display,
+ * with the currency's narrow symbol, as the printed receipt writes it: "£"
+ * in every language (plain "symbol" is "£GB" in French and "GBP" in
+ * Spanish), "€", and "CHF", which has no other.
+ */
 export function formatCents(cents: number, currency: string, locale: string): string {
   if (!Number.isSafeInteger(cents)) {
     throw new RangeError(`amount must be a whole number of cents, got ${cents}`);
@@ -19,6 +24,7 @@ export function formatCents(cents: number, currency: string, locale: string): st
   return new Intl.NumberFormat(locale, {
     style: "currency",
     currency,
+    currencyDisplay: "narrowSymbol",
     minimumFractionDigits: digits,
     maximumFractionDigits: digits,
   }).format(cents / 10 ** digits);

@@ -877,6 +877,10 @@ export interface ReconcileAttempt {
     amount: number; // charged (or asked), without the tip
     giftAmount: number;
     transactionId?: string;
+    /**
+     * Currency is the order's (what the attempt was asked in).
+     */
+    currency?: string;
     created: string;
 }
 
