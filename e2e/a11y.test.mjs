@@ -45,6 +45,11 @@ async function eachScreen(env, lang, check, accessible = false) {
   await page.locator(tid("open-cart")).click();
   await screen(page, "cart");
   await check("cart");
+  await page.locator(tid("cancel-order-menu")).click();
+  await page.locator(tid("cancel-order-confirm")).waitFor();
+  await check("cancel the order?");
+  await page.locator(tid("cancel-order-no")).click();
+  await page.locator(tid("cancel-order-confirm")).waitFor({ state: "detached" });
   await page.locator(tid("go-pay")).click();
   await screen(page, "payment-choice");
   await check("payment choice");

@@ -154,9 +154,14 @@ export async function setup(t, opts = {}) {
       await page.goto("about:blank").catch(() => {});
       await stop(kiosk);
     },
-    /** startKiosk starts the kiosk again on the same data directory and terminal, and opens it in the page. */
-    async startKiosk() {
+    /**
+     * startKiosk starts the kiosk again on the same data directory and
+     * terminal, and opens it in the page; serveArgs, when given, replace
+     * setup's.
+     */
+    async startKiosk(serveArgs) {
       await env.stopKiosk();
+      if (serveArgs) opts.serveArgs = serveArgs;
       kiosk = await startKiosk();
       env.kioskURL = kiosk.url;
       await page.goto(kiosk.url);

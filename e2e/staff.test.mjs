@@ -67,6 +67,31 @@ const inSight = (locator) =>
     return r.left >= 0 && r.top >= 0 && r.right <= innerWidth && r.bottom <= innerHeight && !!hit && (hit === el || el.contains(hit));
   });
 
+/**
+ * smallTargets lists the staff screen's visible controls that are under
+ * 48 px either way on a counter PC's 1366×768 screen (where the root type,
+ * and so every rem, is smallest), on the tab shown.
+ */
+async function smallTargets(page, where) {
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: 1366, height: 768 });
+  const small = await page.evaluate(() => {
+    const out = [];
+    const shell = document.querySelector('[data-testid="staff-shell"]');
+    for (const el of shell.querySelectorAll("button, select, input, textarea, summary, [role=tab]")) {
+      // A checkbox or a radio is touched through its label.
+      const target = el.matches("input[type=checkbox], input[type=radio]") ? el.closest("label") : el;
+      if (!target) continue;
+      const r = target.getBoundingClientRect();
+      if (r.width < 2 || r.height < 2) continue;
+      if (r.width < 47.5 || r.height < 47.5) out.push(`${el.dataset.testid ?? el.textContent.trim().slice(0, 24)} ${Math.round(r.width)}×${Math.round(r.height)}`);
+    }
+    return out;
+  });
+  await page.setViewportSize(size);
+  return small.map((s) => `${where}: ${s}`);
+}
+
 const noStaffUI = async (page) => (await page.locator(`${tid("pin-pad")}, ${tid("staff-shell")}`).count()) === 0;
 
 test("PIN: set at first run, then three wrong PINs lock the corner's pad and the right PIN is refused there, not at the keyboard", async (t) => {
@@ -366,7 +391,7 @@ test("unknown outcome: the customer waits for staff, who settle it from the term
   assert.deepEqual(env.consoleErrors, []);
 });
 
-test("discrepancy: a charge keyed on the terminal is not in the journal; every staff tab", async (t) => {
+test("discrepancy: a charge keyed on the terminal is not in the journal; every staff tab, its controls 48 px at least", async (t) => {
   const env = await setup(t);
   const { page } = env;
   await screen(env, "welcome");
@@ -388,11 +413,13 @@ test("discrepancy: a charge keyed on the terminal is not in the journal; every s
     }
   }
   await env.screenshot("staff-terminal");
+  const small = await smallTargets(page, "terminal");
 
   await openTab(env, "payments");
   await page.locator(row(paid.uuid)).click();
   await page.locator(tid("attempt-detail")).waitFor();
   await env.screenshot("staff-payments");
+  small.push(...(await smallTargets(page, "payments")));
 
   await openTab(env, "history");
   const keyedRow = page.locator(`${tid("history-row")}[data-transaction-id="${keyed.transactionId}"]`);
@@ -412,6 +439,7 @@ test("discrepancy: a charge keyed on the terminal is not in the journal; every s
   assert.equal(await diffs.first().getAttribute("data-kind"), "terminal_only");
   assert.match(await diffs.first().innerText(), new RegExp(keyed.transactionId));
   await env.screenshot("staff-history");
+  small.push(...(await smallTargets(page, "history")));
   const diffText = await diffs.first().locator("p").first().innerText();
   await t.test(
     "the difference's sentence gives the amount with its currency",
@@ -422,16 +450,20 @@ test("discrepancy: a charge keyed on the terminal is not in the journal; every s
   await openTab(env, "settings");
   await page.locator(tid("settings-list")).waitFor();
   await env.screenshot("staff-settings");
+  small.push(...(await smallTargets(page, "settings")));
 
   await openTab(env, "report");
   await page.locator(tid("report-run")).click();
   await page.locator(tid("report")).waitFor();
   await page.locator(`${tid("report-diff-row")}[data-kind="terminal_only"]`).waitFor();
   await env.screenshot("staff-report");
+  small.push(...(await smallTargets(page, "report")));
 
   await openTab(env, "audit");
   await page.locator(tid("audit-row")).first().waitFor();
   await env.screenshot("staff-audit");
+  small.push(...(await smallTargets(page, "audit")));
+  assert.deepEqual(small, [], "staff controls under 48 px at 1366×768");
   // Looking changed nothing on the terminal.
   assert.equal((await env.ledger()).length, 2);
   assert.deepEqual(env.consoleErrors, []);

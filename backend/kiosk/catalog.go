@@ -113,6 +113,15 @@ type choiceJSON struct {
 	MealVoucher *bool  `json:"mealVoucher"`
 }
 
+// Allergens are the 14 allergens EU law makes a menu name (Regulation (EU)
+// No 1169/2011, Annex II), as a catalog spells them. A catalog names a
+// product's allergens by these keys and the customer screens say them in
+// the customer's language: words of the catalog's own would stay in one.
+var Allergens = []string{
+	"gluten", "crustaceans", "eggs", "fish", "peanuts", "soybeans", "milk",
+	"nuts", "celery", "mustard", "sesame", "sulphites", "lupin", "molluscs",
+}
+
 // The keys each object may have: a misspelt key ("prcie") would otherwise
 // be silently ignored and the product sold at 0.
 var (
@@ -333,8 +342,14 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 				return nil, fail(pp, "image", reason)
 			}
 			for k, a := range p.Allergens {
-				if strings.TrimSpace(a) == "" {
-					return nil, fail(pp, fmt.Sprintf("allergens[%d]", k), "is empty")
+				field := fmt.Sprintf("allergens[%d]", k)
+				switch {
+				case strings.TrimSpace(a) == "":
+					return nil, fail(pp, field, "is empty")
+				case !slices.Contains(Allergens, a):
+					return nil, fail(pp, field, fmt.Sprintf("%q is not one of the allergens the kiosk names in every language: %s", a, strings.Join(Allergens, ", ")))
+				case slices.Contains(p.Allergens[:k], a):
+					return nil, fail(pp, field, fmt.Sprintf("%q is listed twice", a))
 				}
 			}
 			groups, chosen, err := parseGroups(p, pp, fail)

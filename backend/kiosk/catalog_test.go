@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -32,6 +33,11 @@ func TestEmbeddedMenuIsValid(t *testing.T) {
 			case 550, 1000, 2000:
 			default:
 				t.Errorf("product %s: VAT rate %d is not a French rate", p.ID, p.VATRate)
+			}
+			for _, a := range p.Allergens {
+				if !slices.Contains(Allergens, a) {
+					t.Errorf("product %s: allergen %q is none of the 14", p.ID, a)
+				}
 			}
 			// The simulator gives x.51 to x.59 scripted behaviours.
 			if c := p.Price % 100; c > 50 && c < 60 {
@@ -90,6 +96,14 @@ func TestParseCatalogErrors(t *testing.T) {
 			return strings.Replace(s, `"vatRate": 550, "mealVoucher"`, `"vatRate": 550 "mealVoucher"`, 1)
 		},
 			8, "", "invalid JSON"},
+		{"allergen in words", func(s string) string {
+			return strings.Replace(s, `"vatRate": 550}`, `"vatRate": 550, "allergens": ["gluten", "lait"]}`, 1)
+		},
+			9, "categories[0].products[1].allergens[1]", `"lait" is not one of the allergens`},
+		{"allergen twice", func(s string) string {
+			return strings.Replace(s, `"vatRate": 550}`, `"vatRate": 550, "allergens": ["milk", "gluten", "milk"]}`, 1)
+		},
+			9, "categories[0].products[1].allergens[2]", "listed twice"},
 		{"empty name", func(s string) string { return strings.Replace(s, `{"fr": "Boule"}`, `{"fr": " "}`, 1) },
 			9, "categories[0].products[1].name", "empty"},
 		{"no categories", func(string) string { return `{"categories": []}` }, 1, "categories", "at least one"},

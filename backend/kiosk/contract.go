@@ -118,8 +118,8 @@ type ProductView struct {
 	Price       int64    `json:"price"`   // cents, VAT included
 	VATRate     int      `json:"vatRate"` // basis points: 550 = 5.5 %
 	MealVoucher bool     `json:"mealVoucher"`
-	Image       string   `json:"image,omitempty"` // URL path the UI can load, "" when none
-	Allergens   []string `json:"allergens,omitempty"`
+	Image       string   `json:"image,omitempty"`     // URL path the UI can load, "" when none
+	Allergens   []string `json:"allergens,omitempty"` // keys of Allergens (milk, eggs...): the UI words them
 	// Suggest are products offered with this one (a drink with a
 	// sandwich): the cart shows them once, never in the way.
 	Suggest []string `json:"suggest,omitempty"`

@@ -269,7 +269,7 @@ export interface ProductView {
     vatRate: number; // basis points: 550 = 5.5 %
     mealVoucher: boolean;
     image?: string; // URL path the UI can load, "" when none
-    allergens?: string[];
+    allergens?: string[]; // keys of Allergens (milk, eggs...): the UI words them
     /**
      * Suggest are products offered with this one (a drink with a
      * sandwich): the cart shows them once, never in the way.

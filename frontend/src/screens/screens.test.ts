@@ -504,6 +504,47 @@ describe("Menu and cart", () => {
   });
 });
 
+describe("Cancelling an order before paying", () => {
+  it("asks first when the cart holds something: No keeps the order, Yes empties it", async () => {
+    const { context, fake } = kioskWith();
+    render(Menu, { context, props: { onCart: () => {} } });
+    await fireEvent.click(screen.getByRole("button", { name: "Cancel the order" }));
+    const dialog = screen.getByRole("alertdialog", { name: "Cancel your order?" });
+    expect(document.activeElement).toBe(within(dialog).getByRole("button", { name: "No, continue my order" }));
+    await fireEvent.click(within(dialog).getByRole("button", { name: "No, continue my order" }));
+    expect(screen.queryByRole("alertdialog")).toBeNull();
+    expect(fake.intents()).toEqual([]);
+    await fireEvent.click(screen.getByRole("button", { name: "Cancel the order" }));
+    await fireEvent.keyDown(screen.getByRole("alertdialog"), { key: "Escape" });
+    expect(screen.queryByRole("alertdialog")).toBeNull();
+    await fireEvent.click(screen.getByRole("button", { name: "Cancel the order" }));
+    await fireEvent.click(screen.getByRole("button", { name: "Yes, cancel my order" }));
+    expect(fake.intents()).toEqual(["Abandon"]);
+  });
+
+  it("leaves an empty order at once, from the cart as from the menu", async () => {
+    const { context, fake } = kioskWith({ lines: [], total: 0, taxes: [] });
+    render(Cart, { context, props: { onBack: () => {}, onPay: () => {} } });
+    await fireEvent.click(screen.getByRole("button", { name: "Cancel the order" }));
+    expect(screen.queryByRole("alertdialog")).toBeNull();
+    expect(fake.intents()).toEqual(["Abandon"]);
+  });
+});
+
+describe("Allergens", () => {
+  const croissant = { id: "croissant", name: { en: "Croissant", fr: "Croissant" }, price: 130, vatRate: 1000, mealVoucher: true, allergens: ["gluten", "milk", "eggs"] };
+
+  it.each([
+    ["en", "Allergens: gluten, milk and eggs"],
+    ["fr", "Allergènes : gluten, lait et œufs"],
+    ["es", "Alérgenos: gluten, leche y huevos"],
+  ] as const)("are said in the customer's language (%s)", (language, text) => {
+    const { context } = kioskWith({ language, lines: [] });
+    render(ProductDetail, { context, props: { product: croissant, onClose: () => {} } });
+    expect(screen.getByTestId("allergens").textContent).toBe(text);
+  });
+});
+
 describe("TopBar", () => {
   it("wears the DEMO ribbon with the simulated terminal and labels the status dot", () => {
     const { context } = kioskWith({}, { terminal: { demo: true, state: "connected" } });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { catalogues, languages, money, percent, pick, translate } from ".";
+import { allergenList, allergens, catalogues, isMessageKey, languages, money, percent, pick, translate } from ".";
 import { en } from "./en";
 
 const keys = Object.keys(en).sort();
@@ -36,6 +36,69 @@ describe("message catalogues", () => {
       expect(text).not.toMatch(/declin|refus|rechaz|cancel|annul/);
     }
   });
+});
+
+describe("allergens", () => {
+  it("has words for the 14 the law names, in every language", () => {
+    expect(allergens).toHaveLength(14);
+    for (const a of allergens) {
+      const key = `allergen.${a}`;
+      expect(isMessageKey(key), key).toBe(true);
+    }
+    // Words the catalog's English key is not (the keys are English).
+    expect(allergenList(["milk", "eggs", "sulphites"], "fr")).toBe("lait, œufs et sulfites");
+    expect(allergenList(["milk", "eggs", "sulphites"], "es")).toBe("leche, huevos y sulfitos");
+  });
+
+  it("never leaves an allergen out, even one the UI has no words for", () => {
+    expect(allergenList(["gluten", "celeriac"], "en")).toBe("gluten and celeriac");
+  });
+});
+
+// One idea, one term, in each language: a customer who reads "vale de
+// comida" on one screen and "cheque restaurante" on the next wonders
+// whether they are the same. Each idea: what says it in English, the term
+// each language uses, and the synonyms it must not use.
+const glossary = [
+  {
+    idea: "meal voucher",
+    en: /meal voucher/i,
+    fr: { term: /titre-restaurant/i, not: /ticket[- ]restaurant|chèque[- ]restaurant|chèque[- ]déjeuner/i },
+    es: { term: /vale de comida/i, not: /cheque[- ]restaurante|ticket[- ]restaurante|vale de restaurante/i },
+  },
+  {
+    idea: "receipt",
+    en: /\breceipt/i,
+    fr: { term: /\bticket/i, not: /\breçu|justificatif|facturette/i },
+    es: { term: /\brecibo/i, not: /comprobante|\bfactura/i },
+  },
+  {
+    idea: "staff",
+    en: /\bstaff\b/i,
+    fr: { term: /\bpersonnel\b/i, not: /employé|équipe|serveur/i },
+    es: { term: /\bpersonal\b/i, not: /empleado|camarero/i },
+  },
+  {
+    idea: "payment terminal",
+    en: /payment terminal/i,
+    fr: { term: /terminal de paiement/i, not: /\bTPE\b|lecteur de carte/i },
+    es: { term: /terminal de pago/i, not: /datáfono|\bTPV\b|lector de tarjetas/i },
+  },
+] as const;
+
+describe("one term per idea", () => {
+  // The customer's words: the staff screens have their own.
+  const customerKeys = keys.filter((k) => !k.startsWith("staff."));
+  for (const g of glossary) {
+    it.each(["fr", "es"] as const)(`${g.idea}: one term in %s`, (lang) => {
+      for (const key of customerKeys) {
+        const k = key as keyof typeof en;
+        const msg = catalogues[lang][k];
+        expect(msg, `${lang} ${key}`).not.toMatch(g[lang].not);
+        if (g.en.test(en[k])) expect(msg, `${lang} ${key}: "${en[k]}"`).toMatch(g[lang].term);
+      }
+    });
+  }
 });
 
 describe("translate", () => {

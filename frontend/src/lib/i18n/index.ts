@@ -30,6 +30,41 @@ export function translate(lang: Language, key: MessageKey, params?: Params): str
   return msg.replace(/\{(\w+)\}/g, (m, name: string) => (name in params ? String(params[name]) : m));
 }
 
+/**
+ * The 14 allergens EU law makes a menu name (Regulation (EU) 1169/2011,
+ * Annex II), as the catalog spells them; each has its words in every
+ * language (allergen.<key>). The backend refuses any other.
+ */
+export const allergens = [
+  "gluten",
+  "crustaceans",
+  "eggs",
+  "fish",
+  "peanuts",
+  "soybeans",
+  "milk",
+  "nuts",
+  "celery",
+  "mustard",
+  "sesame",
+  "sulphites",
+  "lupin",
+  "molluscs",
+] as const;
+
+/**
+ * allergenList says a product's allergens in the language ("gluten, lait et
+ * œufs"). A key the UI has no words for is shown as it is: an allergen is
+ * never left out.
+ */
+export function allergenList(keys: readonly string[], lang: Language): string {
+  const names = keys.map((a) => {
+    const key = `allergen.${a}`;
+    return isMessageKey(key) ? translate(lang, key) : a;
+  });
+  return new Intl.ListFormat(locales[lang], { type: "conjunction" }).format(names);
+}
+
 /** pick chooses a backend Text in the language, then the fallback, then any. */
 export function pick(text: Text | undefined, lang: Language, fallback?: Language): string {
   if (!text) return "";
