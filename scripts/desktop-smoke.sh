@@ -9,7 +9,8 @@
 # to build/bin/desktop-smoke.png. Exits non-zero if the window never rendered
 # within SMOKE_TIMEOUT seconds (default 60).
 #
-# Needs: xvfb xauth imagemagick xdotool (and dbus for an isolated session bus). If
+# Needs: xvfb xauth imagemagick xdotool (and dbus for an isolated session bus,
+# at-spi2-core and python3-pyatspi to order through the accessibility tree). If
 # WebKit's bubblewrap sandbox cannot start (some containers forbid user
 # namespaces), run with WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS=1.
 set -euo pipefail
@@ -65,7 +66,7 @@ if [[ ${SMOKE_INSIDE_XVFB:-} == 1 ]]; then
 		import -window root "$work/staff.png" 2>/dev/null && cp "$work/staff.png" "${shot%.png}-staff.png"
 		kill "$app" && wait "$app" 2>/dev/null
 		app=
-		if ! "$bin" audit --action unlock >"$work/audit.json" 2>&1 || ! grep -q '"who": "staff:' "$work/audit.json"; then
+		if ! "$bin" audit --demo --action unlock >"$work/audit.json" 2>&1 || ! grep -q '"who": "staff:' "$work/audit.json"; then
 			echo "desktop-smoke: staff mode did not open through the desktop binding (no unlock in the audit trail)" >&2
 			cat "$work/audit.json" "$work/app.log" >&2
 			exit 1
@@ -73,7 +74,45 @@ if [[ ${SMOKE_INSIDE_XVFB:-} == 1 ]]; then
 		echo "desktop-smoke: staff mode opened through the desktop binding: ${shot%.png}-staff.png"
 	}
 
-	# --demo: the built-in simulated terminal, as a new user first sees it.
+	# The accessibility bus: the order is placed through the window's
+	# accessibility tree, by the controls' roles and names.
+	if [[ -x /usr/libexec/at-spi-bus-launcher ]]; then
+		/usr/libexec/at-spi-bus-launcher --launch-immediately >"$work/atspi.log" 2>&1 &
+	fi
+	export NO_AT_BRIDGE=0
+
+	# A customer orders a croissant: the demo's menu is there, and the
+	# cart takes it.
+	order_a_product() {
+		if ! /usr/bin/python3 -c 'import pyatspi' 2>/dev/null; then
+			echo "desktop-smoke: no python3-pyatspi: ordering a product is skipped" >&2
+			return
+		fi
+		if ! /usr/bin/python3 "$root/scripts/desktop-order.py"; then
+			import -window root "$work/order.png" 2>/dev/null && cp "$work/order.png" "${shot%.png}-order.png"
+			echo "desktop-smoke: a product could not be ordered in the demo (screenshot ${shot%.png}-order.png)" >&2
+			cat "$work/app.log" >&2
+			exit 1
+		fi
+		import -window root "$work/order.png" 2>/dev/null && cp "$work/order.png" "${shot%.png}-order.png"
+	}
+
+	# The demo keeps its own data folder: the real one stays untouched.
+	check_data_folders() {
+		if [[ -e $XDG_CONFIG_HOME/comptoir ]]; then
+			echo "desktop-smoke: the demo wrote into the real data folder $XDG_CONFIG_HOME/comptoir" >&2
+			ls -la "$XDG_CONFIG_HOME/comptoir" >&2
+			exit 1
+		fi
+		if [[ ! -f $XDG_CONFIG_HOME/comptoir-demo/comptoir.db ]]; then
+			echo "desktop-smoke: the demo's journal is not in $XDG_CONFIG_HOME/comptoir-demo" >&2
+			exit 1
+		fi
+		echo "desktop-smoke: the demo kept its data in its own folder"
+	}
+
+	# --demo: the built-in simulated terminal, as a new user first sees it,
+	# with a fresh home and no data folder given.
 	setsid "$bin" --demo >"$work/app.log" 2>&1 &
 	app=$!
 
@@ -94,6 +133,8 @@ if [[ ${SMOKE_INSIDE_XVFB:-} == 1 ]]; then
 			echo "desktop-smoke: rendered within $((i + 1))s ($colours colours): $shot"
 			grep 'window shown' "$work/app.log" || true
 			second_launch
+			order_a_product
+			check_data_folders
 			staff_unlock
 			exit 0
 		fi
@@ -142,7 +183,8 @@ trap 'exit 130' INT TERM
 mkdir -p "$work/home" "$work/config" "$work/data" "$work/cache" "$work/runtime"
 chmod 700 "$work/runtime"
 export HOME=$work/home XDG_CONFIG_HOME=$work/config XDG_DATA_HOME=$work/data \
-	XDG_CACHE_HOME=$work/cache XDG_RUNTIME_DIR=$work/runtime COMPTOIR_DATA_DIR=$work/data/comptoir
+	XDG_CACHE_HOME=$work/cache XDG_RUNTIME_DIR=$work/runtime
+unset COMPTOIR_DATA_DIR
 export SMOKE_INSIDE_XVFB=1
 unset DBUS_SESSION_BUS_ADDRESS WAYLAND_DISPLAY
 
@@ -160,4 +202,4 @@ if ! wait "$xvfb"; then
 	exit 1
 fi
 xvfb=
-grep -E '^desktop-smoke:|window shown' "$work/session.log"
+grep -E '^desktop-(smoke|order):|window shown' "$work/session.log"

@@ -49,7 +49,7 @@ ensure_apt_packages() {
 # The desktop build needs GTK 3 and WebKitGTK 4.1 headers on Linux.
 DESKTOP_PACKAGES=(build-essential pkg-config libgtk-3-dev libwebkit2gtk-4.1-dev)
 # Tests also run the window under Xvfb and drive Chromium.
-TEST_PACKAGES=(xvfb xauth imagemagick dbus xdotool chromium)
+TEST_PACKAGES=(xvfb xauth imagemagick dbus xdotool chromium at-spi2-core python3-pyatspi)
 
 ensure_wails() {
   # Not `wails version | grep -q`: under pipefail grep's early exit fails
