@@ -20,6 +20,8 @@ type OrderFacts struct {
 	// Closed: nothing more will be asked of it (the customer went away,
 	// its link was cancelled, staff closed it).
 	Closed bool
+	// Running: an attempt of it is not final yet: money may still move.
+	Running bool
 	// Attention: an attempt of it has an unknown outcome or a flag, an
 	// approval of it awaits the provider's record or was denied by it, or
 	// the order itself was flagged for staff.
@@ -36,11 +38,12 @@ func StatusOf(f OrderFacts) OrderStatus {
 		return OrderNeedsAttention
 	case f.Total > 0 && f.Paid >= f.Total:
 		return OrderPaid
-	case f.Closed && f.Kept <= 0:
+	case f.Closed && f.Kept <= 0 && !f.Running:
 		return OrderCancelled
 	case f.Closed:
-		// Closed with money kept for it and not paid in full: someone
-		// refunds it or collects the rest.
+		// Closed with money kept for it and not paid in full (someone
+		// refunds it or collects the rest), or while an attempt of it may
+		// still take money (nobody follows it on a screen any more).
 		return OrderNeedsAttention
 	}
 	return OrderOpen
@@ -55,19 +58,22 @@ func orderFacts(ctx context.Context, q queryer, orderID string) (OrderFacts, Ord
 		status    string
 		closed    bool
 		attention bool
+		running   bool
 	)
 	err = q.QueryRowContext(ctx, `SELECT o.status, o.closed_at IS NOT NULL,
+			EXISTS (SELECT 1 FROM attempts a WHERE a.order_id = o.id AND a.`+openStatesSQL+`),
 			o.attention IS NOT NULL OR EXISTS (SELECT 1 FROM attempts a
 				WHERE a.order_id = o.id AND (a.state = 'unknown' OR a.flag IS NOT NULL
 					OR a.witness IN ('awaiting', 'denied')))
-		FROM orders o WHERE o.id = ?`, orderID).Scan(&status, &closed, &attention)
+		FROM orders o WHERE o.id = ?`, orderID).Scan(&status, &closed, &running, &attention)
 	if errors.Is(err, sql.ErrNoRows) {
 		return OrderFacts{}, "", Errorf(ENOTFOUND, "order %s not found", orderID)
 	}
 	if err != nil {
 		return OrderFacts{}, "", err
 	}
-	f := OrderFacts{Total: m.Total, Paid: m.Paid, Kept: m.Taken() - m.Refunded - m.Reversed, Closed: closed, Attention: attention}
+	f := OrderFacts{Total: m.Total, Paid: m.Paid, Kept: m.Taken() - m.Refunded - m.Reversed, Closed: closed,
+		Running: running, Attention: attention}
 	return f, OrderStatus(status), nil
 }
 

@@ -25,6 +25,8 @@ func TestStatusOfIsOneRule(t *testing.T) {
 		{"paid but an attempt unknown", OrderFacts{Total: 1300, Paid: 1300, Kept: 1300, Attention: true}, OrderNeedsAttention},
 		{"unknown", OrderFacts{Total: 1300, Attention: true}, OrderNeedsAttention},
 		{"closed, nothing paid", OrderFacts{Total: 1300, Closed: true}, OrderCancelled},
+		{"closed while an attempt runs", OrderFacts{Total: 1300, Closed: true, Running: true}, OrderNeedsAttention},
+		{"running, not closed", OrderFacts{Total: 1300, Running: true}, OrderOpen},
 		{"closed, a part paid", OrderFacts{Total: 1300, Paid: 500, Kept: 500, Closed: true}, OrderNeedsAttention},
 		{"closed, a part paid and given back", OrderFacts{Total: 1300, Paid: 500, Kept: 0, Closed: true}, OrderCancelled},
 		{"closed, only a tip kept", OrderFacts{Total: 1300, Kept: 100, Closed: true}, OrderNeedsAttention},

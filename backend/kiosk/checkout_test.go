@@ -608,3 +608,23 @@ func TestNoWayToPayClosesTheWelcomeScreen(t *testing.T) {
 		t.Fatalf("a blip closed the welcome screen: %s", v.Phase)
 	}
 }
+
+// An order ticket the terminal's printer does not take is told to staff
+// (the audit trail staff mode shows), not only logged.
+func TestAnOrderTicketNotPrintedIsToldToStaff(t *testing.T) {
+	e := newEnv(t)
+	e.printer.print = func(context.Context, *localapi.PrintRequest) (*localapi.StatusResponse, error) {
+		return nil, errors.New("out of paper")
+	}
+	e.cart("croissant", 1)
+	e.must(e.s.Pay(MethodCard))
+	v := e.waitPhase(PhaseApproved)
+	var recs []journal.AuditRecord
+	e.waitFor("staff told", func(CheckoutView) bool {
+		recs, _ = e.db.Audit(e.ctx, journal.AuditQuery{Action: ActionTicketNotPrinted})
+		return len(recs) == 1
+	})
+	if recs[0].Subject != v.OrderID || !strings.Contains(recs[0].Detail, "out of paper") {
+		t.Fatalf("audit %+v", recs[0])
+	}
+}

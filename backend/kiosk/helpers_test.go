@@ -66,6 +66,14 @@ func (r *recorder) checkouts() []CheckoutView {
 type fakeLocal struct {
 	*localapi.Client
 	share func(ctx context.Context, req *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error)
+	print func(ctx context.Context, req *localapi.PrintRequest) (*localapi.StatusResponse, error)
+}
+
+func (p *fakeLocal) Print(ctx context.Context, req *localapi.PrintRequest) (*localapi.StatusResponse, error) {
+	if p.print != nil {
+		return p.print(ctx, req)
+	}
+	return p.Client.Print(ctx, req)
 }
 
 func (p *fakeLocal) ShareReceipt(ctx context.Context, req *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error) {

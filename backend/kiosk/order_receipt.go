@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -69,6 +70,18 @@ func OrderReceipt(ctx context.Context, db *journal.DB, st Settings, orderID stri
 // receipt may show of the provider's transaction (its customer ticket, not
 // the merchant's; no issuer, no card token).
 func cardPart(c payment.Charge) receipt.Part {
-	return receipt.Part{Kind: receipt.KindCard, Amount: c.Amount, Tip: c.GiftAmount, Scheme: c.Scheme,
+	kind := receipt.KindCard
+	if isMealVoucher(c.PaymentApplication) {
+		kind = receipt.KindVoucher
+	}
+	return receipt.Part{Kind: kind, Amount: c.Amount, Tip: c.GiftAmount, Scheme: c.Scheme,
 		TransactionID: c.TransactionID, ClientCardTicket: c.ClientTicket}
+}
+
+// isMealVoucher: the terminal's payment application is a meal voucher's
+// (CONECS cards, Restoflash, ANCV's chèques), as the specification lists
+// them.
+func isMealVoucher(app string) bool {
+	a := strings.ToUpper(app)
+	return strings.HasPrefix(a, "CONECS") || a == "RESTOFLASH" || a == "ANCV"
 }

@@ -25,7 +25,8 @@ func TestOrderReceiptFromTheJournal(t *testing.T) {
 		t.Fatalf("receipt %+v", r)
 	}
 	text := receipt.CustomerReceiptText(r, opt)
-	for _, want := range []string{"Croissant", r.Payments[0].TransactionID} {
+	txn := r.Payments[0].TransactionID
+	for _, want := range []string{"Croissant", "Transaction ..." + txn[len(txn)-8:], "Carte"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("receipt text lacks %q:\n%s", want, text)
 		}
@@ -64,5 +65,26 @@ func TestOrderReceiptOfAKeyedAmount(t *testing.T) {
 		if !strings.Contains(strings.ReplaceAll(text, ".", ","), want) {
 			t.Errorf("receipt text lacks %q:\n%s", want, text)
 		}
+	}
+}
+
+// A part paid with a meal-voucher card is called a meal voucher on the
+// receipt, never "Card ... CONECS".
+func TestOrderReceiptCallsAMealVoucherOne(t *testing.T) {
+	e := newEnv(t)
+	e.sim.Script(terminalsim.Approve().After(0).WithCard("conecs"), terminalsim.Approve().After(0))
+	e.cart("croissant", 2, "cola", 1)
+	e.must(e.s.Pay(MethodVoucherThenCard))
+	v := e.waitPhase(PhaseApproved)
+	e.waitFor("order paid", func(CheckoutView) bool { return e.order(v.OrderID).Status == journal.OrderPaid })
+	r, opt, err := OrderReceipt(e.ctx, e.db, e.s.Settings(), v.OrderID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Payments) != 2 || r.Payments[0].Kind != receipt.KindVoucher || r.Payments[1].Kind != receipt.KindCard {
+		t.Fatalf("parts %+v", r.Payments)
+	}
+	if text := receipt.CustomerReceiptText(r, opt); !strings.Contains(text, "Titre-restaurant") {
+		t.Errorf("receipt:\n%s", text)
 	}
 }

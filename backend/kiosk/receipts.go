@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 
 	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 )
 
@@ -128,6 +130,21 @@ func (s *Service) printOrderTicket(ord *order) {
 	}
 	if err != nil {
 		s.log.Warn("order ticket not printed", "order", ord.id, "err", err)
+		s.tellStaff(ActionTicketNotPrinted, ord.id, fmt.Sprintf("the order ticket of order %s (number %s) was not printed: %v; prepare it from the order", ord.id, ord.number, err))
+	}
+}
+
+// ActionTicketNotPrinted is the audit action of an order ticket the
+// terminal's printer did not take: staff prepare the order from it.
+const ActionTicketNotPrinted = "order_ticket_not_printed"
+
+// tellStaff records, in the audit trail staff mode shows, what the kiosk
+// could not do by itself.
+func (s *Service) tellStaff(action, subject, detail string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), receiptTimeout)
+	defer cancel()
+	if err := s.cfg.Journal.AppendAudit(ctx, journal.AuditRecord{Who: "system:kiosk", Action: action, Subject: subject, Detail: detail}); err != nil {
+		s.log.Error("staff not told", "action", action, "subject", subject, "err", err)
 	}
 }
 

@@ -1059,21 +1059,18 @@ func (s *Service) leave(also ...Phase) (CheckoutView, error) {
 	return v, nil
 }
 
-// flagUnknown keeps an order whose outcome the kiosk could not know in the
-// staff's needs-attention list once its screen is gone, if nothing else
-// settled it yet.
+// flagUnknown closes an order whose outcome the kiosk could not know once
+// its screen is gone: the customer will not be asked again. The journal
+// keeps it needing attention while its attempt is unknown, and settles it
+// as the attempt ends (paid, or cancelled when nothing was charged).
 func (s *Service) flagUnknown(ord *order) {
 	if ord == nil || ord.id == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
-	o, err := s.cfg.Journal.Order(ctx, ord.id)
-	if err != nil || o.Status != journal.OrderOpen {
-		return
-	}
-	if err := s.cfg.Journal.FlagOrder(ctx, ord.id, "outcome unknown at the kiosk: screen released by staff"); err != nil {
-		s.log.Error("flag an order of unknown outcome", "order", ord.id, "err", err)
+	if err := s.cfg.Journal.CloseOrder(ctx, ord.id, "outcome unknown at the kiosk: screen released by staff"); err != nil {
+		s.log.Error("close an order of unknown outcome", "order", ord.id, "err", err)
 	}
 }
 

@@ -111,6 +111,7 @@ func (f Formatter) Rate(bp int) string {
 // labels are the words of the layouts, by language.
 type labels struct {
 	Order, Total, Tip, Paid, VAT, VATNo, Rate, Net, Gross, Payment, Txn, Card, Cash, Collect, Digital, Part string
+	Voucher                                                                                                 string
 	EatIn, TakeAway                                                                                         string
 	ScanToPay, LinkValid, Link                                                                              string
 	// A recorded ticket: its number (%d), the till, the total without
@@ -127,7 +128,7 @@ var dictionary = map[string]labels{
 		Cash: "Espèces", Collect: "À retirer au comptoir", Digital: "Votre reçu en ligne", Part: "Paiement %d/%d",
 		EatIn: "SUR PLACE", TakeAway: "À EMPORTER",
 		ScanToPay: "Scannez pour payer avec votre téléphone", LinkValid: "Lien valable jusqu'au %s",
-		Link:   "Paiement par téléphone",
+		Link: "Paiement par téléphone", Voucher: "Titre-restaurant",
 		Ticket: "Ticket n° %d", Till: "Caisse", TotalNet: "Total HT", Duplicate: "DUPLICATA n° %d",
 		Signature: "Signature",
 	},
@@ -137,7 +138,7 @@ var dictionary = map[string]labels{
 		Cash: "Cash", Collect: "Collect at the counter", Digital: "Your receipt online", Part: "Payment %d/%d",
 		EatIn: "EAT IN", TakeAway: "TAKE AWAY",
 		ScanToPay: "Scan to pay with your phone", LinkValid: "Link valid until %s",
-		Link:   "Paid by phone",
+		Link: "Paid by phone", Voucher: "Meal voucher",
 		Ticket: "Ticket no. %d", Till: "Till", TotalNet: "Total excl. VAT", Duplicate: "DUPLICATE no. %d",
 		Signature: "Signature",
 	},
@@ -147,7 +148,7 @@ var dictionary = map[string]labels{
 		Cash: "Efectivo", Collect: "Recoger en el mostrador", Digital: "Su recibo en línea", Part: "Pago %d/%d",
 		EatIn: "PARA TOMAR AQUÍ", TakeAway: "PARA LLEVAR",
 		ScanToPay: "Escanee para pagar con su teléfono", LinkValid: "Enlace válido hasta el %s",
-		Link:   "Pago por teléfono",
+		Link: "Pago por teléfono", Voucher: "Vale de comida",
 		Ticket: "Tique n.º %d", Till: "Caja", TotalNet: "Total sin IVA", Duplicate: "DUPLICADO n.º %d",
 		Signature: "Firma",
 	},

@@ -102,6 +102,8 @@ const (
 	KindCard = "card"
 	KindCash = "cash"
 	KindLink = "link" // a payment link paid on the customer's phone
+	// KindVoucher: a meal voucher (titre-restaurant) taken by the terminal.
+	KindVoucher = "meal_voucher"
 )
 
 // Part is one tender of a payment: several parts make a split payment.
@@ -368,7 +370,7 @@ func customer(r Receipt, opt Options, m mode) *escpos.Builder {
 			b.Wrapped("  " + card)
 		}
 		if p.TransactionID != "" {
-			b.Wrapped("  " + w.Txn + " " + p.TransactionID)
+			b.Wrapped("  " + w.Txn + " " + shortTxn(p.TransactionID))
 		}
 		if m.cardTicket && strings.TrimSpace(p.ClientCardTicket) != "" {
 			b.Feed(1)
@@ -499,8 +501,24 @@ func kindLabel(w labels, kind string) string {
 		return w.Cash
 	case KindLink:
 		return w.Link
+	case KindVoucher:
+		return w.Voucher
 	}
 	return kind
+}
+
+// shortTxnLen is how much of a transaction id a receipt prints: enough for
+// staff to find it in the history, short enough not to fill a line.
+const shortTxnLen = 8
+
+// shortTxn is the end of a transaction id, marked as cut when it is (in
+// ASCII: every printer's code page has it).
+func shortTxn(id string) string {
+	r := []rune(id)
+	if len(r) <= shortTxnLen+3 {
+		return id
+	}
+	return "..." + string(r[len(r)-shortTxnLen:])
 }
 
 // maskedPAN returns a masked card number as given, or "" if it shows more

@@ -570,3 +570,23 @@ func TestFiscalMentions(t *testing.T) {
 		t.Errorf("mentions without a ticket:\n%s", plain)
 	}
 }
+
+// A long transaction id is printed by its end (enough to find it in the
+// history); a meal-voucher part is called one, not a card.
+func TestReceiptPartsSayWhatTookTheMoney(t *testing.T) {
+	for id, want := range map[string]string{
+		"txn_8f2c1a":                           "txn_8f2c1a",
+		"0c9e3f52-7b1d-4e8a-9f60-2d41c7a5b3e9": "...c7a5b3e9",
+	} {
+		if got := shortTxn(id); got != want {
+			t.Errorf("shortTxn(%q) = %q, want %q", id, got, want)
+		}
+	}
+	w := words("fr")
+	if got := kindLabel(w, KindVoucher); got != "Titre-restaurant" {
+		t.Errorf("a meal-voucher part is called %q", got)
+	}
+	if got := kindLabel(words("es"), KindVoucher); got != "Vale de comida" {
+		t.Errorf("a meal-voucher part is called %q in Spanish", got)
+	}
+}

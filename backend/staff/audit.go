@@ -31,7 +31,7 @@ var ownActions = map[string]bool{
 	"ping": true, "refund_refused": true, "report": true, "report_print_failed": true,
 	"report_printed": true, actionReversal: true, "setting": true, "setting_refused": true,
 	"unlock": true, "unlock_failed": true, "charge_adopted": true, "link_refused": true,
-	"z_printed": true, "z_print_failed": true, ReconcileAction: true, "accept_order": true,
+	"z_printed": true, "z_print_failed": true, ReconcileAction: true, "accept_order": true, "order_ticket_not_printed": true,
 	ActionLockout: true, ActionLockoutCleared: true, ActionRecoveryMade: true, ActionRecoveryFailed: true,
 }
 
