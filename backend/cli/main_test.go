@@ -144,9 +144,9 @@ func TestPayThenAttempts(t *testing.T) {
 	}
 }
 
-// A terminal that approves something else than asked (cents 61: 1 cent;
-// 62: another currency; 63: a refund for a debit) makes `pay` exit 4 with
-// the flag and the order unpaid; the order's currency is the configured one.
+// A terminal that approves something else than asked (1 cent, another
+// currency, a refund for a debit) makes `pay` exit 4 with the flag and the
+// order unpaid; the order's currency is the configured one.
 func TestPayApprovedForSomethingElseIsNotPaid(t *testing.T) {
 	sim := startSim(t)
 	dir := t.TempDir()
@@ -154,12 +154,13 @@ func TestPayApprovedForSomethingElseIsNotPaid(t *testing.T) {
 	if code := run([]string{"settings", "--data-dir", dir, "set", "kiosk.currency", `"EUR"`}, &out, &errOut); code != 0 {
 		t.Fatalf("settings: exit %d %s", code, errOut.String())
 	}
-	for _, amount := range []string{"161", "162", "163"} {
+	for _, m := range []terminalsim.Misreport{{Amount: 1}, {Currency: "CHF"}, {Type: "refund"}} {
 		out.Reset()
-		code := run([]string{"pay", "--terminal", sim.URL(), "--data-dir", dir, "--amount", amount}, &out, &errOut)
+		sim.Script(terminalsim.Approve().After(0).Misreporting(m))
+		code := run([]string{"pay", "--terminal", sim.URL(), "--data-dir", dir, "--amount", "160"}, &out, &errOut)
 		var res payResult
 		if err := json.Unmarshal(out.Bytes(), &res); err != nil || code != 4 || res.Status != "approved" || res.Flag == "" || res.OrderPaid {
-			t.Fatalf("pay %s: exit %d, printed %s (%v)", amount, code, out.String(), err)
+			t.Fatalf("pay approved as %+v: exit %d, printed %s (%v)", m, code, out.String(), err)
 		}
 	}
 	out.Reset()

@@ -219,9 +219,6 @@ var TestAmounts = []TestAmount{
 	{57, "slow", "approved after a slow customer (20 s)"},
 	{58, "http500_not_charged", "HTTP 500 with no body at once, nothing started or charged"},
 	{59, "cancel", "the customer presses Cancel on the terminal (ko, no message)"},
-	{61, "misreport_amount", "a faulty terminal: charges and approves 1 cent, whatever was asked"},
-	{62, "misreport_currency", "a faulty terminal: approves the amount, answered in CHF"},
-	{63, "misreport_type", "a faulty terminal: approves a debit answering transactionType refund"},
 }
 
 // BehaviourForAmount returns the behaviour the test amounts table gives an

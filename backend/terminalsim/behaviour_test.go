@@ -195,21 +195,6 @@ func TestTestAmounts(t *testing.T) {
 			}
 		}, false},
 		{1059, func(t *testing.T, r payResult) { mustDeclined(t, r) }, false},
-		{1061, func(t *testing.T, r payResult) {
-			if tx := mustApproved(t, r); tx.Amount != 1 {
-				t.Errorf("want 1 cent approved, got %s", tx.Raw)
-			}
-		}, true},
-		{1062, func(t *testing.T, r payResult) {
-			if tx := mustApproved(t, r); tx.CurrencyCode != "CHF" || tx.Amount != 1062 {
-				t.Errorf("want 1062 CHF approved, got %s", tx.Raw)
-			}
-		}, true},
-		{1063, func(t *testing.T, r payResult) {
-			if tx := mustApproved(t, r); tx.TransactionType != "refund" || tx.Amount != 1063 {
-				t.Errorf("want a debit answered as a refund, got %s", tx.Raw)
-			}
-		}, true},
 	}
 	sim, c := newSim(t, Config{})
 	for _, tt := range tests {

@@ -169,9 +169,6 @@
 //	..57   slow                  approved after a slow customer (20 s)
 //	..58   http500_not_charged   HTTP 500 at once, nothing started or charged
 //	..59   cancel                the customer presses Cancel (ko, no message)
-//	..61   misreport_amount      a faulty terminal: charges and approves 1 cent
-//	..62   misreport_currency    a faulty terminal: approves in CHF
-//	..63   misreport_type        a faulty terminal: a debit answered as a refund
 //	other  (default)             approved after about 3 s
 //
 // # Ledger
