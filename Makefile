@@ -1,6 +1,6 @@
 # Developer shortcuts. The two commands a new user needs are scripts/start and
 # scripts/test (see README); these targets wrap them and add the rest.
-.PHONY: run test build dev simulator contract vet gotest frontend-test smoke crashtest fuzz bench clean
+.PHONY: run test build dev simulator contract vet lint gotest frontend-test smoke crashtest fuzz bench clean
 
 run:
 	scripts/start
@@ -27,6 +27,10 @@ contract:
 
 vet:
 	go vet ./...
+
+# staticcheck at the pinned version (scripts/lib.sh), as scripts/test runs it.
+lint:
+	bash -c 'source scripts/lib.sh && go run "honnef.co/go/tools/cmd/staticcheck@$$STATICCHECK_VERSION" ./...' 
 
 gotest:
 	go test -race -count=1 ./...

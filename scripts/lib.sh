@@ -3,6 +3,8 @@
 
 # shellcheck shell=bash
 WAILS_VERSION=v2.16.0
+# staticcheck, pinned like every tool (run by scripts/test and make lint).
+STATICCHECK_VERSION=v0.8.2
 GO_MIN=1.26
 NODE_MIN=20.19
 

@@ -2,6 +2,7 @@ package cloudsim
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -38,7 +39,8 @@ func (h historyRequest) window(now time.Time) (from, to time.Time, err error) {
 	loc := time.UTC
 	if h.Timezone != "" {
 		if loc, err = time.LoadLocation(h.Timezone); err != nil {
-			return from, to, fmt.Errorf("Parameter 'timezone' is invalid")
+			//lint:ignore ST1005 the words the provider answers
+			return from, to, errors.New("Parameter 'timezone' is invalid")
 		}
 	}
 	at := func(date, clock, field string) (time.Time, error) {
@@ -47,6 +49,7 @@ func (h historyRequest) window(now time.Time) (from, to time.Time, err error) {
 		}
 		t, err := time.ParseInLocation("2006-01-02 15:04:05", date+" "+clock, loc)
 		if err != nil {
+			//lint:ignore ST1005 the words the provider answers
 			return t, fmt.Errorf("Parameter '%s' is invalid (yyyy-MM-dd and HH:mm:ss, no timezone)", field)
 		}
 		return t, nil

@@ -14,13 +14,13 @@ import (
 // The request log keeps every request, its method, path, credential kind
 // and status (0: dropped), never the key; the control API is not in it.
 func TestTheRequestLogKeepsEveryRequest(t *testing.T) {
-	cloud, client, _ := start(t, cloudsim.Config{Key: "sk_log"})
+	cloud, _, _ := start(t, cloudsim.Config{Key: "sk_log"})
 	ctx := ctxT(t)
 	if err := cloud.Inject(cloudsim.Fault{Path: cloudsim.PathTransactions, Status: 0}); err != nil {
 		t.Fatal(err)
 	}
 	noRetry := cloudapi.WithReadRetry(cloudapi.RetryPolicy{Tries: 1})
-	client, _ = cloudapi.New(cloud.URL(), cloud.Key(), noRetry)
+	client, _ := cloudapi.New(cloud.URL(), cloud.Key(), noRetry)
 	if _, err := client.Transactions(ctx, cloudapi.TransactionsRequest{}); err == nil {
 		t.Fatal("the dropped request answered")
 	}

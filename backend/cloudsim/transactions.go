@@ -53,9 +53,8 @@ type Transaction struct {
 // txn is a transaction the cloud holds.
 type txn struct {
 	Transaction
-	request    localapi.PaymentRequest // as forwarded to the terminal
-	enrol      bool
-	reversedBy string
+	request localapi.PaymentRequest // as forwarded to the terminal
+	enrol   bool
 	// hidden: the provider's record does not show it to this many more
 	// reads of the Webservices (SetRecordLag).
 	hidden int

@@ -484,7 +484,7 @@ func TestSettingsFromJournal(t *testing.T) {
 		!strings.Contains(string(atts[0].RequestBody), "Boulangerie Test") {
 		t.Fatalf("counter attempt %s %s", atts[0].Policy, atts[0].RequestBody)
 	}
-	if d := v.Payment.Deadline.Sub(time.Now()); d < 100*time.Second {
+	if d := time.Until(v.Payment.Deadline); d < 100*time.Second {
 		t.Fatalf("counter deadline only %s ahead", d)
 	}
 }

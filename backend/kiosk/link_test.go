@@ -102,7 +102,7 @@ func TestPayByPhoneScreenTimeout(t *testing.T) {
 	e.cart("croissant", 1)
 	v := e.payByPhone()
 	cart := e.cartOf(v)
-	v = e.waitPhase(PhaseDeclined)
+	e.waitPhase(PhaseDeclined)
 	if carts := e.cloud.Carts(); len(carts) != 1 || carts[0].Status != cloudsim.CartKO {
 		t.Fatalf("carts %+v", carts)
 	}
@@ -110,7 +110,7 @@ func TestPayByPhoneScreenTimeout(t *testing.T) {
 		t.Fatal("the cancelled link could be paid")
 	}
 	e.must(e.s.PayRestByCard())
-	if v = e.waitPhase(PhaseApproved); len(e.debits()) != 1 {
+	if e.waitPhase(PhaseApproved); len(e.debits()) != 1 {
 		t.Fatalf("card after the link: %+v", e.debits())
 	}
 }

@@ -72,12 +72,13 @@ func (e *env) attempt(at time.Time, ch journal.Channel, amount int64, state jour
 	if ch == journal.ChannelLink {
 		terminal = "links/" + order
 	}
-	a, err := e.db.PrepareAttempt(e.ctx, journal.Attempt{UUID: id, OrderID: order, Kind: journal.KindDebit, Channel: ch,
+	_, err := e.db.PrepareAttempt(e.ctx, journal.Attempt{UUID: id, OrderID: order, Kind: journal.KindDebit, Channel: ch,
 		Amount: amount, Policy: journal.PolicyKiosk, Terminal: terminal, RequestBody: []byte(body)})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	if a, err = e.db.MarkSent(e.ctx, id); err != nil {
+	a, err := e.db.MarkSent(e.ctx, id)
+	if err != nil {
 		e.t.Fatal(err)
 	}
 	if state != journal.StateSent {

@@ -75,11 +75,6 @@ func withDemo() option { return func(_ *env, c *Config) { c.Demo = true } }
 
 func withLimits(l payment.Limits) option { return func(e *env, _ *Config) { e.newOrchestrator(l) } }
 
-// withPaymentTerminal drives payments and reversals through term.
-func withPaymentTerminal(term payment.Terminal, l payment.Limits) option {
-	return func(e *env, _ *Config) { e.newOrchestratorOn(term, "sim", l) }
-}
-
 // withLinks sends payment links through a simulated cloud, whose carts
 // are read every poll; api wraps the cloud's client (nil: none).
 func withLinks(poll time.Duration, api func(*cloudapi.Client) payment.LinkAPI) option {

@@ -215,18 +215,3 @@ func c3[A, B, C any](f func(context.Context, *API, A, B, C) (any, error)) call {
 		return f(ctx, a, x, y, z)
 	}}
 }
-
-func c4[A, B, C, D any](f func(context.Context, *API, A, B, C, D) (any, error)) call {
-	return call{4, 0, func(ctx context.Context, a *API, args []json.RawMessage) (any, error) {
-		var (
-			x A
-			y B
-			z C
-			w D
-		)
-		if err := decode(args, &x, &y, &z, &w); err != nil {
-			return nil, err
-		}
-		return f(ctx, a, x, y, z, w)
-	}}
-}
