@@ -28,6 +28,16 @@ if (!process.env.COMPTOIR_FISCAL_KEYS) {
 
 let builtBinary;
 
+/** cloudURL reads the simulated cloud's own address from what it printed. */
+async function cloudURL(proc) {
+  for (let i = 0; i < 100; i++) {
+    const m = proc.out().match(/Simulated cloud at (http:\/\/\S+?) /);
+    if (m) return m[1];
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error("the simulated cloud never said its address");
+}
+
 /** binary returns the comptoir binary, building it once if not given. */
 export function binary() {
   if (process.env.COMPTOIR_BIN) return process.env.COMPTOIR_BIN;
@@ -53,7 +63,7 @@ function start(args, pattern, env = {}) {
       const m = out.match(pattern);
       if (m) {
         clearTimeout(timer);
-        resolve({ child, url: m[1], logs: () => err });
+        resolve({ child, url: m[1], logs: () => err, out: () => out });
       }
     });
     child.stderr.on("data", (d) => (err += d));
@@ -93,20 +103,31 @@ export async function setup(t, opts = {}) {
   if (opts.pin !== null) {
     execFileSync(binary(), ["pin", "--data-dir", dataDir], { input: `${opts.pin ?? STAFF_PIN}\n`, stdio: ["pipe", "ignore", "inherit"] });
   }
-  const sim = await start(
-    ["simulator", "--addr", "127.0.0.1:0", "--timescale", String(opts.timescale ?? 0.1)],
-    /Simulated terminal at (http:\/\/\S+\/localapi\/v4)/,
-  );
+  const timescale = String(opts.timescale ?? 0.1);
+  let sim;
   let cloud;
+  let simBase;
   const kioskEnv = {};
   if (opts.cloud) {
+    // The provider's cloud, whose terminal is also the kiosk's terminal on
+    // the LAN: the provider knows every transaction of its terminals (the
+    // second witness of an approval over the LAN reads them).
     const key = "sk_e2e_" + Math.random().toString(36).slice(2);
-    cloud = await start(["cloudsim", "--addr", "127.0.0.1:0", "--key", key], /Simulated cloud at (http:\/\/\S+?) /);
+    const serial = "SIM-E2E-1";
+    cloud = await start(
+      ["cloudsim", "--addr", "127.0.0.1:0", "--key", key, "--serial", serial, "--lan", "--timescale", timescale],
+      /Terminal SIM-E2E-1 on the LAN: (http:\/\/\S+\/localapi\/v4)/,
+    );
+    cloud.lan = cloud.url;
+    cloud.url = cloud.lan && (await cloudURL(cloud));
     execFileSync(binary(), ["settings", "--data-dir", dataDir, "set", "cloud.url", JSON.stringify(cloud.url)], { stdio: ["ignore", "ignore", "inherit"] });
     kioskEnv.COMPTOIR_CLOUD_KEY = key;
+    simBase = `${cloud.url}/sim/terminals/${serial}`;
+  } else {
+    sim = await start(["simulator", "--addr", "127.0.0.1:0", "--timescale", timescale], /Simulated terminal at (http:\/\/\S+\/localapi\/v4)/);
+    simBase = sim.url.replace(/\/localapi\/v4$/, "");
   }
-  const simBase = sim.url.replace(/\/localapi\/v4$/, "");
-  const terminal = opts.terminal ?? sim.url;
+  const terminal = opts.terminal ?? (cloud ? cloud.lan : sim.url);
   const startKiosk = () =>
     start(
       ["serve", "--addr", "127.0.0.1:0", "--terminal", terminal, "--data-dir", dataDir, ...(opts.serveArgs ?? [])],
@@ -193,7 +214,7 @@ export async function setup(t, opts = {}) {
   t.after(async () => {
     await browser.close().catch(() => {});
     await stop(kiosk);
-    await stop(sim);
+    if (sim) await stop(sim);
     await stop(cloud);
     if (!opts.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
   });
