@@ -91,5 +91,6 @@ build_desktop() {
   say "building the desktop app ($flags)"
   local tags=""
   [ "$(uname -s)" = Linux ] && tags="-tags webkit2_41"
-  (cd "$ROOT" && wails build -m $tags -ldflags "$flags" >&2)
+  # "$@": more flags, -s when frontend/dist is built already.
+  (cd "$ROOT" && wails build -m $tags -ldflags "$flags" "$@" >&2)
 }

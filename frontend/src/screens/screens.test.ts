@@ -336,7 +336,7 @@ describe("Paying with the phone", () => {
   it("says when the code opens on this computer only (the demo's provider)", () => {
     const { context } = kioskWith({ phase: "paying", payment: { ...phone, link: "http://127.0.0.1:41234/pay/c/1" } });
     render(Paying, { context });
-    expect(screen.getByTestId("phone-local-only").textContent).toContain("this computer only");
+    expect(screen.getByTestId("phone-local-only").textContent).toContain("this PC only");
     cleanup();
     const real = kioskWith({ phase: "paying", payment: { ...phone, link: "https://pay.example/c/1" } });
     render(Paying, { context: real.context });

@@ -90,7 +90,7 @@ export const en = {
   "phone.time_left": "This code stays on screen for {time}",
   "phone.print": "Print the code and pay at your table",
   "phone.printed": "Printed: take your ticket, pay when you like.",
-  "phone.local_only": "Demo: this code opens on this computer only, not on a phone.",
+  "phone.local_only": "Demo: this code opens on this PC only.",
   "phone.cancel": "Cancel",
   "pay.title": "Follow the instructions on the terminal",
   "pay.amount": "Amount to pay",

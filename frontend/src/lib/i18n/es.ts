@@ -88,7 +88,7 @@ export const es: Messages = {
   "phone.time_left": "Este código se muestra durante {time}",
   "phone.print": "Imprimir el código y pagar en la mesa",
   "phone.printed": "Impreso: llévese el ticket y pague cuando quiera.",
-  "phone.local_only": "Demo: este código solo se abre en este ordenador, no en un teléfono.",
+  "phone.local_only": "Demo: este código solo se abre en este PC.",
   "phone.cancel": "Cancelar",
   "pay.title": "Siga las instrucciones del terminal",
   "pay.amount": "Importe a pagar",

@@ -88,7 +88,7 @@ export const fr: Messages = {
   "phone.time_left": "Ce code reste affiché {time}",
   "phone.print": "Imprimer le code et payer à table",
   "phone.printed": "Imprimé : prenez votre ticket, payez quand vous voulez.",
-  "phone.local_only": "Démo : ce code ne s’ouvre que sur cet ordinateur, pas sur un téléphone.",
+  "phone.local_only": "Démo : ce code ne s’ouvre que sur ce PC.",
   "phone.cancel": "Annuler",
   "pay.title": "Suivez les instructions du terminal",
   "pay.amount": "Montant à payer",
