@@ -131,13 +131,15 @@ func (o Options) matches(instance string, port int) bool {
 // HTTPS, trusting the peeked certificate alone.
 func pingWith(opts []localapi.Option) Pinger {
 	return func(ctx context.Context, baseURL, pin string) error {
+		// Pings run side by side: each makes its own list of options.
+		own := opts
 		if strings.HasPrefix(baseURL, "https://") {
 			if pin == "" {
 				return errors.New("discovery: no certificate to check this https:// address against")
 			}
-			opts = append(slices.Clip(opts), localapi.WithTLS(localapi.TLS{Pin: pin}))
+			own = append(slices.Clip(opts), localapi.WithTLS(localapi.TLS{Pin: pin}))
 		}
-		c, err := localapi.NewClient(baseURL, opts...)
+		c, err := localapi.NewClient(baseURL, own...)
 		if err != nil {
 			return err
 		}

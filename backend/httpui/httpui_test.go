@@ -107,9 +107,12 @@ func newEnv(t *testing.T, opts ...func(*Options)) *env {
 	deadline := time.Now().Add(10 * time.Second)
 	// Ready: the terminal answers, and the welcome screen is up (the
 	// checkout leaves "unavailable" just after the terminal is ready).
-	for !s.Terminal().Ready || s.Checkout().Phase != kiosk.PhaseWelcome {
+	// The broadcaster's latest checkout too: the kiosk publishes its
+	// snapshot just after it changes, and a new event stream starts with
+	// what the broadcaster has.
+	for !s.Terminal().Ready || s.Checkout().Phase != kiosk.PhaseWelcome || broadcastPhase(b) != kiosk.PhaseWelcome {
 		if time.Now().After(deadline) {
-			t.Fatalf("never ready: %s", s.Checkout().Phase)
+			t.Fatalf("never ready: %s (broadcast %s)", s.Checkout().Phase, broadcastPhase(b))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -478,4 +481,20 @@ func TestStaffCalls(t *testing.T) {
 	if _, r, _ := e.staffCall("Settings", `["`+sess.ID+`"]`); r.OK || r.Error.Code != staff.ESESSION {
 		t.Fatalf("a call after Lock: %+v", r.Error)
 	}
+}
+
+// broadcastPhase is the phase of the latest checkout the broadcaster holds.
+func broadcastPhase(b *Broadcaster) kiosk.Phase {
+	latest, _, cancel := b.Subscribe()
+	cancel()
+	for _, ev := range latest {
+		if ev.Name != kiosk.EventCheckout {
+			continue
+		}
+		var v kiosk.CheckoutView
+		if json.Unmarshal(ev.Data, &v) == nil {
+			return v.Phase
+		}
+	}
+	return ""
 }

@@ -181,7 +181,9 @@ func (s *Staff) view(ctx context.Context, a journal.Attempt, cache orderCache) A
 		if s.cfg.Links != nil {
 			if h, ok := s.cfg.Links.Active(a.UUID); ok {
 				run := h.View()
-				v.LinkPaid, v.CanCancelLink = run.Paid, !run.Final()
+				// The journal speaks first: an attempt it holds final is over,
+				// though its run may not have said so yet.
+				v.LinkPaid, v.CanCancelLink = run.Paid, !run.Final() && a.State.Open()
 			}
 		}
 		v.CanCapture = s.cfg.Links != nil && a.State == journal.StateApproved && a.ProviderStatus == journal.ProviderAuthorised
