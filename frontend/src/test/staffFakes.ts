@@ -92,7 +92,7 @@ export function fakeStaff(answers: Partial<Record<StaffCallName, Answer>> = {}) 
     if (r && typeof r === "object" && "ok" in r) return envelope(name, r);
     return { ok: true, value: r ?? null };
   });
-  const transport: StaffTransport = { kind: "mock", call };
+  const transport: StaffTransport = { kind: "test", call };
   return {
     api: createStaffApi(transport),
     call,
