@@ -4,7 +4,7 @@
 // --demo` the developer started (README, Development). No fake backend:
 // what the screens show is what the backend decides.
 
-import type { ProxyOptions } from "vite";
+import type { Plugin, ProxyOptions } from "vite";
 
 /** The server `npm run dev` passes the API to: COMPTOIR_DEV_SERVER, default `comptoir serve`'s own address. */
 export const defaultDevServer = "http://127.0.0.1:8080";
@@ -43,4 +43,23 @@ export function devProxy(target: string): Record<string, ProxyOptions> {
     },
   };
   return { "/api": options, "/media": options };
+}
+
+/**
+ * wailsMedia: under `wails dev`, the window's requests go to this dev
+ * server first, and Wails serves one itself only when the answer is 404.
+ * /media (the menu's pictures) is the app's own, but the dev server would
+ * answer it with index.html: it answers 404 instead.
+ */
+export function wailsMedia(): Plugin {
+  return {
+    name: "comptoir:wails-media",
+    apply: "serve",
+    configureServer(server) {
+      server.middlewares.use("/media", (_req, res) => {
+        res.statusCode = 404;
+        res.end();
+      });
+    },
+  };
 }

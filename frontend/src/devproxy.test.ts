@@ -85,6 +85,26 @@ describe("the dev server", () => {
     expect(seen.at(-1)?.origin).toBe("http://evil.example");
   });
 
+  it("under `wails dev` (mode desktop) passes nothing on: a picture is not found, and Wails serves it", async () => {
+    const root = join(import.meta.dirname, "..");
+    const desktop = await createServer({
+      root,
+      configFile: join(root, "vite.config.ts"),
+      mode: "desktop",
+      logLevel: "silent",
+      server: { port: 0, host: "127.0.0.1" },
+    });
+    try {
+      await desktop.listen();
+      const before = seen.length;
+      const media = await fetch(`http://127.0.0.1:${(desktop.httpServer!.address() as AddressInfo).port}/media/croissant.jpg`);
+      expect(media.status).toBe(404);
+      expect(seen.length).toBe(before);
+    } finally {
+      await desktop.close();
+    }
+  }, 120_000);
+
   it("serves the UI itself, not the backend's", async () => {
     const before = seen.length;
     const page = await fetch(`${dev}/`);
