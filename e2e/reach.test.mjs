@@ -202,11 +202,10 @@ async function englishCatalog(page) {
   const src = readFileSync(join(root, "frontend", "src", "lib", "i18n", "en.ts"), "utf8");
   const entries = [...src.matchAll(/^\s*"([\w.]+)":\s*"((?:[^"\\]|\\.)*)",?\s*$/gm)];
   const keyLines = src.split("\n").filter((l) => /^\s*"[\w.]+":/.test(l)).length;
-  assert.ok(entries.length > 300 && entries.length === keyLines, `en.ts read ${entries.length} of ${keyLines} messages`);
+  assert.ok(entries.length > 150 && entries.length === keyLines, `en.ts read ${entries.length} of ${keyLines} messages`);
   const phrases = new Set();
-  // The staff screens' words are not the customer's: never on their screens.
-  for (const [, key, raw] of entries) {
-    if (key.startsWith("staff.")) continue;
+  // The customer's words only: the staff screens' are in i18n/staff/.
+  for (const [, , raw] of entries) {
     for (const part of JSON.parse(`"${raw}"`).split(/\{\w+\}/)) phrases.add(part);
   }
   const catalog = await page.evaluate(async () => (await fetch("/api/Catalog", { method: "POST", headers: { "Content-Type": "application/json" }, body: "[]" })).json());

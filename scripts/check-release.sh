@@ -16,7 +16,9 @@
 #     table's absence is checked, with `go tool nm`;
 #   - no -gcflags with -N or -l (optimisations off: debug and dev modes),
 #     no race detector;
-#   - no development mock in the embedded UI (?mock is for `npm run dev`).
+#   - the embedded UI is a production build, with no test fixture in it
+#     (`npm run dev` develops on a running `comptoir serve --demo`: no fake
+#     backend exists to ship).
 # A binary this machine can run is also asked its version, which must not be
 # the unstamped "dev"; with --version V (scripts/dist gives the version it
 # stamped), it must say V. (A cross-built one is stamped by the same -ldflags
@@ -32,13 +34,18 @@ if [[ ${1:-} == --version ]]; then
 fi
 [[ $# -gt 0 ]] || set -- "$root/build/bin/comptoir"
 
-# Strings only the development mocks' scripted data holds (frontend/src/lib/
-# mock.ts and staffMock.ts): they survive minification.
-mock_markers=("ord_01J9" "TX-0041")
-for marker in "${mock_markers[@]}"; do
-	grep -qF -- "$marker" "$root/frontend/src/lib/mock.ts" "$root/frontend/src/lib/staffMock.ts" ||
-		{ echo "check-release: the marker '$marker' is no longer in the mocks: choose another" >&2; exit 2; }
+# Strings only the component tests' fixtures hold (frontend/src/test/: the
+# test menu, the fake staff session): they survive minification.
+fixture_markers=("Ensalada nizarda" "staff:sid-1")
+for marker in "${fixture_markers[@]}"; do
+	grep -rqF -- "$marker" "$root/frontend/src/test/" ||
+		{ echo "check-release: the marker '$marker' is no longer in the test fixtures: choose another" >&2; exit 2; }
 done
+# A development build of the UI (Svelte's dev mode: `vite build --mode
+# development`, `wails dev`) names each component by its source file.
+dev_marker="src/App.svelte"
+[[ -f $root/frontend/$dev_marker ]] ||
+	{ echo "check-release: frontend/$dev_marker is gone: choose another development-build marker" >&2; exit 2; }
 
 failures=0
 fail() {
@@ -109,13 +116,15 @@ for bin in "$@"; do
 		fail "built with -gcflags '$gcflags': optimisations off (wails build -debug, or wails dev)"
 	fi
 	if [[ $(setting -race) == true ]]; then fail "built with the race detector"; fi
-	# The development aids of the UI (?mock and its fake backends) are in
-	# development builds only: their scripted data must not be embedded.
-	for marker in "${mock_markers[@]}"; do
+	# The embedded UI: a production build of the app, not of its tests.
+	for marker in "${fixture_markers[@]}"; do
 		if grep -aqF -- "$marker" "$bin"; then
-			fail "the embedded UI carries the development mock (found '$marker'): frontend/src/main.ts loads it only under import.meta.env.DEV"
+			fail "the embedded UI carries a test fixture (found '$marker', from frontend/src/test/): app code imports test code"
 		fi
 	done
+	if grep -aqF -- "$dev_marker" "$bin"; then
+		fail "the embedded UI is a development build (found '$dev_marker', which Svelte's dev mode names its components by): build it with \`npm run build\`"
+	fi
 
 	if [[ $goos == "$(go env GOOS)" && $goarch == "$(go env GOARCH)" ]]; then
 		if ! got=$(timeout 10 "$bin" version 2>&1); then

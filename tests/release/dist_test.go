@@ -144,7 +144,7 @@ func TestDistChecksTheReleaseBuild(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "VERSION"), []byte("version=v1.2.3\ncommit=abc\nbuildTime=now\npackageVersion=1.2.3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// check-release.sh reads the mocks' markers from the frontend's sources.
+	// check-release.sh reads its markers from the frontend's sources.
 	repo, _ := filepath.Abs("../..")
 	if out, err := exec.Command("cp", "-r", filepath.Join(repo, "frontend", "src"), filepath.Join(root, "frontend-src")).CombinedOutput(); err != nil {
 		t.Fatalf("copy: %v %s", err, out)

@@ -8,7 +8,8 @@
 // Browser mode (`comptoir serve`): POST /api/<Intent> with a JSON array of the
 // arguments, and server-sent events on /api/events.
 //
-// Dev mock (`?mock` in the URL): a scripted fake backend, see mock.ts.
+// Tests: a fake transport (src/test/fakes.ts). `npm run dev` talks to a real
+// `comptoir serve --demo` through the dev server's proxy (devproxy.ts).
 
 import { EventCheckout, EventStarted, EventTerminal, type CheckoutView, type Info, type InfoView, type Intents, type TerminalView } from "./contract";
 import { isLanguage } from "./i18n";
@@ -46,9 +47,9 @@ export class BridgeError extends Error {
   }
 }
 
-/** A Transport carries intents and events; desktop, browser and mock each have one. */
+/** A Transport carries intents and events; desktop, browser and tests each have one. */
 export interface Transport {
-  readonly kind: "desktop" | "browser" | "mock";
+  readonly kind: "desktop" | "browser" | "test";
   call(name: string, args: unknown[]): Promise<unknown>;
   /** Subscribes to an event; returns the unsubscribe function. */
   on(event: string, handler: (data: unknown) => void): () => void;
@@ -258,15 +259,9 @@ export function detect(host: WailsHost & Partial<BrowserDeps> = globalThis as Wa
 
 let current: Bridge | undefined;
 
-/** bridge is the process-wide bridge, detected at first use (or set by useTransport). */
+/** bridge is the process-wide bridge, detected at first use. */
 export function bridge(): Bridge {
   current ??= createBridge(detect());
-  return current;
-}
-
-/** useTransport replaces the transport: the dev mock and tests. */
-export function useTransport(t: Transport): Bridge {
-  current = createBridge(t);
   return current;
 }
 

@@ -8,7 +8,8 @@
 
 import { getContext, setContext } from "svelte";
 import type { Language } from "./contract";
-import { isMessageKey, money, translate, type MessageKey, type Params } from "./i18n";
+import { money, type Params } from "./i18n";
+import { isAnyMessageKey, staffTranslate, type AnyMessageKey } from "./i18n/staff";
 import type { StaffApi } from "./staffBridge";
 import type { About, Envelope, Gate, Gesture, Session, StaffArgs, StaffCallName, StaffError, StaffValue } from "./staffContract";
 
@@ -34,33 +35,6 @@ export interface StaffOptions {
   /** Touch is sent at most this often while staff touch the screens. Default 30 s. */
   touchEveryMs?: number;
   now?: () => number;
-}
-
-/** TapCounter says when `count` taps fell within `windowMs`. */
-export class TapCounter {
-  #taps: number[] = [];
-  constructor(
-    readonly count = 5,
-    readonly windowMs = 3000,
-  ) {}
-
-  tap(now: number): boolean {
-    this.#taps = [...this.#taps, now].filter((t) => now - t < this.windowMs).slice(-this.count);
-    if (this.#taps.length >= this.count) {
-      this.#taps = [];
-      return true;
-    }
-    return false;
-  }
-
-  reset(): void {
-    this.#taps = [];
-  }
-}
-
-/** isStaffShortcut: Ctrl+Alt+S (by key or by physical key, whatever the layout). */
-export function isStaffShortcut(e: KeyboardEvent): boolean {
-  return e.ctrlKey && e.altKey && !e.metaKey && (e.key === "s" || e.key === "S" || e.code === "KeyS");
 }
 
 export class Staff {
@@ -112,14 +86,14 @@ export class Staff {
     return this.view === "pad" || (this.view === "shell" && !!this.session);
   }
 
-  t(key: MessageKey, params?: Params): string {
-    return translate(this.language, key, params);
+  t(key: AnyMessageKey, params?: Params): string {
+    return staffTranslate(this.language, key, params);
   }
 
   /** label translates a backend value (a state, a kind) by its key under prefix, or shows it as is. */
   label(prefix: string, value: string | undefined): string {
     const key = `${prefix}.${value ?? ""}`;
-    return isMessageKey(key) ? this.t(key) : (value ?? "");
+    return isAnyMessageKey(key) ? this.t(key) : (value ?? "");
   }
 
   money(cents: number | undefined, currency?: string): string {

@@ -111,9 +111,9 @@ describe("browser staff transport", () => {
 
 describe("staffCall", () => {
   it("goes through the process-wide transport and never rejects", async () => {
-    useStaffTransport({ kind: "mock", call: async () => ({ ok: true, value: { hasPin: false, demo: true } }) });
+    useStaffTransport({ kind: "test", call: async () => ({ ok: true, value: { hasPin: false, demo: true } }) });
     expect(await staffCall("Gate")).toEqual({ ok: true, value: { hasPin: false, demo: true } });
-    useStaffTransport({ kind: "mock", call: () => Promise.reject(new Error("boom")) });
+    useStaffTransport({ kind: "test", call: () => Promise.reject(new Error("boom")) });
     expect(await staffCall("Gate")).toEqual({ ok: false, error: { code: "EBRIDGE", message: "boom" } });
   });
 });

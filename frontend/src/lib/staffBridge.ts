@@ -4,7 +4,7 @@
 // Browser (`comptoir serve`): POST /api/staff/<Name> with a JSON array of the
 // arguments; HTTP 200 carries the envelope, 400/403/500 carry
 // {"error": "..."} for a malformed call.
-// Dev mock (`?mock`): a scripted fake staff backend, see staffMock.ts.
+// Tests: a fake staff transport (src/test/staffFakes.ts).
 //
 // Whatever happens on the way, a call resolves to an envelope: a failure of
 // the transport itself is an error envelope with code EBRIDGE, so the staff
@@ -15,7 +15,7 @@ import type { Envelope, StaffCallName, StaffArgs, StaffError, StaffValue } from 
 
 /** A StaffTransport carries one staff call and answers its envelope; it never rejects. */
 export interface StaffTransport {
-  readonly kind: "desktop" | "browser" | "mock";
+  readonly kind: "desktop" | "browser" | "test";
   call(name: string, args: unknown[]): Promise<Envelope<unknown>>;
 }
 
@@ -144,7 +144,7 @@ export const defaultStaffApi: StaffApi = {
   call: (name, ...args) => staffApi().call(name, ...args),
 };
 
-/** useStaffTransport replaces the staff transport: the dev mock and tests. */
+/** useStaffTransport replaces the staff transport: tests. */
 export function useStaffTransport(t: StaffTransport): StaffApi {
   current = createStaffApi(t);
   return current;

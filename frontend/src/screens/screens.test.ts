@@ -326,7 +326,8 @@ describe("Paying with the phone", () => {
     expect(screen.queryByTestId("phone-print")).toBeNull();
     k.applyCheckout({ ...k.checkout, payment: { ...phone, link: "https://pay.example/c/1" } });
     flushSync();
-    const qr = screen.getByRole("img", { name: "QR code of the payment link for €15.00" });
+    // The QR code library loads with the first code drawn.
+    const qr = await vi.waitFor(() => screen.getByRole("img", { name: "QR code of the payment link for €15.00" }));
     expect(qr.querySelector("path")!.getAttribute("d")!.length).toBeGreaterThan(100);
     expect(screen.getByTestId("phone-time-left").textContent).toBe("This code stays on screen for 5:00");
     await vi.advanceTimersByTimeAsync(61_000);

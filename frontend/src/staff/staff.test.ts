@@ -6,18 +6,19 @@ import { EventCheckout } from "../lib/contract";
 import type { Setting } from "../lib/staffContract";
 import { baseView, fakeTransport } from "../test/fakes";
 import { approvedAttempt, baseAbout, baseSession, fakeStaff, fail, ok, staffWith } from "../test/staffFakes";
+import StaffEntry from "./StaffEntry.svelte";
 import StaffRoot from "./StaffRoot.svelte";
 
 async function typePin(pin: string) {
   for (const d of pin) await fireEvent.click(screen.getByTestId(`pin-key-${d}`));
 }
 
-/** A staff store already unlocked, and StaffRoot rendered over its context. */
+/** A staff store already unlocked, and staff mode rendered over its context, with its way in. */
 async function unlocked(opts: Parameters<typeof staffWith>[0] = {}) {
   const w = staffWith(opts);
   await w.s.open("en", "EUR");
   expect(await w.s.unlock("1234")).toBeNull();
-  const r = render(StaffRoot, { context: w.context });
+  const r = render(StaffEntry, { context: w.context, props: { door: w.door } });
   // The first tab's own loading is done.
   await vi.waitFor(() => expect(w.s.busy + w.s.loading).toBe(0));
   return { ...w, ...r };
@@ -44,14 +45,16 @@ describe("PIN pad", () => {
   });
 
   it("tells the backend which gesture opened the pad: the corner, or the keyboard shortcut", async () => {
-    const { staff, context } = staffWith();
-    render(StaffRoot, { context });
+    const { staff, context, door } = staffWith();
+    render(StaffEntry, { context, props: { door } });
     for (let i = 0; i < 5; i++) await fireEvent.pointerDown(screen.getByTestId("staff-corner"));
+    await screen.findByTestId("pin-pad");
     await typePin("0000");
     await fireEvent.click(screen.getByTestId("pin-ok"));
     await vi.waitFor(() => expect(staff.last("Unlock")?.args).toEqual(["0000", "corner"]));
     await fireEvent.click(screen.getByTestId("pin-cancel"));
     await fireEvent.keyDown(window, { key: "s", code: "KeyS", ctrlKey: true, altKey: true });
+    await screen.findByTestId("pin-pad");
     await typePin("1234");
     await fireEvent.click(screen.getByTestId("pin-ok"));
     expect(await screen.findByTestId("staff-shell")).toBeTruthy();
@@ -884,7 +887,7 @@ describe("payment links", () => {
     expect(detail.dataset.uuid).toBe("0192-l");
     expect(screen.getByTestId("attempt-link-url").textContent).toBe(link.link);
     expect(screen.getByTestId("attempt-link-paid").textContent).toBe("€10.00 of €24.50 paid so far");
-    expect(screen.getByTestId("attempt-link-qr")).toBeTruthy();
+    expect(await vi.waitFor(() => screen.getByTestId("attempt-link-qr"))).toBeTruthy();
     expect(screen.queryByTestId("link-form")).toBeNull();
   });
 
@@ -1099,7 +1102,7 @@ describe("refunds without the card", () => {
     const detail = await screen.findByTestId("attempt-detail");
     expect(detail.dataset.uuid).toBe("0192-w");
     expect(screen.getByTestId("attempt-approval-url").textContent).toBe(waiting.approvalUrl);
-    expect(screen.getByTestId("attempt-approval-qr")).toBeTruthy();
+    expect(await vi.waitFor(() => screen.getByTestId("attempt-approval-qr"))).toBeTruthy();
   });
 });
 

@@ -2,8 +2,8 @@
 import { vi } from "vitest";
 import { createBridge, type Transport } from "../lib/bridge";
 import type { CheckoutView, Info, TerminalView } from "../lib/contract";
-import { mockCatalog } from "../lib/mock";
 import { Kiosk, kioskContextKey } from "../lib/stores.svelte";
+import { testCatalog } from "./catalog";
 
 export const baseView: CheckoutView = {
   phase: "ordering",
@@ -46,7 +46,7 @@ export function fakeTransport(view: CheckoutView = baseView) {
       case "Info":
         return state.info;
       case "Catalog":
-        return mockCatalog;
+        return testCatalog;
       case "Terminal":
         return state.terminal;
       default:
@@ -54,7 +54,7 @@ export function fakeTransport(view: CheckoutView = baseView) {
     }
   });
   const t: Transport = {
-    kind: "mock",
+    kind: "test",
     call,
     on(event, h) {
       let set = handlers.get(event);
@@ -83,7 +83,7 @@ export function kioskWith(view: Partial<CheckoutView> = {}, opts: { info?: Parti
   const fake = fakeTransport({ ...baseView, ...view });
   const k = new Kiosk(fake.bridge);
   k.info = { ...baseInfo, ...opts.info };
-  k.catalog = mockCatalog;
+  k.catalog = testCatalog;
   k.terminal = { ...baseTerminal, ...opts.terminal };
   k.applyCheckout({ ...baseView, ...view });
   k.loaded = true;

@@ -3,7 +3,9 @@
 import { vi } from "vitest";
 import type { CheckoutView } from "../lib/contract";
 import { Staff, staffContextKey, type StaffOptions } from "../lib/staff.svelte";
-import { createStaffApi, envelope, type StaffTransport } from "../lib/staffBridge";
+import { createStaffApi, defaultStaffApi, envelope, type StaffTransport } from "../lib/staffBridge";
+import { StaffDoor } from "../lib/staffDoor.svelte";
+import StaffRoot from "../staff/StaffRoot.svelte";
 import type { About, AttemptView, Envelope, Gate, Session, StaffCallName, StaffError } from "../lib/staffContract";
 import { kioskWith } from "./fakes";
 
@@ -90,7 +92,7 @@ export function fakeStaff(answers: Partial<Record<StaffCallName, Answer>> = {}) 
     if (r && typeof r === "object" && "ok" in r) return envelope(name, r);
     return { ok: true, value: r ?? null };
   });
-  const transport: StaffTransport = { kind: "mock", call };
+  const transport: StaffTransport = { kind: "test", call };
   return {
     api: createStaffApi(transport),
     call,
@@ -102,7 +104,18 @@ export function fakeStaff(answers: Partial<Record<StaffCallName, Answer>> = {}) 
   };
 }
 
-/** staffWith builds a kiosk and a staff store, with the render context holding both. */
+/**
+ * doorFor is the way in (StaffEntry's door) to the staff store s, as after
+ * staff mode's first load: its root mounted, s its state.
+ */
+export function doorFor(s: Staff): StaffDoor {
+  const door = new StaffDoor({ load: async () => ({ Staff, StaffRoot, defaultStaffApi }), options: { now: s.now } });
+  door.staff = s;
+  door.root = StaffRoot;
+  return door;
+}
+
+/** staffWith builds a kiosk and a staff store, with the render context holding both, and its door. */
 export function staffWith(
   opts: { answers?: Partial<Record<StaffCallName, Answer>>; view?: Partial<CheckoutView>; staff?: StaffOptions } = {},
 ) {
@@ -111,5 +124,5 @@ export function staffWith(
   const s = new Staff(staff.api, opts.staff);
   const context = new Map<unknown, unknown>(kiosk.context);
   context.set(staffContextKey, s);
-  return { s, staff, kiosk, context };
+  return { s, staff, kiosk, context, door: doorFor(s) };
 }

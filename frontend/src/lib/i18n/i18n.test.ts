@@ -1,26 +1,43 @@
 import { describe, expect, it } from "vitest";
 import { allergenList, allergens, catalogues, isMessageKey, languages, money, percent, pick, translate } from ".";
+import type { Language } from "../contract";
 import { en } from "./en";
+import { isStaffMessageKey, staffCatalogues, staffTranslate } from "./staff";
+import { staffEn } from "./staff/en";
 
 const keys = Object.keys(en).sort();
 const placeholders = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 
-describe("message catalogues", () => {
+// The customer's words and staff mode's, each held to the same rules.
+const sets: [string, Record<string, string>, Record<Language, Record<string, string>>][] = [
+  ["customer", en, catalogues],
+  ["staff", staffEn, staffCatalogues],
+];
+
+describe.each(sets)("%s message catalogues", (_, reference, all) => {
+  const refKeys = Object.keys(reference).sort();
+
   it.each(languages)("%s has every key and no other", (lang) => {
-    expect(Object.keys(catalogues[lang]).sort()).toEqual(keys);
+    expect(Object.keys(all[lang]).sort()).toEqual(refKeys);
   });
 
   it.each(languages)("%s has no empty message", (lang) => {
-    for (const [key, value] of Object.entries(catalogues[lang])) {
+    for (const [key, value] of Object.entries(all[lang])) {
       expect(value.trim(), `${lang} ${key}`).not.toBe("");
     }
   });
 
   it.each(languages)("%s uses the same placeholders as English", (lang) => {
-    for (const key of keys) {
-      const k = key as keyof typeof en;
-      expect(placeholders(catalogues[lang][k]), `${lang} ${key}`).toEqual(placeholders(en[k]));
+    for (const key of refKeys) {
+      expect(placeholders(all[lang][key]), `${lang} ${key}`).toEqual(placeholders(reference[key]));
     }
+  });
+});
+
+describe("message catalogues", () => {
+  it("keeps staff mode's words out of the customer's (they load with staff mode)", () => {
+    expect(keys.filter((k) => k.startsWith("staff."))).toEqual([]);
+    expect(Object.keys(staffEn).filter((k) => !k.startsWith("staff."))).toEqual([]);
   });
 
   it("has a message for every error key the backend sends", () => {
@@ -88,10 +105,9 @@ const glossary = [
 
 describe("one term per idea", () => {
   // The customer's words: the staff screens have their own.
-  const customerKeys = keys.filter((k) => !k.startsWith("staff."));
   for (const g of glossary) {
     it.each(["fr", "es"] as const)(`${g.idea}: one term in %s`, (lang) => {
-      for (const key of customerKeys) {
+      for (const key of keys) {
         const k = key as keyof typeof en;
         const msg = catalogues[lang][k];
         expect(msg, `${lang} ${key}`).not.toMatch(g[lang].not);
@@ -105,6 +121,14 @@ describe("translate", () => {
   it("fills placeholders", () => {
     expect(translate("en", "idle.body", { seconds: 9 })).toBe("Your order will be cancelled in 9 seconds.");
     expect(translate("fr", "menu.cart_count", { count: 3 })).toBe("3 articles");
+  });
+
+  it("says staff mode's words, and the customer's, on the staff screens", () => {
+    expect(staffTranslate("fr", "staff.who", { who: "caisse" })).toBe("Connecté : caisse");
+    expect(staffTranslate("es", "lang.name")).toBe("Español");
+    expect(isStaffMessageKey("staff.title")).toBe(true);
+    expect(isStaffMessageKey("lang.name")).toBe(false);
+    expect(isMessageKey("staff.title")).toBe(false);
   });
 });
 

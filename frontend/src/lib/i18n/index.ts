@@ -25,7 +25,11 @@ export type Params = Record<string, string | number>;
 
 /** translate looks a key up in a language, filling {placeholders}. */
 export function translate(lang: Language, key: MessageKey, params?: Params): string {
-  const msg = catalogues[lang]?.[key] ?? en[key];
+  return fill(catalogues[lang]?.[key] ?? en[key], params);
+}
+
+/** fill puts params in a message's {placeholders}; one it has no value for stays as it is. */
+export function fill(msg: string, params?: Params): string {
   if (!params) return msg;
   return msg.replace(/\{(\w+)\}/g, (m, name: string) => (name in params ? String(params[name]) : m));
 }
