@@ -130,6 +130,10 @@ Shared flags:
                    fingerprint (env COMPTOIR_TERMINAL_PIN; staff mode can
                    pin it too); without it, HTTPS uses the system's roots
   --discover-wait D  how long to look for it (default 10s)
+  --site URL       join the restaurant's site (env COMPTOIR_SITE; or the
+                   setting site.url): tls://host:4222 on the LAN, with the
+                   site-secret file in the data folder; without it each
+                   kiosk keeps its own site, for this PC only
   --demo           use the built-in simulated terminal: no real payments
   --demo-cloud     use the built-in simulated provider cloud and its virtual
                    terminal (the cloud channel): no real payments
@@ -247,6 +251,7 @@ type commonFlags struct {
 	demoCloud    bool // the built-in simulated cloud: the cloud channel's demo
 	discoverWait time.Duration
 	windowed     bool // desktop: stay a window even in kiosk mode
+	site         string // the restaurant's site to join (--site; else the setting site.url)
 
 	// bothWays: the terminal on the LAN first, through the cloud behind it
 	// (--terminal with --cloud and --serial, or the saved channel "both").
@@ -260,6 +265,7 @@ func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {
 	fs.StringVar(&c.dataDir, "data-dir", os.Getenv("COMPTOIR_DATA_DIR"), "data directory")
 	fs.StringVar(&c.terminal, "terminal", os.Getenv("COMPTOIR_TERMINAL"), "terminal address")
 	fs.StringVar(&c.terminalPin, "terminal-pin", os.Getenv("COMPTOIR_TERMINAL_PIN"), "SHA-256 fingerprint of the terminal's HTTPS certificate")
+	fs.StringVar(&c.site, "site", os.Getenv("COMPTOIR_SITE"), "the restaurant's site to join: nats://host:port on this PC, tls://host:port on the LAN")
 	fs.StringVar(&c.cloudURL, "cloud", os.Getenv("COMPTOIR_CLOUD_URL"), "the provider's Cloud API base URL (the terminal by serial number)")
 	fs.StringVar(&c.serial, "serial", os.Getenv("COMPTOIR_CLOUD_SERIAL"), "the cloud terminal's serial number")
 	fs.BoolVar(&c.demo, "demo", false, "use the built-in simulated terminal")
