@@ -250,7 +250,7 @@ type commonFlags struct {
 	demo         bool
 	demoCloud    bool // the built-in simulated cloud: the cloud channel's demo
 	discoverWait time.Duration
-	windowed     bool // desktop: stay a window even in kiosk mode
+	windowed     bool   // desktop: stay a window even in kiosk mode
 	site         string // the restaurant's site to join (--site; else the setting site.url)
 
 	// bothWays: the terminal on the LAN first, through the cloud behind it

@@ -161,7 +161,9 @@ func (s *siteRun) run(db *journal.DB, svc *kiosk.Service, logger *slog.Logger) {
 	} else {
 		goRun(func() { p.Run(ctx) })
 	}
-	goRun(func() { site.RunPresence(ctx, s.js, s.subj, 0, func() site.Presence { return presenceOf(ctx, s.cfg.Kiosk, db, svc) }) })
+	goRun(func() {
+		site.RunPresence(ctx, s.js, s.subj, 0, func() site.Presence { return presenceOf(ctx, s.cfg.Kiosk, db, svc) })
+	})
 	k, err := kitchen.Start(kitchen.Config{JS: s.js, Subjects: s.subj, Stations: s.cfg.Stations, Category: categoryOf(svc),
 		Lang: s.cfg.Language, Since: startOfDay(time.Now()), WarnAfter: s.cfg.WarnAfter, LateAfter: s.cfg.LateAfter,
 		ReadyFor: s.cfg.ReadyFor, Chime: s.cfg.Chime, Logger: logger})

@@ -26,15 +26,15 @@ const (
 	SettingHubURL     = "site.hub_url"    // head office, joined as a leaf node: tls://host:7422
 	SettingHubCA      = "site.hub_ca"     // the certificate trusted for head office
 
-	SettingStations  = "kitchen.stations"      // {"grill":["burgers"],"bar":["drinks"]}
-	SettingWarnAfter = "kitchen.warn_seconds"  // 300
-	SettingLateAfter = "kitchen.late_seconds"  // 600
-	SettingReadyFor  = "board.ready_seconds"   // 600
-	SettingChime     = "board.chime"           // false
-	SettingKitchenLn = "kitchen.language"      // "fr"
-	SettingPrefix    = "kiosk.number_prefix"   // read for the kiosk's default token
-	SecretFile       = "site-secret"           // the site's token, in the data folder (0600)
-	HubSecretFile    = "hub-credentials.json"  // {"user":"r1","password":"..."}, in the data folder (0600)
+	SettingStations  = "kitchen.stations"     // {"grill":["burgers"],"bar":["drinks"]}
+	SettingWarnAfter = "kitchen.warn_seconds" // 300
+	SettingLateAfter = "kitchen.late_seconds" // 600
+	SettingReadyFor  = "board.ready_seconds"  // 600
+	SettingChime     = "board.chime"          // false
+	SettingKitchenLn = "kitchen.language"     // "fr"
+	SettingPrefix    = "kiosk.number_prefix"  // read for the kiosk's default token
+	SecretFile       = "site-secret"          // the site's token, in the data folder (0600)
+	HubSecretFile    = "hub-credentials.json" // {"user":"r1","password":"..."}, in the data folder (0600)
 	DefaultRest      = "local"
 	defaultKioskName = "main"
 )
