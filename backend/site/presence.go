@@ -19,6 +19,10 @@ type Presence struct {
 	// NeedStaff is how many attempts have an unknown outcome.
 	NeedStaff int    `json:"needStaff"`
 	Version   string `json:"version"`
+	// Menu is the version of head office's menu in force here; MenuError
+	// why the last one was refused ("" when it was applied).
+	Menu      uint64 `json:"menu,omitempty"`
+	MenuError string `json:"menuError,omitempty"`
 }
 
 // PresenceEvery is how often a kiosk says it is up; one not heard from

@@ -36,11 +36,12 @@ type ServerConfig struct {
 	Secret string
 	// Leaf, when set, joins head office as a leaf node.
 	Leaf *LeafRemote
-	// LeafListen and LeafUsers make this server a hub that restaurants
-	// join as leaf nodes (backend/hub): the users and what each may send
-	// and receive.
+	// LeafListen and Users make this server a hub that restaurants join
+	// as leaf nodes (backend/hub): the users and what each may send and
+	// receive. Users replace Secret; this process connects as InProcess.
 	LeafListen string
-	LeafUsers  []*server.User
+	Users      []*server.User
+	InProcess  *server.User
 	// MaxStore bounds JetStream's files; 0: 1 GiB.
 	MaxStore int64
 	Logger   *slog.Logger
@@ -59,6 +60,7 @@ type Server struct {
 	ns     *server.Server
 	opts   *server.Options
 	secret string
+	user   *server.User
 }
 
 // StartServer starts the server and waits until it accepts connections.
@@ -79,7 +81,7 @@ func StartServer(c ServerConfig) (*Server, error) {
 		ns.Shutdown()
 		return nil, errors.New("site server: not ready after 30 s")
 	}
-	return &Server{ns: ns, opts: opts, secret: c.Secret}, nil
+	return &Server{ns: ns, opts: opts, secret: c.Secret, user: c.InProcess}, nil
 }
 
 func serverOptions(c ServerConfig) (*server.Options, error) {
@@ -118,10 +120,14 @@ func serverOptions(c ServerConfig) (*server.Options, error) {
 		if err != nil {
 			return nil, err
 		}
-		if c.TLS == nil || len(c.LeafUsers) == 0 {
+		if c.TLS == nil || len(c.Users) == 0 || c.InProcess == nil {
 			return nil, errors.New("hub: restaurants join over TLS, each with its own credentials")
 		}
-		opts.LeafNode = server.LeafNodeOpts{Host: host, Port: port, TLSConfig: c.TLS, TLSTimeout: 5, Users: c.LeafUsers}
+		// Leaf connections are authenticated as the users below, whose
+		// permissions then apply to them (the leaf block's own users
+		// would carry none).
+		opts.LeafNode = server.LeafNodeOpts{Host: host, Port: port, TLSConfig: c.TLS, TLSTimeout: 5}
+		opts.Users, opts.Authorization = append([]*server.User{c.InProcess}, c.Users...), ""
 	}
 	if l := c.Leaf; l != nil {
 		u, err := url.Parse(l.URL)
@@ -165,7 +171,10 @@ func loopback(host string) bool {
 // Conn connects to the server from this process, without the network.
 func (s *Server) Conn(name string, opts ...nats.Option) (*nats.Conn, error) {
 	all := []nats.Option{nats.InProcessServer(s.ns), nats.Name(name), nats.MaxReconnects(-1)}
-	if s.secret != "" {
+	switch {
+	case s.user != nil:
+		all = append(all, nats.UserInfo(s.user.Username, s.user.Password))
+	case s.secret != "":
 		all = append(all, nats.Token(s.secret))
 	}
 	nc, err := nats.Connect("", append(all, opts...)...)
