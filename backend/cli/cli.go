@@ -98,6 +98,14 @@ const usage = `Usage:
                                  closed is archived), as JSON
   comptoir archive --period YYYY-MM [--out DIR]
                                  a month's fiscal records in one signed file
+  comptoir site [--listen A] [--addr A] [--allow-lan]
+                                 the restaurant's site: the stream its kiosks join
+                                 (--site), the link to head office (site.hub_url),
+                                 the kitchen screens (/kitchen) and board (/board)
+  comptoir hub --tls-cert F --tls-key F [--leaf-addr A] [--addr A]
+                                 head office: restaurants join it (their ids and
+                                 passwords in hub-restaurants.json in the data
+                                 folder); its page and API on this PC
   comptoir settings [list | get KEY | set KEY JSON]
                                  the settings kept in the journal
   echo "$KEY" | comptoir settings set-secret cloud.key
@@ -211,6 +219,10 @@ func Run(args []string, stdout, stderr io.Writer, p Program) int {
 		return cmdDiscover(ctx, rest, stdout, stderr)
 	case "serve":
 		return cmdServe(ctx, p.UI, rest, stdout, stderr)
+	case "hub":
+		return cmdHub(ctx, rest, stdout, stderr)
+	case "site":
+		return cmdSite(ctx, p.UI, rest, stdout, stderr)
 	case "settings":
 		return cmdSettings(ctx, rest, stdout, stderr)
 	case "pin":

@@ -326,7 +326,7 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 	// waits for it.
 	siteR := openSite(ctx, c, p.db, p.dir, logger)
 	if siteR != nil {
-		siteR.run(p.db, svc, logger)
+		siteR.run(p.db, svc, p.dir, logger)
 	}
 	return &Stack{Svc: svc, Staff: api, URL: p.link.url, Kitchen: siteR.Kitchen(), Close: func() {
 		siteR.close()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -146,8 +147,11 @@ func hubRemote(cfg site.Settings, dir string) (*site.LeafRemote, error) {
 	return &site.LeafRemote{URL: cfg.HubURL, User: cred.User, Password: cred.Password, TLS: tlsc}, nil
 }
 
-// run starts the publisher, the heartbeat and the kitchen; stop ends them.
-func (s *siteRun) run(db *journal.DB, svc *kiosk.Service, logger *slog.Logger) {
+// run starts what this process does for the site: for a kiosk (svc),
+// the outbox's publisher, its heartbeat and head office's menu; for the
+// site's owner, the link to head office; for all, the kitchen screens and
+// the board. stop ends them.
+func (s *siteRun) run(db *journal.DB, svc *kiosk.Service, dir string, logger *slog.Logger) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var done []chan struct{}
 	goRun := func(f func()) {
@@ -155,16 +159,29 @@ func (s *siteRun) run(db *journal.DB, svc *kiosk.Service, logger *slog.Logger) {
 		done = append(done, ch)
 		go func() { defer close(ch); f() }()
 	}
-	p, err := site.NewPublisher(site.PublisherConfig{Outbox: db, JS: s.js, Subjects: s.subj, Kiosk: s.cfg.Kiosk, Logger: logger})
-	if err != nil {
-		logger.Error("site: no publisher", "err", err)
-	} else {
-		goRun(func() { p.Run(ctx) })
+	cats := newCategories(svc, dir)
+	menu := newMenuApplier(ctx, db, svc, dir, logger)
+	menu.applied = cats.reload
+	goRun(func() { site.FollowMenu(ctx, s.js, func(m site.Menu) error { return menu.apply(ctx, m) }, logger) })
+	if svc != nil {
+		p, err := site.NewPublisher(site.PublisherConfig{Outbox: db, JS: s.js, Subjects: s.subj, Kiosk: s.cfg.Kiosk, Logger: logger})
+		if err != nil {
+			logger.Error("site: no publisher", "err", err)
+		} else {
+			goRun(func() { p.Run(ctx) })
+		}
+		goRun(func() {
+			site.RunPresence(ctx, s.js, s.subj, 0, func() site.Presence {
+				p := presenceOf(ctx, s.cfg.Kiosk, db, svc)
+				p.Menu, p.MenuError = menu.state()
+				return p
+			})
+		})
 	}
-	goRun(func() {
-		site.RunPresence(ctx, s.js, s.subj, 0, func() site.Presence { return presenceOf(ctx, s.cfg.Kiosk, db, svc) })
-	})
-	k, err := kitchen.Start(kitchen.Config{JS: s.js, Subjects: s.subj, Stations: s.cfg.Stations, Category: categoryOf(svc),
+	if s.srv != nil && s.cfg.HubURL != "" {
+		s.runHeadOffice(ctx, goRun, logger)
+	}
+	k, err := kitchen.Start(kitchen.Config{JS: s.js, Subjects: s.subj, Stations: s.cfg.Stations, Category: cats.of,
 		Lang: s.cfg.Language, Since: startOfDay(time.Now()), WarnAfter: s.cfg.WarnAfter, LateAfter: s.cfg.LateAfter,
 		ReadyFor: s.cfg.ReadyFor, Chime: s.cfg.Chime, Logger: logger})
 	if err != nil {
@@ -180,6 +197,28 @@ func (s *siteRun) run(db *journal.DB, svc *kiosk.Service, logger *slog.Logger) {
 			k.Close()
 		}
 	}
+}
+
+// runHeadOffice forwards the site's facts to head office and relays its
+// menu, on a connection whose replies come under the restaurant's own
+// subjects (the only ones head office lets it use).
+func (s *siteRun) runHeadOffice(ctx context.Context, goRun func(func()), logger *slog.Logger) {
+	hq := site.HQ{Restaurant: s.subj.Restaurant}
+	nc, err := s.srv.Conn("head office", nats.CustomInboxPrefix(hq.Inbox()))
+	if err != nil {
+		logger.Error("head office: no connection", "err", err)
+		return
+	}
+	fw, err := site.NewForwarder(nc, s.subj, logger)
+	if err != nil {
+		nc.Close()
+		logger.Error("head office: no forwarder", "err", err)
+		return
+	}
+	js, _ := jetstream.New(nc)
+	goRun(func() { fw.Run(ctx) })
+	goRun(func() { site.RelayMenu(ctx, nc, js, hq, logger) })
+	goRun(func() { <-ctx.Done(); nc.Close() })
 }
 
 // Kitchen is the kitchen screens' and the board's API, nil without a site.
@@ -219,22 +258,45 @@ func presenceOf(ctx context.Context, kioskID string, db *journal.DB, svc *kiosk.
 	return p
 }
 
-// categoryOf is a product's category in the kiosk's catalog now, for the
-// kitchen stations.
-func categoryOf(svc *kiosk.Service) func(string) string {
-	return func(product string) string {
-		if svc == nil {
-			return ""
-		}
-		for _, c := range svc.Catalog().Categories {
-			for _, p := range c.Products {
-				if p.ID == product {
-					return c.ID
-				}
-			}
-		}
-		return ""
+// categories is each product's category in the catalog in force, for
+// the kitchen's stations: the kiosk's, or for the site's own process the
+// catalog in its data folder (head office's menu), read again when a menu
+// is applied.
+type categories struct {
+	svc       *kiosk.Service
+	dir       string
+	mu        sync.Mutex
+	byProduct map[string]string
+}
+
+func newCategories(svc *kiosk.Service, dir string) *categories {
+	c := &categories{svc: svc, dir: dir}
+	c.reload()
+	return c
+}
+
+func (c *categories) reload() {
+	var view kiosk.CatalogView
+	if c.svc != nil {
+		view = c.svc.Catalog()
+	} else if cat, err := kiosk.LoadCatalog(c.dir); err == nil {
+		view = cat.View()
 	}
+	m := map[string]string{}
+	for _, cat := range view.Categories {
+		for _, p := range cat.Products {
+			m[p.ID] = cat.ID
+		}
+	}
+	c.mu.Lock()
+	c.byProduct = m
+	c.mu.Unlock()
+}
+
+func (c *categories) of(product string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.byProduct[product]
 }
 
 // startOfDay is the kitchen's day: from 4 in the morning, so that a late

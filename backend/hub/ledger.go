@@ -33,6 +33,7 @@ type KioskView struct {
 // SalesRow is the day's sales of a restaurant for one dining mode and VAT
 // rate, VAT included.
 type SalesRow struct {
+	Day        string `json:"day"` // YYYY-MM-DD, head office's time
 	Restaurant string `json:"restaurant"`
 	Dining     string `json:"dining"`
 	VATRate    int    `json:"vatRate"` // basis points
@@ -194,7 +195,7 @@ func (l *Ledger) fact(m jetstream.Msg) {
 		if at := time.UnixMilli(f.At); at.After(kv.LastPayment) {
 			kv.LastPayment = at
 		}
-		l.addSales(r, f.Data)
+		l.addSales(r, time.UnixMilli(f.At).Format(time.DateOnly), f.Data)
 	case journal.OutboxGiveBack:
 		var g journal.GiveBackFact
 		if json.Unmarshal(m.Data(), &g) != nil || l.gifts[r+"/"+k+"/"+g.Attempt] {
@@ -208,7 +209,7 @@ func (l *Ledger) fact(m jetstream.Msg) {
 }
 
 // addSales splits a paid order's lines by dining mode and VAT rate.
-func (l *Ledger) addSales(r string, data json.RawMessage) {
+func (l *Ledger) addSales(r, day string, data json.RawMessage) {
 	var d struct {
 		Dining string `json:"dining"`
 		Lines  []line `json:"lines"`
@@ -217,7 +218,7 @@ func (l *Ledger) addSales(r string, data json.RawMessage) {
 		return
 	}
 	add := func(rate int, amount int64) {
-		l.sales[SalesRow{Restaurant: r, Dining: d.Dining, VATRate: rate}] += amount
+		l.sales[SalesRow{Day: day, Restaurant: r, Dining: d.Dining, VATRate: rate}] += amount
 	}
 	for _, ln := range d.Lines {
 		own := ln.Total
@@ -268,6 +269,9 @@ func (l *Ledger) Dashboard() Dashboard {
 	}
 	sort.Slice(d.Sales, func(i, j int) bool {
 		a, b := d.Sales[i], d.Sales[j]
+		if a.Day != b.Day {
+			return a.Day > b.Day
+		}
 		if a.Restaurant != b.Restaurant {
 			return a.Restaurant < b.Restaurant
 		}
