@@ -17,6 +17,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -270,4 +271,112 @@ func waitLong(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("never: %s", what)
 		}
 	}
+}
+
+// demoMenuPriced is the demo catalog without pictures (head office sends
+// no files yet), its first product at price.
+func demoMenuPriced(t *testing.T, price int64) json.RawMessage {
+	t.Helper()
+	var cat map[string]any
+	if err := json.Unmarshal(kiosk.DemoMenu(), &cat); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cat["categories"].([]any) {
+		cm := c.(map[string]any)
+		delete(cm, "image")
+		for _, p := range cm["products"].([]any) {
+			pm := p.(map[string]any)
+			delete(pm, "image")
+			if opts, ok := pm["options"].([]any); ok {
+				for _, g := range opts {
+					for _, ch := range g.(map[string]any)["choices"].([]any) {
+						delete(ch.(map[string]any), "image")
+					}
+				}
+			}
+		}
+	}
+	cat["categories"].([]any)[0].(map[string]any)["products"].([]any)[0].(map[string]any)["price"] = price
+	raw, _ := json.Marshal(cat)
+	return raw
+}
+
+func firstPrice(s *Stack) int64 {
+	c := s.Svc.Catalog()
+	if len(c.Categories) == 0 || len(c.Categories[0].Products) == 0 {
+		return -1
+	}
+	return c.Categories[0].Products[0].Price
+}
+
+// A menu published at head office reaches the kiosk and is applied; a
+// broken one is refused, the kiosk keeps the menu in force and head
+// office shows why; a rollback publishes the previous menu again and the
+// kiosk applies it.
+func TestMenuFromHeadOffice(t *testing.T) {
+	hubDir, leafAddr := t.TempDir(), loopbackAddr(t)
+	serverTLS, caFile := hubCert(t, hubDir)
+	r := hub.Restaurant{ID: "r2", Password: "r2-password-0123456789"}
+	h, err := hub.Start(hub.Config{StoreDir: hubDir, LeafListen: leafAddr, TLS: serverTLS, Restaurants: []hub.Restaurant{r}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	dir := t.TempDir()
+	configure(t, dir, map[string]any{"site.restaurant": "r2", "site.hub_url": "tls://" + leafAddr, "site.hub_ca": caFile,
+		"kiosk.number_prefix": "C"}, map[string]string{"hub-credentials.json": `{"user":"r2","password":"` + r.Password + `"}`})
+	k := startTestKiosk(t, dir, "")
+	defer k.stack.Close()
+	publish := func(doc any) uint64 {
+		t.Helper()
+		raw, _ := json.Marshal(doc)
+		v, err := h.Menus.Publish(t.Context(), "r2", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	kioskAtHQ := func() hub.KioskView {
+		for _, kv := range h.Ledger.Dashboard().Kiosks {
+			if kv.Restaurant == "r2" && kv.Kiosk == "C" {
+				return kv
+			}
+		}
+		return hub.KioskView{}
+	}
+	v1 := publish(map[string]any{"catalog": demoMenuPriced(t, 1234), "settings": map[string]any{"kiosk.idle_seconds": 90}})
+	waitLong(t, "menu 1 at the kiosk", func() bool { return firstPrice(k.stack) == 1234 })
+	if k.stack.Svc.Settings().IdleSeconds != 90 {
+		t.Fatalf("the menu's settings were not applied: %+v", k.stack.Svc.Settings())
+	}
+	waitLong(t, "head office sees menu 1 in force", func() bool { return kioskAtHQ().Menu == v1 })
+	broken := demoMenuPriced(t, -5)
+	v2 := publish(map[string]any{"catalog": broken})
+	waitLong(t, "head office sees menu 2 refused", func() bool { return kioskAtHQ().MenuError != "" })
+	if kv := kioskAtHQ(); kv.Menu != v1 || !containsAll(kv.MenuError, "refused", "price") || firstPrice(k.stack) != 1234 {
+		t.Fatalf("after a broken menu %d: %+v, price %d", v2, kv, firstPrice(k.stack))
+	}
+	publish(map[string]any{"catalog": demoMenuPriced(t, 1500), "settings": map[string]any{"kiosk.mode": "cafeteria"}})
+	waitLong(t, "a menu with a bad setting refused", func() bool { return containsAll(kioskAtHQ().MenuError, "kiosk.mode") })
+	v4 := publish(map[string]any{"catalog": demoMenuPriced(t, 1600)})
+	waitLong(t, "menu 4 at the kiosk", func() bool { return firstPrice(k.stack) == 1600 && kioskAtHQ().Menu == v4 })
+	v5 := publish(map[string]any{"catalog": demoMenuPriced(t, 1700)})
+	waitLong(t, "menu 5 at the kiosk", func() bool { return firstPrice(k.stack) == 1700 && kioskAtHQ().Menu == v5 })
+	v6, err := h.Menus.Rollback(t.Context(), "r2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitLong(t, "the rollback at the kiosk", func() bool { return kioskAtHQ().Menu == v6 })
+	if p := firstPrice(k.stack); p != 1600 || kioskAtHQ().MenuError != "" {
+		t.Fatalf("rolled back to price %d, %+v", p, kioskAtHQ())
+	}
+}
+
+func containsAll(s string, subs ...string) bool {
+	for _, x := range subs {
+		if !strings.Contains(s, x) {
+			return false
+		}
+	}
+	return true
 }

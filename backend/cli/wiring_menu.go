@@ -34,6 +34,9 @@ type menuApplier struct {
 
 	// applied is called after a menu is applied (nil: nothing).
 	applied func()
+	// changed is signalled when the version in force or a refusal
+	// changes, so that the heartbeat says it at once.
+	changed chan struct{}
 
 	mu      sync.Mutex
 	version uint64
@@ -41,7 +44,7 @@ type menuApplier struct {
 }
 
 func newMenuApplier(ctx context.Context, db *journal.DB, svc *kiosk.Service, dir string, log *slog.Logger) *menuApplier {
-	a := &menuApplier{db: db, svc: svc, dir: dir, log: log}
+	a := &menuApplier{db: db, svc: svc, dir: dir, log: log, changed: make(chan struct{}, 1)}
 	if raw, ok, err := db.Setting(ctx, settingMenuVersion); err == nil && ok {
 		_ = json.Unmarshal(raw, &a.version)
 	}
@@ -63,6 +66,7 @@ func (a *menuApplier) apply(ctx context.Context, m site.Menu) error {
 		a.mu.Lock()
 		a.refused = fmt.Sprintf("menu %d refused: %v", m.Version, err)
 		a.mu.Unlock()
+		a.kick()
 		a.log.Error("menu from head office refused: the menu in force stays", "version", m.Version, "err", err)
 		return err
 	}
@@ -82,8 +86,16 @@ func (a *menuApplier) apply(ctx context.Context, m site.Menu) error {
 	a.mu.Lock()
 	a.version, a.refused = m.Version, ""
 	a.mu.Unlock()
+	a.kick()
 	a.log.Info("menu from head office applied", "version", m.Version)
 	return nil
+}
+
+func (a *menuApplier) kick() {
+	select {
+	case a.changed <- struct{}{}:
+	default:
+	}
 }
 
 func betweenOrders(p kiosk.Phase) bool {

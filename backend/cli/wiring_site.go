@@ -175,7 +175,7 @@ func (s *siteRun) run(db *journal.DB, svc *kiosk.Service, dir string, logger *sl
 				p := presenceOf(ctx, s.cfg.Kiosk, db, svc)
 				p.Menu, p.MenuError = menu.state()
 				return p
-			})
+			}, menu.changed)
 		})
 	}
 	if s.srv != nil && s.cfg.HubURL != "" {

@@ -29,9 +29,10 @@ type Presence struct {
 // for three times as long is offline.
 const PresenceEvery = 10 * time.Second
 
-// RunPresence publishes report() every interval until ctx ends. A
-// heartbeat that cannot be sent is dropped: the next one says the same.
-func RunPresence(ctx context.Context, js jetstream.JetStream, subj Subjects, interval time.Duration, report func() Presence) {
+// RunPresence publishes report() every interval, and at once on a kick,
+// until ctx ends. A heartbeat that cannot be sent is dropped: the next
+// one says the same.
+func RunPresence(ctx context.Context, js jetstream.JetStream, subj Subjects, interval time.Duration, report func() Presence, kick <-chan struct{}) {
 	if interval <= 0 {
 		interval = PresenceEvery
 	}
@@ -47,6 +48,7 @@ func RunPresence(ctx context.Context, js jetstream.JetStream, subj Subjects, int
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-kick:
 		}
 	}
 }
