@@ -30,6 +30,9 @@ type Restaurant struct {
 	Password string `json:"password"`
 }
 
+// FiscalBucket is head office's object store of fiscal records.
+const FiscalBucket = "FISCAL"
+
 // RestaurantsFile holds the restaurants in head office's data folder
 // (0600): [{"id":"r1","password":"..."}].
 const RestaurantsFile = "hub-restaurants.json"
@@ -136,7 +139,12 @@ func (h *Hub) open(log *slog.Logger) error {
 	if h.Menus, err = openMenus(ctx, h.nc, h.js, h.rs, log); err != nil {
 		return err
 	}
-	h.Ledger = startLedger(h.js, log)
+	fiscal, err := h.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: FiscalBucket,
+		Description: "closings and archives of every restaurant, as signed", Storage: jetstream.FileStorage})
+	if err != nil {
+		return fmt.Errorf("fiscal object store: %w", err)
+	}
+	h.Ledger = startLedger(h.js, fiscal, log)
 	return nil
 }
 

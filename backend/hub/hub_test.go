@@ -267,3 +267,20 @@ func TestMenuReachesKiosks(t *testing.T) {
 }
 
 func testLog(testing.TB) *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// A restaurant's fiscal closing reaches head office's object store, as
+// signed.
+func TestFiscalRecordsKeptAtHeadOffice(t *testing.T) {
+	h := newHub(t)
+	r1 := h.join("r1", passwords["r1"])
+	data, _ := json.Marshal(journal.FiscalFact{Kind: journal.FiscalClosing, Seq: 3, Payload: json.RawMessage(`{"day":"2026-11-26","total":1500}`), Sig: "sig-3"})
+	m := nats.NewMsg(r1.subj.Fact("A", journal.OutboxClosing))
+	m.Data = data
+	if _, err := r1.js.PublishMsg(t.Context(), m, jetstream.WithMsgID("closing-3")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the closing at head office", func() bool {
+		got, err := h.hub.Ledger.FiscalRecord(t.Context(), "r1", "A", journal.FiscalClosing, 3)
+		return err == nil && string(got) == string(data)
+	})
+}

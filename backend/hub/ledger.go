@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sort"
 	"strings"
@@ -66,18 +67,21 @@ type Ledger struct {
 	paid   map[string]bool // restaurant/kiosk/order counted
 	gifts  map[string]bool // give-backs counted, by their attempt
 	facts  uint64
+	// fiscal keeps each closing and archive record as signed, one object
+	// per record (FiscalBucket), for checks away from the restaurant.
+	fiscal jetstream.ObjectStore
 	stop   context.CancelFunc
 	done   chan struct{}
 	log    *slog.Logger
 }
 
-func startLedger(js jetstream.JetStream, log *slog.Logger) *Ledger {
+func startLedger(js jetstream.JetStream, fiscal jetstream.ObjectStore, log *slog.Logger) *Ledger {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &Ledger{kiosks: map[string]*KioskView{}, sales: map[SalesRow]int64{}, totals: map[string]*Totals{},
-		paid: map[string]bool{}, gifts: map[string]bool{}, stop: cancel, done: make(chan struct{}), log: log}
+		paid: map[string]bool{}, gifts: map[string]bool{}, fiscal: fiscal, stop: cancel, done: make(chan struct{}), log: log}
 	go func() {
 		defer close(l.done)
 		var wg sync.WaitGroup
@@ -205,7 +209,29 @@ func (l *Ledger) fact(m jetstream.Msg) {
 		l.totalsOf(r).GivenBack += g.Amount
 	case journal.OutboxAttention:
 		l.totalsOf(r).Attention++
+	case journal.OutboxClosing, journal.OutboxArchive:
+		l.keepFiscal(r, k, m.Data())
 	}
+}
+
+// keepFiscal puts a fiscal record in the object store under
+// R/<kiosk>/<kind>/<seq>: the same record again is the same object.
+func (l *Ledger) keepFiscal(r, k string, data []byte) {
+	var f journal.FiscalFact
+	if l.fiscal == nil || json.Unmarshal(data, &f) != nil || f.Seq <= 0 || !site.ValidToken(f.Kind) {
+		return
+	}
+	name := fmt.Sprintf("%s/%s/%s/%08d", r, k, f.Kind, f.Seq)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := l.fiscal.PutBytes(ctx, name, data); err != nil {
+		l.log.Error("hub: a fiscal record not kept", "name", name, "err", err)
+	}
+}
+
+// FiscalRecord reads back a restaurant's kiosk's fiscal record.
+func (l *Ledger) FiscalRecord(ctx context.Context, r, kiosk, kind string, seq int64) ([]byte, error) {
+	return l.fiscal.GetBytes(ctx, fmt.Sprintf("%s/%s/%s/%08d", r, kiosk, kind, seq))
 }
 
 // addSales splits a paid order's lines by dining mode and VAT rate.
