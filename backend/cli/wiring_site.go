@@ -54,6 +54,11 @@ func openSite(ctx context.Context, c commonFlags, db *journal.DB, dir string, lo
 	if cfg.Off && cfg.URL == "" {
 		return nil
 	}
+	if cfg.URL != "" && !cfg.KioskNamed {
+		// Two kiosks without a prefix number their orders alike: the
+		// kitchen and head office could not tell them apart.
+		logger.Error("site: this kiosk joins a restaurant's site without a name of its own: set kiosk.number_prefix (A, B...) on each kiosk")
+	}
 	s, err := connectSite(cfg, dir, logger)
 	if err != nil {
 		logger.Error("site: not started: orders wait in the journal until it is", "err", err)

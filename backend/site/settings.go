@@ -49,6 +49,9 @@ type Settings struct {
 	WarnAfter, LateAfter, ReadyFor time.Duration
 	Chime                          bool
 	Language                       string
+	// KioskNamed: the kiosk's token comes from site.kiosk or its number
+	// prefix, not the default.
+	KioskNamed bool
 }
 
 // LoadSettings reads the site's settings from all (the journal's
@@ -67,7 +70,10 @@ func LoadSettings(all map[string]json.RawMessage) (Settings, error) {
 	var prefix string
 	read(SettingPrefix, &prefix)
 	if ValidToken(prefix) {
-		s.Kiosk = prefix
+		s.Kiosk, s.KioskNamed = prefix, true
+	}
+	if _, ok := all[SettingKiosk]; ok {
+		s.KioskNamed = true
 	}
 	for key, into := range map[string]*string{
 		SettingRestaurant: &s.Restaurant, SettingKiosk: &s.Kiosk, SettingURL: &s.URL, SettingListen: &s.Listen,
