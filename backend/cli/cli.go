@@ -98,6 +98,14 @@ const usage = `Usage:
                                  closed is archived), as JSON
   comptoir archive --period YYYY-MM [--out DIR]
                                  a month's fiscal records in one signed file
+  comptoir site [--listen A] [--addr A] [--allow-lan]
+                                 the restaurant's site: the stream its kiosks join
+                                 (--site), the link to head office (site.hub_url),
+                                 the kitchen screens (/kitchen) and board (/board)
+  comptoir hub --tls-cert F --tls-key F [--leaf-addr A] [--addr A]
+                                 head office: restaurants join it (their ids and
+                                 passwords in hub-restaurants.json in the data
+                                 folder); its page and API on this PC
   comptoir settings [list | get KEY | set KEY JSON]
                                  the settings kept in the journal
   echo "$KEY" | comptoir settings set-secret cloud.key
@@ -130,6 +138,10 @@ Shared flags:
                    fingerprint (env COMPTOIR_TERMINAL_PIN; staff mode can
                    pin it too); without it, HTTPS uses the system's roots
   --discover-wait D  how long to look for it (default 10s)
+  --site URL       join the restaurant's site (env COMPTOIR_SITE; or the
+                   setting site.url): tls://host:4222 on the LAN, with the
+                   site-secret file in the data folder; without it each
+                   kiosk keeps its own site, for this PC only
   --demo           use the built-in simulated terminal: no real payments
   --demo-cloud     use the built-in simulated provider cloud and its virtual
                    terminal (the cloud channel): no real payments
@@ -207,6 +219,10 @@ func Run(args []string, stdout, stderr io.Writer, p Program) int {
 		return cmdDiscover(ctx, rest, stdout, stderr)
 	case "serve":
 		return cmdServe(ctx, p.UI, rest, stdout, stderr)
+	case "hub":
+		return cmdHub(ctx, rest, stdout, stderr)
+	case "site":
+		return cmdSite(ctx, p.UI, rest, stdout, stderr)
 	case "settings":
 		return cmdSettings(ctx, rest, stdout, stderr)
 	case "pin":
@@ -246,7 +262,8 @@ type commonFlags struct {
 	demo         bool
 	demoCloud    bool // the built-in simulated cloud: the cloud channel's demo
 	discoverWait time.Duration
-	windowed     bool // desktop: stay a window even in kiosk mode
+	windowed     bool   // desktop: stay a window even in kiosk mode
+	site         string // the restaurant's site to join (--site; else the setting site.url)
 
 	// bothWays: the terminal on the LAN first, through the cloud behind it
 	// (--terminal with --cloud and --serial, or the saved channel "both").
@@ -260,6 +277,7 @@ func newFlagSet(name string, stderr io.Writer, c *commonFlags) *flag.FlagSet {
 	fs.StringVar(&c.dataDir, "data-dir", os.Getenv("COMPTOIR_DATA_DIR"), "data directory")
 	fs.StringVar(&c.terminal, "terminal", os.Getenv("COMPTOIR_TERMINAL"), "terminal address")
 	fs.StringVar(&c.terminalPin, "terminal-pin", os.Getenv("COMPTOIR_TERMINAL_PIN"), "SHA-256 fingerprint of the terminal's HTTPS certificate")
+	fs.StringVar(&c.site, "site", os.Getenv("COMPTOIR_SITE"), "the restaurant's site to join: nats://host:port on this PC, tls://host:port on the LAN")
 	fs.StringVar(&c.cloudURL, "cloud", os.Getenv("COMPTOIR_CLOUD_URL"), "the provider's Cloud API base URL (the terminal by serial number)")
 	fs.StringVar(&c.serial, "serial", os.Getenv("COMPTOIR_CLOUD_SERIAL"), "the cloud terminal's serial number")
 	fs.BoolVar(&c.demo, "demo", false, "use the built-in simulated terminal")

@@ -78,7 +78,7 @@ func cmdServe(ctx context.Context, ui fs.FS, args []string, stdout, stderr io.Wr
 	defer stack.Close()
 	srv := httpui.NewServer(httpui.New(httpui.Options{
 		Service: stack.Svc, Staff: stack.Staff, Events: events, Assets: dist, Logger: logger,
-		AllowedHosts: allowed, Pairing: pairing,
+		AllowedHosts: allowed, Pairing: pairing, Kitchen: stack.Kitchen,
 	}), httpui.DefaultTimeouts)
 	go srv.Serve(ln)
 	fmt.Fprintf(stdout, "Comptoir at http://%s/ (terminal %s). Ctrl-C stops it.\n", ln.Addr(), stack.URL)

@@ -5,6 +5,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"io"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
@@ -257,7 +258,10 @@ type Stack struct {
 	Svc   *kiosk.Service // nil when only staff mode runs (no terminal)
 	Staff *staffapi.API
 	URL   string // the terminal's address
-	Close func()
+	// Kitchen serves the kitchen screens and the board (backend/kitchen);
+	// nil without a site.
+	Kitchen http.Handler
+	Close   func()
 }
 
 func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk.Emitter, logger *slog.Logger) (*Stack, error) {
@@ -318,7 +322,14 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 		// Then the previous day is reconciled, and each day once ended.
 		st.RunReconciliation(runCtx)
 	}()
-	return &Stack{Svc: svc, Staff: api, URL: p.link.url, Close: func() {
+	// The restaurant's site copies the journal's outbox; nothing here
+	// waits for it.
+	siteR := openSite(ctx, c, p.db, p.dir, logger)
+	if siteR != nil {
+		siteR.run(p.db, svc, p.dir, logger)
+	}
+	return &Stack{Svc: svc, Staff: api, URL: p.link.url, Kitchen: siteR.Kitchen(), Close: func() {
+		siteR.close()
 		cancel()
 		<-done
 		<-beside

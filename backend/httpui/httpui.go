@@ -74,6 +74,10 @@ type Options struct {
 	// Pairing lets browsers on other machines in, once paired. Nil: only
 	// this machine's requests are answered.
 	Pairing *Pairing
+	// Kitchen serves the kitchen screens' and the board's API
+	// (/api/kitchen/..., /api/board: backend/kitchen); nil: none. The
+	// pages themselves (/kitchen, /board) are the frontend's.
+	Kitchen http.Handler
 	// MaxEventStreams bounds the event streams open at once; 0:
 	// DefaultMaxEventStreams.
 	MaxEventStreams int
@@ -104,6 +108,10 @@ func New(opt Options) http.Handler {
 	mux.HandleFunc("GET /api/events", s.events)
 	mux.HandleFunc("POST /api/{name}", s.intent)
 	mux.HandleFunc("POST /api/staff/{name}", s.staff)
+	if opt.Kitchen != nil {
+		mux.Handle("/api/kitchen/", opt.Kitchen)
+		mux.Handle("GET /api/board", opt.Kitchen)
+	}
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such API endpoint: "+r.Method+" "+r.URL.Path)
 	})

@@ -509,8 +509,10 @@ func (db *DB) Transition(ctx context.Context, id string, from, to State, info Tr
 		if !to.Final() {
 			return nil
 		}
-		_, err = settleStatus(ctx, tx, out.OrderID, now, fmt.Sprintf("%s %s %s", out.Kind, id, to))
-		return err
+		if _, err = settleStatus(ctx, tx, out.OrderID, now, fmt.Sprintf("%s %s %s", out.Kind, id, to)); err != nil {
+			return err
+		}
+		return outboxGiveBack(ctx, tx, out, now)
 	})
 	if err != nil {
 		return Attempt{}, err

@@ -75,7 +75,7 @@ func (db *DB) AppendFiscal(ctx context.Context, kind, source string, seal Fiscal
 		}
 		next.ID, _ = res.LastInsertId()
 		rec, created = next, true
-		return nil
+		return outboxFiscal(ctx, tx, next)
 	})
 	if err != nil {
 		return FiscalRecord{}, false, err

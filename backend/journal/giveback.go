@@ -106,8 +106,10 @@ func (db *DB) AdoptGiveBack(ctx context.Context, g AdoptedGiveBack) (Attempt, er
 		if _, err := settleStatus(ctx, tx, g.OrderID, now, fmt.Sprintf("%s %s made outside Comptoir", g.Kind, g.TransactionID)); err != nil {
 			return err
 		}
-		out, err = getAttempt(ctx, tx, id.String())
-		return err
+		if out, err = getAttempt(ctx, tx, id.String()); err != nil {
+			return err
+		}
+		return outboxGiveBack(ctx, tx, out, now)
 	})
 	if err != nil {
 		return Attempt{}, err

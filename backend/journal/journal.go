@@ -61,6 +61,9 @@ type DB struct {
 	lock *dirLock
 	now  func() time.Time
 
+	// written is signalled after each commit (OutboxWritten).
+	written chan struct{}
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -124,7 +127,7 @@ func Open(ctx context.Context, dir string, opts ...Option) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{dir: abs, path: filepath.Join(abs, dbFileName), lock: lock, now: o.now}
+	db := &DB{dir: abs, path: filepath.Join(abs, dbFileName), lock: lock, now: o.now, written: make(chan struct{}, 1)}
 	// The database before SQLite opens it (its WAL and shared memory take
 	// its mode), and what an earlier run left.
 	for _, p := range []string{db.path, db.path + "-wal", db.path + "-shm", lock.f.Name()} {
@@ -257,7 +260,7 @@ func OpenMemory(ctx context.Context, opts ...Option) (*DB, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	w.SetConnMaxIdleTime(0)
-	db := &DB{w: w, r: w, now: o.now}
+	db := &DB{w: w, r: w, now: o.now, written: make(chan struct{}, 1)}
 	if err := w.PingContext(ctx); err != nil {
 		w.Close()
 		return nil, mapErr(err, "open in-memory journal")
@@ -513,5 +516,6 @@ func (db *DB) update(ctx context.Context, what string, fn func(tx *sql.Tx) error
 	if err := tx.Commit(); err != nil {
 		return mapErr(err, what)
 	}
+	db.signalWritten()
 	return nil
 }

@@ -102,8 +102,10 @@ func (db *DB) Resolve(ctx context.Context, id string, r Resolution) (Attempt, er
 		if err := storeCard(ctx, tx, out.ID, now, card); err != nil {
 			return err
 		}
-		_, err = settleStatus(ctx, tx, out.OrderID, now, fmt.Sprintf("%s %s resolved %s by %s", out.Kind, id, to, r.Who))
-		return err
+		if _, err = settleStatus(ctx, tx, out.OrderID, now, fmt.Sprintf("%s %s resolved %s by %s", out.Kind, id, to, r.Who)); err != nil {
+			return err
+		}
+		return outboxGiveBack(ctx, tx, out, now)
 	})
 	if err != nil {
 		return Attempt{}, err

@@ -91,6 +91,9 @@ func settleStatus(ctx context.Context, tx *sql.Tx, orderID string, now int64, wh
 	if _, err := tx.ExecContext(ctx, `UPDATE orders SET status = ?, updated_at = ? WHERE id = ?`, string(to), now, orderID); err != nil {
 		return false, err
 	}
+	if err := outboxOrder(ctx, tx, orderID, from, to, now); err != nil {
+		return false, err
+	}
 	return true, insertOrderEvent(ctx, tx, orderID, now, from, to, why)
 }
 

@@ -535,8 +535,10 @@ type orderData struct {
 }
 
 // createOrder records the order with the next number of the day: "42",
-// id "20261122-042" (unique: a taken id moves to the next number).
+// id "20261122-042" (unique: a taken id moves to the next number), or
+// with the kiosk's prefix "A42", id "20261122-A042".
 func (s *Service) createOrder(ctx context.Context, ord *order) (id, number string, err error) {
+	prefix := s.Settings().NumberPrefix
 	s.seqMu.Lock()
 	defer s.seqMu.Unlock()
 	now := ord.created.Local()
@@ -558,8 +560,8 @@ func (s *Service) createOrder(ctx context.Context, ord *order) (id, number strin
 	}
 	for range maxOrderNumberTries {
 		seq.Last++
-		number = strconv.Itoa(seq.Last)
-		id = fmt.Sprintf("%s-%03d", now.Format("20060102"), seq.Last)
+		number = prefix + strconv.Itoa(seq.Last)
+		id = fmt.Sprintf("%s-%s%03d", now.Format("20060102"), prefix, seq.Last)
 		data, err := json.Marshal(orderData{Number: number, Language: ord.language, Method: ord.method, Dining: ord.dining, Lines: lines})
 		if err != nil {
 			return "", "", err

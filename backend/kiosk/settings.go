@@ -27,6 +27,11 @@ const (
 	SettingReceiptFormat   = "receipt.format"         // receiptTicket of /payment: "text" or "escpos"
 	SettingReceiptColumns  = "receipt.columns"        // 48 (80 mm) or 32 (58 mm)
 	SettingDining          = "kiosk.dining"           // "ask", or "eat_in" or "take_away" for a shop that has only one
+	// SettingNumberPrefix starts every order number of this kiosk ("A":
+	// A1, A2...; its ids 20261122-A001...): each kiosk of a restaurant has
+	// its own, so that numbers are unique in the restaurant without any
+	// kiosk asking another. "" (the default): numbers alone.
+	SettingNumberPrefix = "kiosk.number_prefix"
 
 	// settingOrderSequence is the daily order number: {"day":"2026-11-22","last":41}.
 	settingOrderSequence = "kiosk.order_sequence"
@@ -69,6 +74,8 @@ type Settings struct {
 	// Dining is DiningAsk (the customer says, before the menu) or the one
 	// way this shop serves.
 	Dining string
+	// NumberPrefix starts this kiosk's order numbers (SettingNumberPrefix).
+	NumberPrefix string
 }
 
 // DiningAsk: the customer says whether the order is eaten in or taken away.
@@ -221,5 +228,22 @@ func LoadSettings(ctx context.Context, db *journal.DB, log *slog.Logger) (Settin
 		s.ReceiptColumns = cols
 		return nil
 	})
+	read(SettingNumberPrefix, &s.NumberPrefix, func() error { return checkNumberPrefix(&s.NumberPrefix) })
 	return s, nil
+}
+
+// checkNumberPrefix takes one to three capital letters or digits, ending
+// in a letter (so that "A" then 12 reads A12, never a longer number), or
+// nothing; a bad value is the default, no prefix.
+func checkNumberPrefix(p *string) error {
+	v := *p
+	ok := len(v) <= 3 && (v == "" || (v[len(v)-1] >= 'A' && v[len(v)-1] <= 'Z'))
+	for i := 0; ok && i < len(v); i++ {
+		ok = (v[i] >= 'A' && v[i] <= 'Z') || (v[i] >= '0' && v[i] <= '9')
+	}
+	if !ok {
+		*p = ""
+		return fmt.Errorf("one to three capital letters or digits, ending in a letter")
+	}
+	return nil
 }

@@ -17,8 +17,13 @@ const query = new URLSearchParams(location.search);
 if (!(import.meta.env.DEV && query.has("unlocked"))) installLockdown(window);
 
 const view = query.get("view");
+// /kitchen and /board are the restaurant's screens (src/site/), loaded
+// only there.
+const sitePage = location.pathname.replace(/\/$/, "");
 
-export default mount(App, {
-  target,
-  props: { view: view === "cart" || view === "choice" ? (view as OrderingView) : "menu" },
-});
+export default sitePage === "/kitchen" || sitePage === "/board"
+  ? (await import("./site/mount")).mountSitePage(sitePage === "/kitchen" ? "kitchen" : "board", target, query)
+  : mount(App, {
+      target,
+      props: { view: view === "cart" || view === "choice" ? (view as OrderingView) : "menu" },
+    });

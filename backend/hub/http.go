@@ -1,0 +1,138 @@
+package hub
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"net/http"
+	"sort"
+)
+
+// Handler is head office's page and API, for head office's own PC (the
+// command serves it on loopback):
+//
+//	GET  /                      the page: kiosks, the day's sales, totals
+//	GET  /api/hub               the same, JSON (Dashboard)
+//	GET  /api/menu?restaurant=R the menu R gets now
+//	POST /api/menu?restaurant=R publish a menu (body: {"catalog":...,"settings":...}); R may be "all"
+//	POST /api/menu/rollback?restaurant=R  publish the previous menu again
+func Handler(h *Hub) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /api/hub", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, h.Ledger.Dashboard())
+	})
+	mux.HandleFunc("GET /api/menu", func(w http.ResponseWriter, r *http.Request) {
+		m, err := h.Menus.Current(r.Context(), r.URL.Query().Get("restaurant"))
+		if err != nil {
+			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, m)
+	})
+	mux.HandleFunc("POST /api/menu", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Content-Type") != "application/json" {
+			writeJSON(w, http.StatusUnsupportedMediaType, map[string]string{"error": "a menu is sent as application/json"})
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMenu+1))
+		if err != nil {
+			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]string{"error": "a menu is at most 1 MiB"})
+			return
+		}
+		v, err := h.Menus.Publish(r.Context(), r.URL.Query().Get("restaurant"), body)
+		answerVersion(w, v, err)
+	})
+	mux.HandleFunc("POST /api/menu/rollback", func(w http.ResponseWriter, r *http.Request) {
+		v, err := h.Menus.Rollback(r.Context(), r.URL.Query().Get("restaurant"))
+		answerVersion(w, v, err)
+	})
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+		_ = page.Execute(w, pageData(h.Ledger.Dashboard()))
+	})
+	return guard(mux)
+}
+
+// guard refuses requests from another origin: a page elsewhere in head
+// office's browser must not publish a menu.
+func guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host {
+			writeJSON(w, http.StatusForbidden, map[string]string{"error": "cross-origin requests are not allowed"})
+			return
+		}
+		w.Header().Set("X-Frame-Options", "DENY")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func answerVersion(w http.ResponseWriter, v uint64, err error) {
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]uint64{"version": v})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+type restaurantTotals struct {
+	ID string
+	*Totals
+}
+
+type pageView struct {
+	Dashboard
+	Restaurants []restaurantTotals
+}
+
+func pageData(d Dashboard) pageView {
+	v := pageView{Dashboard: d}
+	for id, t := range d.Totals {
+		v.Restaurants = append(v.Restaurants, restaurantTotals{ID: id, Totals: t})
+	}
+	sort.Slice(v.Restaurants, func(i, j int) bool { return v.Restaurants[i].ID < v.Restaurants[j].ID })
+	return v
+}
+
+func euros(cents int64) string { return fmt.Sprintf("%d.%02d", cents/100, abs(cents%100)) }
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+var page = template.Must(template.New("hub").Funcs(template.FuncMap{
+	"euros": euros,
+	"rate":  func(bp int) string { return fmt.Sprintf("%d.%02d %%", bp/100, bp%100) },
+}).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta http-equiv="refresh" content="10">
+<title>Comptoir · head office</title>
+<style>body{font-family:system-ui,sans-serif;margin:1.5rem}table{border-collapse:collapse;margin-bottom:1.5rem}
+td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}.off{color:#b00}.on{color:#070}.warn{color:#b60}</style></head>
+<body><h1>Head office</h1>
+<h2>Kiosks</h2>
+<table><tr><th>Restaurant</th><th>Kiosk</th><th>Online</th><th>Terminal</th><th>Last payment</th><th>Attempts needing staff</th><th>Menu</th></tr>
+{{range .Kiosks}}<tr><td>{{.Restaurant}}</td><td>{{.Kiosk}}</td>
+<td class="{{if .Online}}on{{else}}off{{end}}">{{if .Online}}online{{else}}offline{{end}}</td>
+<td>{{.Terminal}}</td><td>{{if not .LastPayment.IsZero}}{{.LastPayment.Format "2006-01-02 15:04:05"}}{{end}}</td>
+<td{{if .NeedStaff}} class="warn"{{end}}>{{.NeedStaff}}</td><td>{{.Menu}}{{if .MenuError}} <span class="warn">{{.MenuError}}</span>{{end}}</td></tr>
+{{end}}</table>
+<h2>Totals</h2>
+<table><tr><th>Restaurant</th><th>Orders</th><th>Paid</th><th>Given back</th><th>Set aside for staff</th></tr>
+{{range .Restaurants}}<tr><td>{{.ID}}</td><td>{{.Orders}}</td><td>{{euros .Paid}}</td><td>{{euros .GivenBack}}</td><td>{{.Attention}}</td></tr>{{end}}
+</table>
+<h2>Sales by day, dining mode and VAT rate</h2>
+<table><tr><th>Day</th><th>Restaurant</th><th>Dining</th><th>VAT</th><th>Amount (VAT incl.)</th></tr>
+{{range .Sales}}<tr><td>{{.Day}}</td><td>{{.Restaurant}}</td><td>{{.Dining}}</td><td>{{rate .VATRate}}</td><td>{{euros .Amount}}</td></tr>{{end}}
+</table></body></html>`))

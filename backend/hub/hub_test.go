@@ -1,0 +1,286 @@
+package hub
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/site"
+)
+
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still not: %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// testCert is a certificate for 127.0.0.1 and the pool that trusts it.
+func testCert(t testing.TB) (*tls.Config, *tls.Config) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "hub"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12},
+		&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+}
+
+func freeAddr(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+var passwords = map[string]string{"r1": "r1-secret-0123456789", "r2": "r2-secret-0123456789"}
+
+type hubRig struct {
+	t         testing.TB
+	dir, addr string
+	serverTLS *tls.Config
+	clientTLS *tls.Config
+	hub       *Hub
+}
+
+func newHub(t testing.TB) *hubRig {
+	s, c := testCert(t)
+	h := &hubRig{t: t, dir: t.TempDir(), addr: freeAddr(t), serverTLS: s, clientTLS: c}
+	h.start()
+	t.Cleanup(func() { h.hub.Close() })
+	return h
+}
+
+func (h *hubRig) start() {
+	var rs []Restaurant
+	for id, pw := range passwords {
+		rs = append(rs, Restaurant{ID: id, Password: pw})
+	}
+	hub, err := Start(Config{StoreDir: h.dir, LeafListen: h.addr, TLS: h.serverTLS, Restaurants: rs})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.hub = hub
+}
+
+// restaurant is a site joined to the hub, with its forwarder and menu
+// relay running.
+type restaurant struct {
+	srv  *site.Server
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	subj site.Subjects
+	stop func()
+}
+
+func (h *hubRig) join(id, password string) *restaurant {
+	t := h.t
+	srv, err := site.StartServer(site.ServerConfig{Name: id, Domain: id, StoreDir: t.TempDir(),
+		Leaf: &site.LeafRemote{URL: "tls://" + h.addr, User: id, Password: password, TLS: h.clientTLS}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &restaurant{srv: srv}
+	r.subj, _ = site.NewSubjects(id)
+	if r.nc, err = srv.Conn("site "+id, nats.CustomInboxPrefix(site.HQ{Restaurant: id}.Inbox())); err != nil {
+		t.Fatal(err)
+	}
+	r.js, _ = jetstream.New(r.nc)
+	if err := site.EnsureStreams(t.Context(), r.js, r.subj); err != nil {
+		t.Fatal(err)
+	}
+	fw, err := site.NewForwarder(r.nc, r.subj, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); fw.Run(ctx) }()
+	go func() { defer wg.Done(); site.RelayMenu(ctx, r.nc, r.js, site.HQ{Restaurant: id}, testLog(t)) }()
+	r.stop = func() { cancel(); wg.Wait(); r.nc.Close(); srv.Close() }
+	t.Cleanup(func() {
+		if r.stop != nil {
+			r.stop()
+		}
+	})
+	return r
+}
+
+// paid puts an order's payment fact into the site's stream, as a kiosk's
+// publisher would.
+func (r *restaurant) paid(t testing.TB, kiosk, order string, paid int64) {
+	t.Helper()
+	data, _ := json.Marshal(journal.OrderFact{OrderID: order, To: journal.OrderPaid, Paid: paid, Total: paid,
+		Data: json.RawMessage(fmt.Sprintf(`{"dining":"eat_in","lines":[{"qty":1,"total":%d,"vatRate":1000}]}`, paid))})
+	m := nats.NewMsg(r.subj.Fact(kiosk, journal.OutboxPaid))
+	m.Data = data
+	if _, err := r.js.PublishMsg(t.Context(), m, jetstream.WithMsgID(r.subj.Restaurant+"-"+order)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Two restaurants join head office; their sales arrive once, by restaurant,
+// dining mode and VAT rate; with head office down they keep their facts
+// and send them once it is back; a restaurant cannot write as another.
+func TestRestaurantsReachHeadOffice(t *testing.T) {
+	h := newHub(t)
+	r1, r2 := h.join("r1", passwords["r1"]), h.join("r2", passwords["r2"])
+	eventually(t, "both restaurants joined", func() bool { return h.hub.Leaves() == 2 })
+	r1.paid(t, "A", "o1", 1000)
+	r2.paid(t, "A", "o1", 700)
+	eventually(t, "the sales at head office", func() bool {
+		d := h.hub.Ledger.Dashboard()
+		return d.Totals["r1"] != nil && d.Totals["r2"] != nil && d.Totals["r1"].Paid == 1000 && d.Totals["r2"].Paid == 700
+	})
+	h.hub.Close()
+	for i := 2; i <= 6; i++ {
+		r1.paid(t, "B", fmt.Sprintf("o%d", i), 100)
+	}
+	h.start()
+	eventually(t, "the day offline caught up", func() bool {
+		d := h.hub.Ledger.Dashboard()
+		return d.Totals["r1"] != nil && d.Totals["r1"].Orders == 6
+	})
+	d := h.hub.Ledger.Dashboard()
+	if d.Totals["r1"].Paid != 1500 || d.Totals["r2"].Paid != 700 {
+		t.Fatalf("totals %+v %+v", d.Totals["r1"], d.Totals["r2"])
+	}
+	var found bool
+	for _, row := range d.Sales {
+		if row.Restaurant == "r1" && row.Dining == "eat_in" && row.VATRate == 1000 && row.Amount == 1500 {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("sales %+v", d.Sales)
+	}
+	// r1 publishing into r2's subjects: head office never stores it.
+	m := nats.NewMsg(site.HQ{Restaurant: "r2"}.Fact("A", journal.OutboxPaid))
+	m.Data, _ = json.Marshal(journal.OrderFact{OrderID: "forged", Paid: 99999})
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	ack, err := r1.js.PublishMsg(ctx, m)
+	cancel()
+	if err == nil {
+		t.Fatalf("head office acknowledged r1 writing as r2: %+v", ack)
+	}
+	r2.paid(t, "A", "o-after", 1)
+	eventually(t, "r2's next sale", func() bool { return h.hub.Ledger.Dashboard().Totals["r2"].Orders == 2 })
+	if got := h.hub.Ledger.Dashboard().Totals["r2"].Paid; got != 701 {
+		t.Fatalf("r2 paid %d: a forged fact counted", got)
+	}
+}
+
+// A restaurant with a wrong password is not let in: its sales never
+// reach head office, while another restaurant's do.
+func TestWrongCredentialsRefused(t *testing.T) {
+	h := newHub(t)
+	bad := h.join("r1", "not-the-password-at-all")
+	good := h.join("r2", passwords["r2"])
+	bad.paid(t, "A", "o1", 100)
+	good.paid(t, "A", "o1", 200)
+	eventually(t, "the good restaurant's sale", func() bool {
+		tot := h.hub.Ledger.Dashboard().Totals["r2"]
+		return tot != nil && tot.Paid == 200
+	})
+	if h.hub.Leaves() != 1 || h.hub.Ledger.Dashboard().Totals["r1"] != nil {
+		t.Fatalf("a restaurant with a wrong password joined: %d leaves, %+v", h.hub.Leaves(), h.hub.Ledger.Dashboard().Totals)
+	}
+}
+
+// A menu published at head office reaches the restaurant's site bucket
+// and every kiosk following it; a rollback publishes the previous one
+// again, as a new version.
+func TestMenuReachesKiosks(t *testing.T) {
+	h := newHub(t)
+	r1 := h.join("r1", passwords["r1"])
+	eventually(t, "joined", func() bool { return h.hub.Leaves() == 1 })
+	var mu sync.Mutex
+	var got []site.Menu
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		site.FollowMenu(ctx, r1.js, func(m site.Menu) error { mu.Lock(); got = append(got, m); mu.Unlock(); return nil }, testLog(t))
+	}()
+	defer func() { cancel(); <-done }()
+	last := func() site.Menu {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(got) == 0 {
+			return site.Menu{}
+		}
+		return got[len(got)-1]
+	}
+	v1, err := h.hub.Menus.Publish(t.Context(), "r1", []byte(`{"catalog":{"name":"one"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "menu 1 at the kiosk", func() bool { return last().Version == v1 })
+	if _, err := h.hub.Menus.Publish(t.Context(), "r1", []byte(`{"settings":{}}`)); err == nil {
+		t.Fatal("a menu without a catalog was published")
+	}
+	v2, _ := h.hub.Menus.Publish(t.Context(), "r1", []byte(`{"catalog":{"name":"two"}}`))
+	eventually(t, "menu 2 at the kiosk", func() bool { return last().Version == v2 })
+	v3, err := h.hub.Menus.Rollback(t.Context(), "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the rollback at the kiosk", func() bool { return last().Version == v3 })
+	if string(last().Catalog) != `{"name":"one"}` {
+		t.Fatalf("rolled back to %s", last().Catalog)
+	}
+}
+
+func testLog(testing.TB) *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// A restaurant's fiscal closing reaches head office's object store, as
+// signed.
+func TestFiscalRecordsKeptAtHeadOffice(t *testing.T) {
+	h := newHub(t)
+	r1 := h.join("r1", passwords["r1"])
+	data, _ := json.Marshal(journal.FiscalFact{Kind: journal.FiscalClosing, Seq: 3, Payload: json.RawMessage(`{"day":"2026-11-26","total":1500}`), Sig: "sig-3"})
+	m := nats.NewMsg(r1.subj.Fact("A", journal.OutboxClosing))
+	m.Data = data
+	if _, err := r1.js.PublishMsg(t.Context(), m, jetstream.WithMsgID("closing-3")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the closing at head office", func() bool {
+		got, err := h.hub.Ledger.FiscalRecord(t.Context(), "r1", "A", journal.FiscalClosing, 3)
+		return err == nil && string(got) == string(data)
+	})
+}

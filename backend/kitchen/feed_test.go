@@ -1,0 +1,196 @@
+package kitchen
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/site"
+)
+
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still not: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+var uuidSeq atomic.Int64
+
+// pay journals an order of a burger and a cola, paid.
+func pay(t testing.TB, db *journal.DB, id, number string) {
+	t.Helper()
+	ctx := context.Background()
+	data := fmt.Sprintf(`{"number":%q,"dining":"eat_in","lines":[{"productId":"burger","name":{"fr":"Burger"},"qty":1},{"productId":"cola","name":{"fr":"Cola"},"qty":2}]}`, number)
+	if err := db.CreateOrder(ctx, journal.Order{ID: id, Currency: "EUR", Total: 900, Data: []byte(data)}); err != nil {
+		t.Fatal(err)
+	}
+	u := fmt.Sprintf("0190a0b0-0000-7000-8000-%012d", uuidSeq.Add(1))
+	if _, err := db.PrepareAttempt(ctx, journal.Attempt{UUID: u, OrderID: id, Kind: journal.KindDebit, Amount: 900,
+		Policy: journal.PolicyKiosk, Terminal: "T1", RequestBody: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.MarkSent(ctx, u); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Transition(ctx, u, journal.StateSent, journal.StateApproved,
+		journal.TransitionInfo{TransactionID: "tx-" + u, Charged: &journal.Charge{Amount: 900}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rig is a restaurant on loopback: its site server, one kiosk's journal
+// and publisher.
+type rig struct {
+	t    testing.TB
+	dir  string
+	addr string
+	srv  *site.Server
+	db   *journal.DB
+	subj site.Subjects
+}
+
+func newRig(t testing.TB) *rig {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	r := &rig{t: t, dir: t.TempDir(), addr: addr}
+	r.subj, _ = site.NewSubjects("r1")
+	r.start()
+	t.Cleanup(func() { r.srv.Close() })
+	js := r.js()
+	if err := site.EnsureStreams(t.Context(), js, r.subj); err != nil {
+		t.Fatal(err)
+	}
+	if r.db, err = journal.OpenMemory(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.db.Close() })
+	p, err := site.NewPublisher(site.PublisherConfig{Outbox: r.db, JS: js, Subjects: r.subj, Kiosk: "A", AckWait: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); p.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return r
+}
+
+func (r *rig) start() {
+	srv, err := site.StartServer(site.ServerConfig{Name: "site", Domain: "r1", StoreDir: r.dir, Listen: r.addr})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.srv = srv
+}
+
+// js is a connection of its own to the site, as another machine's.
+func (r *rig) js() jetstream.JetStream {
+	nc, err := site.Dial(site.DialConfig{URL: "nats://" + r.addr, Name: "test"})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return js
+}
+
+func (r *rig) kitchen() *Kitchen {
+	k, err := Start(Config{JS: r.js(), Subjects: r.subj, Stations: stations, Category: category,
+		Since: time.Now().Add(-time.Hour)})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(k.Close)
+	return k
+}
+
+func numbers(ts []Ticket) []string {
+	var out []string
+	for _, t := range ts {
+		out = append(out, t.Number)
+	}
+	return out
+}
+
+// Two screens follow the stream: every paid order appears on both, in
+// order; a bump on one shows on the other; with the site's server down
+// the kiosk's orders wait in its journal, and once it is back both screens
+// catch up, each order once; a screen started afterwards replays the same
+// view.
+func TestScreensAgreeAndCatchUp(t *testing.T) {
+	r := newRig(t)
+	grill, expo := r.kitchen(), r.kitchen()
+	for i := 1; i <= 3; i++ {
+		pay(t, r.db, fmt.Sprintf("o%d", i), fmt.Sprintf("A%d", i))
+	}
+	for _, k := range []*Kitchen{grill, expo} {
+		eventually(t, "three tickets on a screen", func() bool { return len(k.Orders("").Orders) == 3 })
+		if got := numbers(k.Orders("").Orders); !slices.Equal(got, []string{"A1", "A2", "A3"}) {
+			t.Fatalf("tickets %v", got)
+		}
+	}
+	if err := grill.Bump(t.Context(), Bump{Key: "A/o1", Line: -1, Action: ActionReady, Station: "grill"}); err != nil {
+		t.Fatal(err)
+	}
+	if g := grill.Orders("grill"); len(g.Orders) != 2 || len(g.Recent) != 1 {
+		t.Fatalf("grill after its bump: %v, recent %v", numbers(g.Orders), numbers(g.Recent))
+	}
+	eventually(t, "the grill's bump on the expeditor's screen", func() bool {
+		o := expo.Orders("").Orders
+		return len(o) == 3 && o[0].Lines[0].Ready && !o[0].Lines[1].Ready
+	})
+	r.srv.Close()
+	eventually(t, "the screens know the site is gone", func() bool { return !grill.Orders("").Online })
+	pay(t, r.db, "o4", "A4")
+	pay(t, r.db, "o5", "A5")
+	r.start()
+	for _, k := range []*Kitchen{grill, expo} {
+		eventually(t, "five tickets after the site came back", func() bool { return len(k.Orders("").Orders) == 5 })
+		if got := numbers(k.Orders("").Orders); !slices.Equal(got, []string{"A1", "A2", "A3", "A4", "A5"}) {
+			t.Fatalf("tickets after catching up %v", got)
+		}
+	}
+	late := r.kitchen()
+	eventually(t, "a new screen replays the day", func() bool { return late.Board().Version == expo.Board().Version })
+	if a, b := late.Orders(""), expo.Orders(""); fmt.Sprint(a.Orders) != fmt.Sprint(b.Orders) {
+		t.Fatalf("screens disagree\n%+v\n%+v", a.Orders, b.Orders)
+	}
+}
+
+// A bump names a ticket that is on the screen and one of its lines.
+func TestBumpChecked(t *testing.T) {
+	r := newRig(t)
+	k := r.kitchen()
+	pay(t, r.db, "o1", "A1")
+	eventually(t, "the ticket", func() bool { return len(k.Orders("").Orders) == 1 })
+	for _, b := range []Bump{
+		{Key: "A/nope", Line: -1, Action: ActionReady},
+		{Key: "A/o1", Line: 2, Action: ActionReady},
+		{Key: "A/o1", Line: -1, Action: "eat"},
+		{Key: "A/o1", Line: -1, Action: ActionReady, Station: "dessert"},
+	} {
+		if err := k.Bump(t.Context(), b); err == nil {
+			t.Errorf("bump %+v taken", b)
+		}
+	}
+}
