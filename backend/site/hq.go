@@ -76,7 +76,7 @@ func NewForwarder(nc *nats.Conn, subj Subjects, log *slog.Logger) (*Forwarder, e
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Forwarder{js: js, nc: nc, subj: subj, hq: HQ{Restaurant: subj.Restaurant}, log: log}, nil
+	return &Forwarder{js: js, nc: nc, subj: subj, hq: HQ(subj), log: log}, nil
 }
 
 // Run forwards until ctx ends.

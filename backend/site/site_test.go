@@ -206,7 +206,7 @@ func TestPublisherWaitsForTheSite(t *testing.T) {
 	if left, _ := db.Unpublished(ctx, 100); len(left) != 19 {
 		t.Fatalf("%d unpublished while the site is down", len(left))
 	}
-	srv = startSite(t, dir, addr)
+	startSite(t, dir, addr)
 	eventually(t, "the outbox drained", func() bool { left, _ := db.Unpublished(ctx, 100); return len(left) == 0 })
 	if n := streamMsgs(t, js); n != 20 {
 		t.Fatalf("%d messages for 20 orders", n)
