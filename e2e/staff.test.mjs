@@ -364,7 +364,8 @@ test("unknown outcome: the customer waits for staff, who settle it from the term
   // The attempt is approved now, and its order no longer needs attention.
   await page.locator(tid("resolve-evidence")).waitFor({ state: "detached" });
   await page.locator(`${tid("attempt-detail")}[data-state="approved"]`).waitFor();
-  assert.equal(await page.locator(row(uuid)).count(), 0, "no longer listed under needs attention");
+  // The list is read again after the decision: wait for it, the row leaves.
+  await page.locator(row(uuid)).waitFor({ state: "detached", timeout: 15000 });
   await page.locator(tid("filter-attention")).uncheck();
   await page.locator(tid("filter-apply")).click();
   await page.locator(`${row(uuid)}[data-state="approved"][data-attention="false"]`).waitFor();

@@ -38,7 +38,7 @@ func siteMenu(ctx context.Context, js jetstream.JetStream, create bool) (jetstre
 
 // RelayMenu runs at the site's owner: it asks head office for the
 // restaurant's menu at start, whenever head office says it changed, and
-// every minute, and keeps the newest in the site's bucket. nc has the
+// every menuAskEvery, and keeps the newest in the site's bucket. nc has the
 // restaurant's inbox prefix (HQ.Inbox).
 func RelayMenu(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, hq HQ, log *slog.Logger) {
 	kv, err := siteMenu(ctx, js, true)
@@ -56,7 +56,7 @@ func RelayMenu(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, hq HQ
 	if err == nil {
 		defer sub.Unsubscribe()
 	}
-	tick := time.NewTicker(time.Minute)
+	tick := time.NewTicker(menuAskEvery)
 	defer tick.Stop()
 	for {
 		if err := relayOnce(ctx, nc, kv, hq); err != nil && ctx.Err() == nil {
@@ -70,6 +70,11 @@ func RelayMenu(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, hq HQ
 		}
 	}
 }
+
+// menuAskEvery is how often a site asks head office for its menu without
+// being told it changed: a change notice can be lost (sent before the
+// site's interest in it reached head office over the leaf connection).
+const menuAskEvery = 10 * time.Second
 
 func relayOnce(ctx context.Context, nc *nats.Conn, kv jetstream.KeyValue, hq HQ) error {
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
