@@ -10,6 +10,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // cmdReceipt shows (--preview, the default) or prints (--print) a paid
@@ -38,7 +39,7 @@ func cmdReceipt(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 1
 	}
 	defer db.Close()
-	st, err := kiosk.LoadSettings(ctx, db, warnLogger(stderr))
+	st, err := settings.LoadSettings(ctx, db, warnLogger(stderr))
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir receipt:", err)
 		return 1

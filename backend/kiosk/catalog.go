@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // CatalogFile is the catalog's file name in the data directory. Without
@@ -272,7 +274,7 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 			}
 		}
 	}
-	if raw.Currency != "" && !isCurrency(raw.Currency) {
+	if raw.Currency != "" && !settings.IsCurrency(raw.Currency) {
 		return nil, fail("", "currency", "must be an ISO 4217 code such as EUR")
 	}
 	if len(raw.Categories) == 0 {
@@ -425,18 +427,6 @@ func checkText(t Text, required bool) string {
 		}
 	}
 	return ""
-}
-
-func isCurrency(c string) bool {
-	if len(c) != 3 {
-		return false
-	}
-	for _, r := range c {
-		if r < 'A' || r > 'Z' {
-			return false
-		}
-	}
-	return true
 }
 
 // objectPos is one JSON object of the file and its keys, in order.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // A sandwich: 10 % eaten in, 5.5 % taken away; a soda: 5.5 % either way.
@@ -104,7 +105,7 @@ func TestEatInOrTakeAwayDecidesTheVAT(t *testing.T) {
 
 func TestAShopThatServesOneWayDoesNotAsk(t *testing.T) {
 	e := newEnv(t, withCatalog(diningCatalog), withSetup(func(_ string, db *journal.DB) {
-		if err := db.SetSetting(context.Background(), SettingDining, json.RawMessage(`"take_away"`)); err != nil {
+		if err := db.SetSetting(context.Background(), settings.SettingDining, json.RawMessage(`"take_away"`)); err != nil {
 			t.Fatal(err)
 		}
 	}))

@@ -9,13 +9,14 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // OrderReceipt rebuilds an order's customer receipt from the journal: its
 // lines (as the kiosk recorded them), and a payment part for each approved
 // debit, with what the terminal returned for it. For reprints by staff and
 // `comptoir receipt`; the kiosk prints from memory right after paying.
-func OrderReceipt(ctx context.Context, db *journal.DB, st Settings, orderID string) (receipt.Receipt, receipt.Options, error) {
+func OrderReceipt(ctx context.Context, db *journal.DB, st settings.Settings, orderID string) (receipt.Receipt, receipt.Options, error) {
 	ord, err := db.Order(ctx, orderID)
 	if err != nil {
 		return receipt.Receipt{}, receipt.Options{}, err
@@ -29,7 +30,7 @@ func OrderReceipt(ctx context.Context, db *journal.DB, st Settings, orderID stri
 		lang = st.DefaultLanguage
 	}
 	pick := func(t Text) string {
-		for _, l := range append([]string{lang, st.DefaultLanguage}, DefaultLanguages...) {
+		for _, l := range append([]string{lang, st.DefaultLanguage}, settings.DefaultLanguages...) {
 			if v := t[l]; v != "" {
 				return v
 			}

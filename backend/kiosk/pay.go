@@ -11,7 +11,11 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
+
+// settingOrderSequence is the daily order number: {"day":"2026-11-22","last":41}.
+const settingOrderSequence = "kiosk.order_sequence"
 
 // maxOrderNumberTries bounds the search for a free order id when the
 // stored sequence is behind the journal (restored settings, clock moved).
@@ -206,14 +210,14 @@ func (s *Service) launch(gen int, att *attempt) CheckoutView {
 		return c.view
 	}
 	policy := journal.PolicyKiosk
-	if s.settings.Mode == modeCounter {
+	if s.settings.Mode == settings.ModeCounter {
 		policy = journal.PolicyCounter
 	}
 	r, opt := s.receiptLocked(ord, false)
 	format := s.settings.ReceiptFormat
 	var details *payment.LinkDetails
 	if att.link {
-		details = s.linkDetailsLocked(ord, att.amount, s.settings.Mode == modeCounter)
+		details = s.linkDetailsLocked(ord, att.amount, s.settings.Mode == settings.ModeCounter)
 	}
 	s.mu.Unlock()
 
@@ -548,7 +552,7 @@ func (s *Service) createOrder(ctx context.Context, ord *order) (id, number strin
 		return "", "", err
 	} else if ok {
 		if err := json.Unmarshal(raw, &seq); err != nil {
-			s.log.Warn(settingsWarningMessage, "key", settingOrderSequence, "err", err)
+			s.log.Warn(settings.WarningMessage, "key", settingOrderSequence, "err", err)
 		}
 	}
 	if seq.Day != day || seq.Last < 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // Receipt statuses (ReceiptView.Status).
@@ -170,7 +171,7 @@ func (s *Service) textLocked(t Text, lang string) string {
 	if v := t[s.settings.DefaultLanguage]; v != "" {
 		return v
 	}
-	for _, l := range DefaultLanguages {
+	for _, l := range settings.DefaultLanguages {
 		if v := t[l]; v != "" {
 			return v
 		}

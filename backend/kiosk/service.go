@@ -18,6 +18,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // Emitter publishes the snapshots; the Wails binding and httpui forward them.
@@ -120,7 +121,7 @@ type Service struct {
 	emittedTerm  uint64
 
 	mu         sync.Mutex
-	settings   Settings
+	settings   settings.Settings
 	catalog    *Catalog
 	catalogErr error
 	status     TerminalStatus
@@ -230,17 +231,17 @@ func New(cfg Config) (*Service, error) {
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
-	settings, err := LoadSettings(ctx, cfg.Journal, log)
+	st, err := settings.LoadSettings(ctx, cfg.Journal, log)
 	if err != nil {
 		return nil, fmt.Errorf("kiosk: settings: %w", err)
 	}
-	s.settings = settings
+	s.settings = st
 	s.catalog, s.catalogErr = LoadCatalog(cfg.DataDir)
 	if s.catalogErr != nil {
 		log.Error("catalog refused: the kiosk takes no orders", "err", s.catalogErr)
 	}
 	s.status = cfg.Terminal.TerminalStatus()
-	s.co = checkout{phase: PhaseWelcome, language: settings.DefaultLanguage}
+	s.co = checkout{phase: PhaseWelcome, language: st.DefaultLanguage}
 	s.term = s.terminalViewLocked()
 	s.availabilityLocked()
 	if cfg.Relay != nil {
@@ -383,11 +384,11 @@ func (s *Service) refreshTerminal() {
 // Reload reads the settings and the catalog again. An invalid catalog is
 // refused and the previous one stays; the error names the line and field.
 func (s *Service) Reload() error {
-	settings, serr := LoadSettings(s.ctx, s.cfg.Journal, s.log)
+	st, serr := settings.LoadSettings(s.ctx, s.cfg.Journal, s.log)
 	cat, cerr := LoadCatalog(s.cfg.DataDir)
 	s.mu.Lock()
 	if serr == nil {
-		s.settings = settings
+		s.settings = st
 	}
 	if cerr == nil {
 		s.catalog, s.catalogErr = cat, nil
@@ -406,7 +407,7 @@ func (s *Service) Reload() error {
 }
 
 // Settings returns the settings in force.
-func (s *Service) Settings() Settings {
+func (s *Service) Settings() settings.Settings {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.settings
@@ -423,7 +424,7 @@ func (s *Service) currencyLocked() string {
 	case s.catalog != nil && s.catalog.view.Currency != "":
 		return s.catalog.view.Currency
 	}
-	return DefaultCurrency
+	return settings.DefaultCurrency
 }
 
 // usableLocked reports whether an order may start, and why not.
@@ -533,7 +534,7 @@ func (s *Service) viewLocked() CheckoutView {
 	co := &s.co
 	v := CheckoutView{
 		Phase: co.phase, Language: co.language, Currency: s.currencyLocked(), Dining: co.dining,
-		DiningAsked: s.settings.Dining == DiningAsk, Lines: []LineView{}, Taxes: []TaxView{}, Error: co.err,
+		DiningAsked: s.settings.Dining == settings.DiningAsk, Lines: []LineView{}, Taxes: []TaxView{}, Error: co.err,
 	}
 	lines := co.lines
 	if co.order != nil {
@@ -685,7 +686,7 @@ func (s *Service) Start(language string) (CheckoutView, error) {
 		default:
 			return ErrWrongPhase
 		}
-		if s.settings.Dining == DiningAsk {
+		if s.settings.Dining == settings.DiningAsk {
 			s.resetLocked(PhaseDining)
 		} else {
 			s.resetLocked(PhaseOrdering)
@@ -707,7 +708,7 @@ func (s *Service) ChooseDining(d Dining) (CheckoutView, error) {
 		switch {
 		case s.co.phase == PhaseDining:
 			s.co.phase = PhaseOrdering
-		case s.co.phase != PhaseOrdering || s.settings.Dining != DiningAsk:
+		case s.co.phase != PhaseOrdering || s.settings.Dining != settings.DiningAsk:
 			return ErrWrongPhase
 		}
 		s.co.dining = d

@@ -69,7 +69,7 @@ var contracts = []contract{
 	{
 		out: "frontend/src/lib/staffContract.gen.ts",
 		packages: map[string]string{
-			"backend/staff": "", "backend/staffapi": "", "backend/kiosk": "",
+			"backend/staff": "", "backend/staffapi": "", "backend/settings": "",
 			"backend/journal": "Journal", "backend/payment": "Payment", "backend/device": "Terminal",
 			"backend/reconcile": "Reconcile", "backend/fiscal": "Fiscal",
 		},
@@ -77,7 +77,7 @@ var contracts = []contract{
 			"staffapi.Result", "staffapi.ErrorView", "staffapi.Gate", "staffapi.About", "staffapi.TerminalPanel", "staffapi.CSVExport", "staffapi.Certificate", "staffapi.CloudChoice",
 			"staff.Session", "staff.Filter", "staff.AttemptPage", "staff.HistoryFilter", "staff.HistoryPage", "staff.Comparison",
 			"staff.ReversalResult", "staff.Evidence", "staff.Setting", "staff.Report", "staff.AuditEntry",
-			"payment.View", "kiosk.MerchantSetting", "staff.Decision", "device.Medium", "staff.LinkRequest",
+			"payment.View", "settings.MerchantSetting", "staff.Decision", "device.Medium", "staff.LinkRequest",
 			"staff.Reconciliation", "fiscal.Closing", "staffapi.Gesture", "staff.ClosingSummary",
 		},
 		consts: []string{
