@@ -7,8 +7,8 @@ import (
 	"io"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 	"github.com/comptoir-pos/comptoir/backend/settings"
 )
@@ -44,7 +44,7 @@ func cmdReceipt(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "comptoir receipt:", err)
 		return 1
 	}
-	r, opt, err := kiosk.OrderReceipt(ctx, db, st, *orderID)
+	r, opt, err := orders.OrderReceipt(ctx, db, st, *orderID)
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir receipt:", err)
 		return 1

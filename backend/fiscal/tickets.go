@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 	"github.com/comptoir-pos/comptoir/backend/settings"
 )
@@ -157,7 +157,7 @@ func (l *Ledger) recordSale(ctx context.Context, st settings.Settings, id string
 	if rec, err := l.db.FiscalBySource(ctx, journal.FiscalTicket, SaleSource(id)); err == nil {
 		return rec, false, nil
 	}
-	r, _, err := kiosk.OrderReceipt(ctx, l.db, st, id)
+	r, _, err := orders.OrderReceipt(ctx, l.db, st, id)
 	if err != nil {
 		return journal.FiscalRecord{}, false, fmt.Errorf("fiscal: the sale of order %s: %w", id, err)
 	}
@@ -276,7 +276,7 @@ func (l *Ledger) credit(ctx context.Context, st settings.Settings, a journal.Att
 		}
 	}
 	if sale == nil {
-		r, _, err := kiosk.OrderReceipt(ctx, l.db, st, a.OrderID)
+		r, _, err := orders.OrderReceipt(ctx, l.db, st, a.OrderID)
 		if err != nil {
 			return Ticket{}, fmt.Errorf("fiscal: the credit %s: %w", a.UUID, err)
 		}

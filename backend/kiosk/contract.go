@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 )
 
@@ -91,8 +92,14 @@ const (
 	ReceiptNone  ReceiptChoice = "none"
 )
 
-// Text is a name in every offered language: {"fr": "...", "en": "...", "es": "..."}.
-type Text map[string]string
+// The lines of an order are what the journal records of it
+// (backend/orders), as the UI shows them.
+type (
+	Text       = orders.Text
+	LineView   = orders.LineView
+	LineChoice = orders.LineChoice
+	VATPart    = orders.VATPart
+)
 
 // CatalogView is the menu, as the UI shows it.
 type CatalogView struct {
@@ -146,41 +153,6 @@ type OptionView struct {
 	// its picture.
 	Product string `json:"product,omitempty"`
 	Image   string `json:"image,omitempty"`
-}
-
-// LineChoice is an option chosen for a cart line.
-type LineChoice struct {
-	Group   string `json:"group"`
-	ID      string `json:"id"`
-	Name    Text   `json:"name"`
-	Price   int64  `json:"price"`   // cents, VAT included, for one
-	VATRate int    `json:"vatRate"` // basis points
-	// Product: a menu's part, this product of the catalog.
-	Product string `json:"product,omitempty"`
-}
-
-// VATPart is the share of a menu's price taxed at one rate.
-type VATPart struct {
-	Rate   int   `json:"rate"`   // basis points
-	Amount int64 `json:"amount"` // cents, VAT included, for one
-}
-
-// LineView is one cart line.
-type LineView struct {
-	ID        string `json:"id"`
-	ProductID string `json:"productId"`
-	Name      Text   `json:"name"`
-	Qty       int    `json:"qty"`
-	UnitPrice int64  `json:"unitPrice"`
-	Total     int64  `json:"total"`
-	VATRate   int    `json:"vatRate"`
-	// Choices are the options chosen; UnitPrice includes their prices.
-	Choices []LineChoice `json:"choices,omitempty"`
-	// VATParts split the product's own price (UnitPrice less the choices'
-	// prices) between VAT rates: a menu's price, shared between its parts
-	// in proportion to their prices alone, each at its own rate. Empty: the
-	// product's price is at VATRate.
-	VATParts []VATPart `json:"vatParts,omitempty"`
 }
 
 // TaxView is the VAT of one rate, included in the total.

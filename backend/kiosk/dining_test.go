@@ -8,6 +8,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
@@ -89,15 +90,15 @@ func TestEatInOrTakeAwayDecidesTheVAT(t *testing.T) {
 		t.Fatalf("tax_breakdown %+v", got)
 	}
 	// The journal keeps it, and the rebuilt receipt and the order ticket say it.
-	var data orderData
-	if err := json.Unmarshal(e.order(v.OrderID).Data, &data); err != nil || data.Dining != DiningEatIn {
+	var data orders.Data
+	if err := json.Unmarshal(e.order(v.OrderID).Data, &data); err != nil || data.Dining != string(DiningEatIn) {
 		t.Fatalf("order data %s (%v)", e.order(v.OrderID).Data, err)
 	}
 	e.waitFor("order ticket", func(CheckoutView) bool { return len(e.printedFrom("print")) == 1 })
 	if tk := e.printedFrom("print")[0].Text; !strings.Contains(tk, "SUR PLACE") {
 		t.Fatalf("order ticket %q", tk)
 	}
-	r, _, err := OrderReceipt(context.Background(), e.db, e.s.Settings(), v.OrderID)
+	r, _, err := orders.OrderReceipt(context.Background(), e.db, e.s.Settings(), v.OrderID)
 	if err != nil || r.Order.Dining != string(DiningEatIn) || r.Order.Lines[0].VATRate != 1000 {
 		t.Fatalf("rebuilt receipt %+v (%v)", r.Order, err)
 	}

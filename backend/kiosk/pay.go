@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 	"github.com/comptoir-pos/comptoir/backend/settings"
@@ -442,7 +443,7 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 				part.Tip = c.GiftAmount
 			}
 		case c != nil:
-			part = cardPart(*c)
+			part = orders.CardPart(*c)
 		}
 		ord.parts = append(ord.parts, part)
 		// Paid on a phone: the terminal knows no transaction to share.
@@ -529,15 +530,6 @@ type orderSequence struct {
 	Last int    `json:"last"`
 }
 
-// orderData is the order's Data in the journal.
-type orderData struct {
-	Number   string        `json:"number"`
-	Language string        `json:"language"`
-	Method   PaymentMethod `json:"method"`
-	Dining   Dining        `json:"dining,omitempty"`
-	Lines    []LineView    `json:"lines"`
-}
-
 // createOrder records the order with the next number of the day: "42",
 // id "20261122-042" (unique: a taken id moves to the next number), or
 // with the kiosk's prefix "A42", id "20261122-A042".
@@ -566,7 +558,7 @@ func (s *Service) createOrder(ctx context.Context, ord *order) (id, number strin
 		seq.Last++
 		number = prefix + strconv.Itoa(seq.Last)
 		id = fmt.Sprintf("%s-%s%03d", now.Format("20060102"), prefix, seq.Last)
-		data, err := json.Marshal(orderData{Number: number, Language: ord.language, Method: ord.method, Dining: ord.dining, Lines: lines})
+		data, err := json.Marshal(orders.Data{Number: number, Language: ord.language, Method: string(ord.method), Dining: string(ord.dining), Lines: lines})
 		if err != nil {
 			return "", "", err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 	"github.com/comptoir-pos/comptoir/backend/settings"
 )
@@ -154,7 +155,7 @@ func (s *Service) tellStaff(action, subject, detail string) {
 func (s *Service) receiptLocked(ord *order, withParts bool) (receipt.Receipt, receipt.Options) {
 	o := receipt.Order{Number: ord.number, Dining: string(ord.dining), Time: ord.created, Currency: ord.currency}
 	for _, l := range ord.lines {
-		o.Lines = append(o.Lines, receiptLines(l.LineView, func(t Text) string { return s.textLocked(t, ord.language) })...)
+		o.Lines = append(o.Lines, orders.ReceiptLines(l.LineView, func(t Text) string { return s.textLocked(t, ord.language) })...)
 	}
 	r := receipt.Receipt{Merchant: s.settings.Merchant, Order: o}
 	if withParts {

@@ -16,6 +16,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/discovery"
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 	"github.com/comptoir-pos/comptoir/backend/settings"
@@ -564,7 +565,7 @@ func totals(lines []cartLine, voucherCap int64) (total int64, taxes []TaxView, e
 	for _, l := range lines {
 		total += l.Total
 		eligible += int64(l.Qty) * l.voucherUnit
-		o.Lines = append(o.Lines, receiptLines(l.LineView, nil)...)
+		o.Lines = append(o.Lines, orders.ReceiptLines(l.LineView, nil)...)
 	}
 	for _, r := range receipt.VATSummary(o) {
 		taxes = append(taxes, TaxView{Rate: r.Rate, Amount: r.Tax})
@@ -925,42 +926,6 @@ func lineChoiceKeys(l LineView) []string {
 		keys = append(keys, ch.Group+"/"+ch.ID)
 	}
 	return keys
-}
-
-// receiptLines are a cart line as receipts and VAT count it: the product
-// at its rate, and each option with a price at its own. name gives the
-// names (nil: none, for VAT only).
-func receiptLines(l LineView, name func(Text) string) []receipt.Line {
-	nm := func(t Text, prefix string) string {
-		if name == nil {
-			return ""
-		}
-		return prefix + name(t)
-	}
-	base := l.UnitPrice
-	for _, ch := range l.Choices {
-		base -= ch.Price
-	}
-	title := nm(l.Name, "")
-	var free []string
-	for _, ch := range l.Choices {
-		if ch.Price == 0 && name != nil {
-			free = append(free, name(ch.Name))
-		}
-	}
-	if len(free) > 0 {
-		title += " (" + strings.Join(free, ", ") + ")"
-	}
-	out := []receipt.Line{{Qty: l.Qty, Name: title, UnitPrice: base, VATRate: l.VATRate}}
-	for _, p := range l.VATParts {
-		out[0].Parts = append(out[0].Parts, receipt.VATPart{Rate: p.Rate, Amount: p.Amount})
-	}
-	for _, ch := range l.Choices {
-		if ch.Price > 0 {
-			out = append(out, receipt.Line{Qty: l.Qty, Name: nm(ch.Name, "+ "), UnitPrice: ch.Price, VATRate: ch.VATRate})
-		}
-	}
-	return out
 }
 
 // SetQuantity sets a line's quantity; 0 removes it.

@@ -1,4 +1,9 @@
-package kiosk
+// Package orders is an order as the journal records it: its lines as the
+// customer chose them (the kiosk's UI shows the same), and its receipt
+// rebuilt from the journal for staff's reprints, the fiscal journal and
+// `comptoir receipt`. The kiosk, staff mode and the fiscal journal read an
+// order here, so that none of them needs the kiosk.
+package orders
 
 import (
 	"context"
@@ -12,6 +17,15 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
+// Data is the order's Data in the journal, as the kiosk recorded it.
+type Data struct {
+	Number   string     `json:"number"`
+	Language string     `json:"language"`
+	Method   string     `json:"method"`
+	Dining   string     `json:"dining,omitempty"`
+	Lines    []LineView `json:"lines"`
+}
+
 // OrderReceipt rebuilds an order's customer receipt from the journal: its
 // lines (as the kiosk recorded them), and a payment part for each approved
 // debit, with what the terminal returned for it. For reprints by staff and
@@ -21,7 +35,7 @@ func OrderReceipt(ctx context.Context, db *journal.DB, st settings.Settings, ord
 	if err != nil {
 		return receipt.Receipt{}, receipt.Options{}, err
 	}
-	var data orderData
+	var data Data
 	if len(ord.Data) > 0 && json.Unmarshal(ord.Data, &data) != nil {
 		return receipt.Receipt{}, receipt.Options{}, fmt.Errorf("kiosk: order %s: its recorded lines cannot be read", orderID)
 	}
@@ -37,9 +51,9 @@ func OrderReceipt(ctx context.Context, db *journal.DB, st settings.Settings, ord
 		}
 		return ""
 	}
-	o := receipt.Order{Number: data.Number, Dining: string(data.Dining), Time: ord.CreatedAt, Currency: ord.Currency}
+	o := receipt.Order{Number: data.Number, Dining: data.Dining, Time: ord.CreatedAt, Currency: ord.Currency}
 	for _, l := range data.Lines {
-		o.Lines = append(o.Lines, receiptLines(l, pick)...)
+		o.Lines = append(o.Lines, ReceiptLines(l, pick)...)
 	}
 	if len(o.Lines) == 0 {
 		// An amount keyed at the counter (comptoir pay --amount): its
@@ -62,15 +76,15 @@ func OrderReceipt(ctx context.Context, db *journal.DB, st settings.Settings, ord
 		// What the journal says was charged: the answer's, or what staff or
 		// the history settled.
 		c.Amount, c.GiftAmount = a.Paid(), a.Gift()
-		r.Payments = append(r.Payments, cardPart(c))
+		r.Payments = append(r.Payments, CardPart(c))
 	}
 	return r, receipt.Options{Columns: st.ReceiptColumns, Locale: lang}, nil
 }
 
-// cardPart is a receipt's part for an approved card charge: only what a
+// CardPart is a receipt's part for an approved card charge: only what a
 // receipt may show of the provider's transaction (its customer ticket, not
 // the merchant's; no issuer, no card token).
-func cardPart(c payment.Charge) receipt.Part {
+func CardPart(c payment.Charge) receipt.Part {
 	kind := receipt.KindCard
 	if isMealVoucher(c.PaymentApplication) {
 		kind = receipt.KindVoucher

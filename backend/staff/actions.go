@@ -12,7 +12,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 	"github.com/comptoir-pos/comptoir/backend/settings"
@@ -312,7 +312,7 @@ func (s *Staff) receiptFor(ctx context.Context, uuid string) (receipt.Receipt, r
 	if err != nil {
 		return receipt.Receipt{}, receipt.Options{}, att, journalErr(err, "Reading the settings")
 	}
-	r, opt, err := kiosk.OrderReceipt(ctx, s.cfg.Journal, st, att.OrderID)
+	r, opt, err := orders.OrderReceipt(ctx, s.cfg.Journal, st, att.OrderID)
 	if err != nil {
 		var je *journal.Error
 		if errors.As(err, &je) {

@@ -14,7 +14,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/fiscal"
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 	"github.com/comptoir-pos/comptoir/backend/settings"
@@ -262,7 +262,7 @@ func (s *Staff) sales(ctx context.Context, st settings.Settings, d dayData) ([]S
 		if err != nil || ord.Status != journal.OrderPaid {
 			continue // not paid in full (yet): not a sale
 		}
-		rec, _, err := kiosk.OrderReceipt(ctx, s.cfg.Journal, st, a.OrderID)
+		rec, _, err := orders.OrderReceipt(ctx, s.cfg.Journal, st, a.OrderID)
 		if err != nil {
 			return nil, journalErr(err, "Reading the day's orders")
 		}

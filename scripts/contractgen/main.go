@@ -58,7 +58,7 @@ type contract struct {
 var contracts = []contract{
 	{
 		out:      "frontend/src/lib/contract.gen.ts",
-		packages: map[string]string{"backend/kiosk": ""},
+		packages: map[string]string{"backend/kiosk": "", "backend/orders": ""},
 		roots: []string{
 			"kiosk.InfoView", "kiosk.CatalogView", "kiosk.CheckoutView", "kiosk.TerminalView",
 			"kiosk.PaymentMethod", "kiosk.ReceiptChoice",

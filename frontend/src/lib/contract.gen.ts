@@ -119,7 +119,7 @@ export interface InfoView {
     phonePay: boolean;
 }
 
-// From kiosk/contract.go
+// From orders/lines.go
 /**
  * LineChoice is an option chosen for a cart line.
  */
@@ -135,7 +135,7 @@ export interface LineChoice {
     product?: string;
 }
 
-// From kiosk/contract.go
+// From orders/lines.go
 /**
  * LineView is one cart line.
  */
@@ -338,13 +338,13 @@ export interface TerminalView {
     phonePay: boolean;
 }
 
-// From kiosk/contract.go
+// From orders/lines.go
 /**
  * Text is a name in every offered language: {"fr": "...", "en": "...", "es": "..."}.
  */
 export type Text = Record<string, string> | null;
 
-// From kiosk/contract.go
+// From orders/lines.go
 /**
  * VATPart is the share of a menu's price taxed at one rate.
  */
