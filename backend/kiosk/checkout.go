@@ -12,6 +12,40 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
+// order is the cart from Pay on: frozen, recorded in the journal.
+type order struct {
+	id, number      string
+	total           int64
+	voucherEligible int64
+	currency        string
+	language        string
+	dining          Dining
+	method          PaymentMethod
+	lines           []cartLine
+	created         time.Time
+	parts           []receipt.Part // approved, in order
+	shareTxID       string         // the card attempt's transaction, for /share-receipt
+	// What this kiosk saw approved, by step. The journal's sum is the
+	// record; these keep the screen true when the journal could not record
+	// an approval (a full disk) and bound a retried voucher part.
+	paidVoucher, paidCard int64
+}
+
+// attempt is one card presentation for the order.
+type attempt struct {
+	step     Step
+	amount   int64
+	medium   string
+	deadline time.Time
+	h        *payment.Handle
+	uuid     string
+	cancel   bool // Cancel pressed before the handle came
+	wake     chan struct{}
+	// link: a payment link (Config.Links); printed: its QR code was printed.
+	link    bool
+	printed bool
+}
+
 // Pay starts paying the cart: ordering → paying. The order is recorded in
 // the journal first, then the attempt (card: the total; voucher_then_card:
 // the meal-voucher part, then a card for the rest once it is approved).

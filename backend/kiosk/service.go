@@ -128,40 +128,6 @@ type Service struct {
 	sized      *sizedCache
 }
 
-// order is the cart from Pay on: frozen, recorded in the journal.
-type order struct {
-	id, number      string
-	total           int64
-	voucherEligible int64
-	currency        string
-	language        string
-	dining          Dining
-	method          PaymentMethod
-	lines           []cartLine
-	created         time.Time
-	parts           []receipt.Part // approved, in order
-	shareTxID       string         // the card attempt's transaction, for /share-receipt
-	// What this kiosk saw approved, by step. The journal's sum is the
-	// record; these keep the screen true when the journal could not record
-	// an approval (a full disk) and bound a retried voucher part.
-	paidVoucher, paidCard int64
-}
-
-// attempt is one card presentation for the order.
-type attempt struct {
-	step     Step
-	amount   int64
-	medium   string
-	deadline time.Time
-	h        *payment.Handle
-	uuid     string
-	cancel   bool // Cancel pressed before the handle came
-	wake     chan struct{}
-	// link: a payment link (Config.Links); printed: its QR code was printed.
-	link    bool
-	printed bool
-}
-
 // New returns a Service. It reads the settings and the catalog; an invalid
 // catalog leaves the kiosk unavailable (never a demo menu in a real shop),
 // with the error in TerminalView.Problem. Call Run to recover unfinished
