@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -134,49 +132,6 @@ type Catalog struct {
 	// media holds the pictures the catalog names, by their path in it:
 	// the catalog's folder, or the demo's embedded images.
 	media fs.FS
-}
-
-// MediaPrefix is the URL path under which the UI loads the catalog's
-// pictures (ProductView.Image).
-const MediaPrefix = "/media/"
-
-// imageTypes are the picture formats a catalog may use.
-var imageTypes = []string{".jpg", ".jpeg", ".png", ".webp", ".svg"}
-
-// checkImage says what is wrong with a picture's path in the catalog, "".
-func checkImage(p string) string {
-	switch {
-	case p == "":
-		return ""
-	case strings.Contains(p, "://") || strings.HasPrefix(p, "/") || strings.Contains(p, `\`):
-		return fmt.Sprintf("%q must be a file beside catalog.json, such as images/croissant.jpg (no URL, no absolute path)", p)
-	case !fs.ValidPath(p) || path.Clean(p) != p:
-		return fmt.Sprintf("%q is not a clean relative path (no .., no //)", p)
-	case !slices.Contains(imageTypes, strings.ToLower(path.Ext(p))):
-		return fmt.Sprintf("%q: a picture is JPEG, PNG, WebP or SVG", p)
-	}
-	return ""
-}
-
-// imageURL is the URL the UI loads a catalog picture from.
-func imageURL(p string) string {
-	if p == "" {
-		return ""
-	}
-	parts := strings.Split(p, "/")
-	for i, s := range parts {
-		parts[i] = url.PathEscape(s)
-	}
-	return MediaPrefix + strings.Join(parts, "/")
-}
-
-// Media opens a picture of the catalog by its path (the URL path after
-// MediaPrefix): only a picture type, never outside the catalog's folder.
-func (c *Catalog) Media(name string) (fs.File, error) {
-	if c.media == nil || checkImage(name) != "" || name == "" {
-		return nil, fs.ErrNotExist
-	}
-	return c.media.Open(name)
 }
 
 // choiceInfo is what the kiosk needs of a chosen option.
