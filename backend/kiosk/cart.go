@@ -49,7 +49,7 @@ func (s *Service) ChooseDining(d Dining) (CheckoutView, error) {
 		}
 		switch {
 		case s.co.phase == PhaseDining:
-			s.co.phase = PhaseOrdering
+			s.enterLocked(PhaseOrdering)
 		case s.co.phase != PhaseOrdering || s.settings.Dining != settings.DiningAsk:
 			return ErrWrongPhase
 		}

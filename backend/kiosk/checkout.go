@@ -93,7 +93,8 @@ func (s *Service) Pay(method PaymentMethod) (CheckoutView, error) {
 			return ErrWrongPhase
 		}
 		att.wake = make(chan struct{}, 1)
-		co.order, co.att, co.phase, gen = ord, att, PhasePaying, co.gen
+		co.order, co.att, gen = ord, att, co.gen
+		s.enterLocked(PhasePaying)
 		co.payment = &PaymentView{Method: method, Step: att.step, Amount: att.amount, Due: total}
 		return ""
 	})
@@ -111,7 +112,8 @@ func (s *Service) Pay(method PaymentMethod) (CheckoutView, error) {
 	if err != nil {
 		// Nothing was sent: back to the cart, with the error.
 		s.log.Error("record the order: nothing was sent", "err", err)
-		s.co.order, s.co.att, s.co.payment, s.co.phase, s.co.err = nil, nil, nil, PhaseOrdering, ErrJournal
+		s.co.order, s.co.att, s.co.payment, s.co.err = nil, nil, nil, ErrJournal
+		s.enterLocked(PhaseOrdering)
 		s.co.lines = ord.lines
 		c, t := s.snapshotsLocked(true)
 		s.mu.Unlock()
@@ -136,7 +138,7 @@ func (s *Service) Cancel() (CheckoutView, error) {
 		default:
 			return ErrWrongPhase
 		}
-		s.co.phase = PhaseCanceling
+		s.enterLocked(PhaseCanceling)
 		if a := s.co.att; a != nil {
 			a.cancel = true
 			if a.h != nil {
@@ -199,7 +201,8 @@ func (s *Service) again(byCard bool) (CheckoutView, error) {
 			att = &attempt{step: StepCard, amount: due}
 		}
 		att.wake = make(chan struct{}, 1)
-		co.att, co.phase, gen = att, PhasePaying, co.gen
+		co.att, gen = att, co.gen
+		s.enterLocked(PhasePaying)
 		p := *co.payment
 		p.Step, p.Amount, p.AttemptUUID, p.Deadline, p.Message, p.ChargedDespiteCancel = att.step, att.amount, "", time.Time{}, "", false
 		p.Outcome, p.Via = "", ""
@@ -225,7 +228,7 @@ func (s *Service) launch(gen int, att *attempt) CheckoutView {
 	if att.cancel {
 		// Cancel came before anything was sent: send nothing.
 		s.co.att, s.co.last = nil, att
-		s.co.phase = PhaseDeclined
+		s.enterLocked(PhaseDeclined)
 		p := *s.co.payment
 		p.Message, p.Outcome = "cancelled before anything was sent to the terminal", OutcomeCancelled
 		s.co.payment = &p
@@ -273,7 +276,7 @@ func (s *Service) launch(gen int, att *attempt) CheckoutView {
 	if err != nil {
 		// Start failed before anything was sent: not charged.
 		s.co.att, s.co.last = nil, att
-		s.co.phase = PhaseFailed
+		s.enterLocked(PhaseFailed)
 		p.Message = "the payment could not start: " + err.Error()
 		if errors.Is(err, payment.ErrNotReady) {
 			p.Message = "unfinished payments are being recovered: try again in a moment"

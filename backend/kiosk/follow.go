@@ -73,7 +73,7 @@ func (s *Service) stranded(gen int, att *attempt, v payment.View) {
 		return
 	}
 	s.co.att, s.co.last = nil, att
-	s.co.phase = PhaseUnknown
+	s.enterLocked(PhaseUnknown)
 	p := *s.co.payment
 	p.Message = "the payment could not be followed to its end (" + v.Message + "): call staff"
 	s.co.payment = &p
@@ -91,7 +91,8 @@ func (s *Service) progress(gen int, att *attempt, v payment.View) {
 	}
 	changed := false
 	if (v.State == journal.StateAbortRequested || v.Abort != payment.AbortNone) && s.co.phase == PhasePaying {
-		s.co.phase, changed = PhaseCanceling, true
+		s.enterLocked(PhaseCanceling)
+		changed = true
 	}
 	if v.Message != "" && s.co.payment.Message != v.Message {
 		p := *s.co.payment
@@ -164,7 +165,7 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 	case v.State == journal.StateApproved && v.Flag != "":
 		// Money was taken, but not what was asked: never "approved", never
 		// a further part; staff decide from the journal.
-		s.co.phase = PhaseUnknown
+		s.enterLocked(PhaseUnknown)
 		p.Message = "the terminal's answer does not match the payment asked (" + v.Flag + "): call staff"
 	case v.State == journal.StateApproved:
 		part := receipt.Part{Kind: receipt.KindCard, Amount: v.ChargedAmount, TransactionID: v.TransactionID}
@@ -189,33 +190,33 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 		}
 		switch {
 		case p.Due <= 0:
-			s.co.phase = PhaseApproved
+			s.enterLocked(PhaseApproved)
 			s.co.receipt = &ReceiptView{}
 			printTicket = true
 		case att.step == StepCard || att.link:
 			// A card part pays all that is due: money still due after it
 			// means the journal and the terminal disagree. Never a guess.
-			s.co.phase = PhaseUnknown
+			s.enterLocked(PhaseUnknown)
 			p.Message = fmt.Sprintf("the card part (%d) was approved but %d is still due by the journal: call staff", v.ChargedAmount, p.Due)
 		case cancelled:
 			// The customer wanted to stop, and the voucher part went through:
 			// no card attempt behind their back. They pay the rest or call staff.
-			s.co.phase = PhaseDeclined
+			s.enterLocked(PhaseDeclined)
 			p.Step = StepCard
 			p.Message = fmt.Sprintf("the meal-voucher part (%d) was charged although Cancel was pressed; %d is still due", v.ChargedAmount, p.Due)
 		default:
 			next = &attempt{step: StepCard, amount: p.Due, medium: payment.MediumBankCards, wake: make(chan struct{}, 1)}
 			s.co.att = next
-			s.co.phase = PhasePaying
+			s.enterLocked(PhasePaying)
 			p.Step, p.Amount, p.AttemptUUID, p.Message, p.Outcome = StepCard, p.Due, "", "", ""
 		}
 	case v.State == journal.StateDeclined, v.State == journal.StateCancelled:
-		s.co.phase = PhaseDeclined
+		s.enterLocked(PhaseDeclined)
 		p.Outcome = s.notCharged(att, v, cancelled)
 	case v.State == journal.StateFailed:
-		s.co.phase = PhaseFailed
+		s.enterLocked(PhaseFailed)
 	default: // unknown: never a guess
-		s.co.phase = PhaseUnknown
+		s.enterLocked(PhaseUnknown)
 		if p.Message == "" {
 			p.Message = "the payment's outcome is unknown: call staff"
 		}

@@ -104,7 +104,7 @@ func (s *Service) linkScreenOver(gen int, att *attempt) bool {
 		s.followAway(att.h)
 		return true
 	}
-	s.co.phase = PhaseCanceling
+	s.enterLocked(PhaseCanceling)
 	att.cancel = true
 	s.mu.Unlock()
 	att.h.Cancel()
