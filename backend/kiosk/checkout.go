@@ -79,19 +79,11 @@ func (s *Service) Pay(method PaymentMethod) (CheckoutView, error) {
 			total: total, voucherEligible: eligible, currency: s.currencyLocked(), language: co.language, dining: co.dining,
 			method: method, lines: append([]cartLine(nil), co.lines...), created: s.now(),
 		}
-		switch method {
-		case MethodCard:
-			att = &attempt{step: StepCard, amount: total}
-		case MethodVoucherThenCard:
-			if eligible <= 0 {
-				return ErrAmount
-			}
-			att = &attempt{step: StepVoucher, amount: min(eligible, total), medium: payment.MediumMealVouchers}
-		case MethodPhone:
-			att = &attempt{step: StepPhone, amount: total, link: true}
-		default:
-			return ErrWrongPhase
+		first, refusal := firstPart(method, total, eligible)
+		if refusal != "" {
+			return refusal
 		}
+		att = first
 		att.wake = make(chan struct{}, 1)
 		co.order, co.att, gen = ord, att, co.gen
 		s.enterLocked(PhasePaying)
@@ -179,27 +171,7 @@ func (s *Service) again(byCard bool) (CheckoutView, error) {
 		if due <= 0 {
 			return ErrAmount
 		}
-		step := StepCard
-		if co.last != nil && !byCard {
-			step = co.last.step
-		}
-		// A voucher already charged (despite a Cancel, say) counts against
-		// what vouchers may pay: never a second voucher charge for it.
-		voucherLeft := min(co.order.voucherEligible-co.order.paidVoucher, due)
-		if step == StepVoucher && voucherLeft <= 0 {
-			step = StepCard
-		}
-		switch {
-		case phone:
-			att = &attempt{step: StepPhone, amount: due, link: true}
-		case step == StepVoucher:
-			att = &attempt{step: StepVoucher, amount: voucherLeft, medium: payment.MediumMealVouchers}
-		case byCard || co.order.method == MethodVoucherThenCard:
-			// The rest of a split tender is not meal-voucher eligible.
-			att = &attempt{step: StepCard, amount: due, medium: payment.MediumBankCards}
-		default:
-			att = &attempt{step: StepCard, amount: due}
-		}
+		att = retryPart(co.order, co.last, due, byCard, phone)
 		att.wake = make(chan struct{}, 1)
 		co.att, gen = att, co.gen
 		s.enterLocked(PhasePaying)

@@ -2,13 +2,10 @@ package kiosk
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/payment"
-	"github.com/comptoir-pos/comptoir/backend/receipt"
 )
 
 // follow reads the attempt's view until it is final: at every event (the
@@ -139,23 +136,7 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 	s.co.att, s.co.last = nil, att
 	p := *s.co.payment
 	p.AttemptUUID, p.Deadline, p.Message, p.Via = v.UUID, time.Time{}, v.Message, viaOf(v.Channel)
-	// What pays is what the provider says it charged, and only when that
-	// agrees with what was asked (v.Flag: the journal's judgement).
-	if v.State == journal.StateApproved && v.Flag == "" {
-		if att.step == StepVoucher {
-			ord.paidVoucher += v.ChargedAmount
-		} else {
-			ord.paidCard += v.ChargedAmount
-		}
-	}
-	// The journal is the record. Only when it cannot be read does this
-	// kiosk's own count of the charges stand in.
-	p.Paid = ord.paidVoucher + ord.paidCard
-	if sumErr != nil {
-		s.log.Error("order summary", "order", ord.id, "err", sumErr)
-	} else {
-		p.Paid = sum.Paid
-	}
+	p.Paid = s.paidLocked(ord, att, v, sum.Paid, sumErr)
 	p.Due = max(ord.total-p.Paid, 0)
 	// The customer asked to stop: no further part starts behind their back.
 	cancelled := att.cancel || s.co.phase == PhaseCanceling || v.ChargedDespiteCancel
@@ -168,48 +149,7 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 		s.enterLocked(PhaseUnknown)
 		p.Message = "the terminal's answer does not match the payment asked (" + v.Flag + "): call staff"
 	case v.State == journal.StateApproved:
-		part := receipt.Part{Kind: receipt.KindCard, Amount: v.ChargedAmount, TransactionID: v.TransactionID}
-		switch c := v.Charge; {
-		case att.link:
-			part.Kind = receipt.KindLink
-			if c != nil {
-				part.Tip = c.GiftAmount
-			}
-		case c != nil:
-			part = orders.CardPart(*c)
-		}
-		ord.parts = append(ord.parts, part)
-		// Paid on a phone: the terminal knows no transaction to share.
-		if !att.link && (ord.shareTxID == "" || att.step == StepCard) {
-			ord.shareTxID = v.TransactionID
-		}
-		p.ChargedDespiteCancel = p.ChargedDespiteCancel || cancelled
-		p.Outcome = OutcomeCharged
-		if p.ChargedDespiteCancel {
-			p.Outcome = OutcomeChargedDespiteCancel
-		}
-		switch {
-		case p.Due <= 0:
-			s.enterLocked(PhaseApproved)
-			s.co.receipt = &ReceiptView{}
-			printTicket = true
-		case att.step == StepCard || att.link:
-			// A card part pays all that is due: money still due after it
-			// means the journal and the terminal disagree. Never a guess.
-			s.enterLocked(PhaseUnknown)
-			p.Message = fmt.Sprintf("the card part (%d) was approved but %d is still due by the journal: call staff", v.ChargedAmount, p.Due)
-		case cancelled:
-			// The customer wanted to stop, and the voucher part went through:
-			// no card attempt behind their back. They pay the rest or call staff.
-			s.enterLocked(PhaseDeclined)
-			p.Step = StepCard
-			p.Message = fmt.Sprintf("the meal-voucher part (%d) was charged although Cancel was pressed; %d is still due", v.ChargedAmount, p.Due)
-		default:
-			next = &attempt{step: StepCard, amount: p.Due, medium: payment.MediumBankCards, wake: make(chan struct{}, 1)}
-			s.co.att = next
-			s.enterLocked(PhasePaying)
-			p.Step, p.Amount, p.AttemptUUID, p.Message, p.Outcome = StepCard, p.Due, "", "", ""
-		}
+		next, printTicket = s.approvedLocked(att, v, ord, &p, cancelled)
 	case v.State == journal.StateDeclined, v.State == journal.StateCancelled:
 		s.enterLocked(PhaseDeclined)
 		p.Outcome = s.notCharged(att, v, cancelled)
