@@ -233,7 +233,12 @@ func (s *Service) launch(gen int, att *attempt) CheckoutView {
 	}
 	start := s.now()
 	h, err := orch.Start(s.ctx, req)
+	return s.launched(gen, att, ord, policy, start, h, err)
+}
 
+// launched shows the attempt launch started (h) and follows it, or shows
+// why it could not start (err): nothing was sent, not charged.
+func (s *Service) launched(gen int, att *attempt, ord *order, policy journal.Policy, start time.Time, h *payment.Handle, err error) CheckoutView {
 	s.mu.Lock()
 	if s.co.gen != gen || s.co.att != att {
 		// Cannot happen while paying (nothing leaves paying but the outcome);
