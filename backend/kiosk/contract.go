@@ -1,12 +1,28 @@
-// Package kiosk is the application service the UI talks to: catalog, cart,
-// checkout, receipts, terminal status and settings. The backend is the
-// source of truth: the UI renders the snapshots published here and calls
-// intent methods; no payment logic lives in the UI.
+// Package kiosk is the application service the UI talks to: the
+// customer's checkout. The backend is the source of truth: the UI renders
+// the snapshots published here and calls the intents; no payment logic
+// lives in the UI.
 //
-// This file is the contract with the UI. Its TypeScript,
-// frontend/src/lib/contract.gen.ts, is generated from these types by
-// scripts/contractgen (go generate, or make contract); the tests fail when
-// it is not current.
+// Its rooms, by file:
+//
+//   - service.go: the Service, its start (recovery first) and its settings;
+//   - cart.go: the cart, its lines, options, menus' VAT and totals (limits.go:
+//     the bounds of any amount);
+//   - phases.go: the phase machine, as a table, and the ways back to welcome;
+//   - checkout.go, split.go, follow.go, number.go: paying: an order and its
+//     attempts, the split of means (meal voucher, card, phone), following
+//     an attempt to its outcome, the order's number;
+//   - link.go: paying by phone with a payment link;
+//   - receipts.go: receipts and the kitchen's order ticket;
+//   - catalog*.go, media*.go: the catalog, its checks and its pictures;
+//   - terminal.go, relay.go: the terminal's status and what it allows, and
+//     the relay of the payment core's and discovery's events;
+//   - snapshots.go, intents.go, contract.go: what the UI reads and calls.
+//
+// This file is the contract with the UI, with the intents' table
+// (intents.go). Its TypeScript, frontend/src/lib/contract.gen.ts, is
+// generated from these types and that table by scripts/contractgen (go
+// generate, or make contract); the tests fail when it is not current.
 package kiosk
 
 //go:generate sh -c "cd ../../scripts/contractgen && go run ."
@@ -314,31 +330,3 @@ type InfoView struct {
 	// offered (the provider's cloud is set up).
 	PhonePay bool `json:"phonePay"`
 }
-
-// Intents, as the UI calls them (Wails binding methods of the same names;
-// in browser mode POST /api/<Name> with a JSON array of the arguments):
-//
-//	Info() InfoView
-//	Catalog() CatalogView
-//	Checkout() CheckoutView
-//	Terminal() TerminalView
-//	Start(language string) CheckoutView             welcome → ordering, new cart
-//	SetLanguage(language string) CheckoutView
-//	AddItem(productID string, qty int) CheckoutView
-//	SetQuantity(lineID string, qty int) CheckoutView  0 removes the line
-//	Pay(method PaymentMethod) CheckoutView          ordering → paying
-//	Cancel() CheckoutView                           paying → canceling
-//	PrintLink() CheckoutView                        paying by phone: the QR code on the terminal's printer
-//	Retry() CheckoutView                            declined/failed → paying, a new attempt
-//	PayRestByCard() CheckoutView                    voucher part declined → card for all that is due
-//	CancelOrder() CheckoutView                      declined/failed → welcome
-//	ChooseReceipt(choice ReceiptChoice) CheckoutView  approved: print, email, sms or none
-//	Finish() CheckoutView                           approved → welcome (unknown: staff Release it)
-//	Abandon() CheckoutView                          idle timeout: → welcome, unless a payment is out
-//
-// An intent refused in the current phase returns the unchanged view with
-// Error set; errors returned as Go errors are for failures (journal, I/O).
-//
-// The staff screens do not use these intents: they have their own calls,
-// each behind the staff PIN's session (backend/staffapi; App.Staff on the
-// desktop, POST /api/staff/<Name> in browser mode).
