@@ -284,58 +284,8 @@ func (db *DB) PrepareAttempt(ctx context.Context, a Attempt) (Attempt, error) {
 	}
 	var out Attempt
 	err := db.update(ctx, "prepare attempt "+a.UUID, func(tx *sql.Tx) error {
-		var status string
-		err := tx.QueryRowContext(ctx, `SELECT status FROM orders WHERE id = ?`, a.OrderID).Scan(&status)
-		if errors.Is(err, sql.ErrNoRows) {
-			return Errorf(ENOTFOUND, "attempt %s: order %s not found", a.UUID, a.OrderID)
-		}
-		if err != nil {
+		if err := mayPrepare(ctx, tx, a); err != nil {
 			return err
-		}
-		if _, err := getAttempt(ctx, tx, a.UUID); err == nil {
-			return Errorf(ECONFLICT, "attempt %s already exists", a.UUID)
-		} else if ErrorCode(err) != ENOTFOUND {
-			return err
-		}
-		// The partial unique indexes would refuse these too; asking first
-		// gives a message that names the attempt in the way.
-		if other, err := scanAttempt(tx.QueryRowContext(ctx, `SELECT `+attemptColumns+
-			` FROM attempts WHERE order_id = ? AND `+openStatesSQL, a.OrderID)); err == nil {
-			return Errorf(ECONFLICT, "order %s already has an unresolved attempt %s (%s)", a.OrderID, other.UUID, other.State)
-		} else if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		if other, err := scanAttempt(tx.QueryRowContext(ctx, `SELECT `+attemptColumns+
-			` FROM attempts WHERE terminal = ? AND `+openStatesSQL, a.Terminal)); err == nil {
-			return Errorf(ECONFLICT, "terminal %s already has an unresolved attempt %s (%s) for order %s",
-				a.Terminal, other.UUID, other.State, other.OrderID)
-		} else if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		if err := checkMoney(ctx, tx, a); err != nil {
-			return err
-		}
-		if a.Kind == KindDebit {
-			// An unknown debit may have charged the customer: only a staff
-			// Resolve lets the order be charged again. (Approved debits do
-			// not block: split tender pays one order with several cards,
-			// and what the order still owes is the orchestrator's sum.)
-			var prev string
-			err := tx.QueryRowContext(ctx, `SELECT uuid FROM attempts
-				WHERE order_id = ? AND kind = 'debit' AND state = 'unknown' ORDER BY id LIMIT 1`,
-				a.OrderID).Scan(&prev)
-			if err == nil {
-				return Errorf(ECONFLICT, "order %s has attempt %s in state unknown: staff must resolve it before a new debit", a.OrderID, prev)
-			}
-			if !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-			// Only an open order is charged: paid or cancelled it is done, and
-			// one that needs attention (a flagged approval, a part kept
-			// after it was closed) waits for staff first.
-			if OrderStatus(status) != OrderOpen {
-				return Errorf(ECONFLICT, "order %s is %s: no new debit", a.OrderID, status)
-			}
 		}
 		now := unixMS(db.now())
 		channel := a.Channel
@@ -369,6 +319,64 @@ func (db *DB) PrepareAttempt(ctx context.Context, a Attempt) (Attempt, error) {
 		return Attempt{}, err
 	}
 	return out, nil
+}
+
+// mayPrepare refuses what PrepareAttempt must not record (see there).
+func mayPrepare(ctx context.Context, tx *sql.Tx, a Attempt) error {
+	var status string
+	err := tx.QueryRowContext(ctx, `SELECT status FROM orders WHERE id = ?`, a.OrderID).Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Errorf(ENOTFOUND, "attempt %s: order %s not found", a.UUID, a.OrderID)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := getAttempt(ctx, tx, a.UUID); err == nil {
+		return Errorf(ECONFLICT, "attempt %s already exists", a.UUID)
+	} else if ErrorCode(err) != ENOTFOUND {
+		return err
+	}
+	// The partial unique indexes would refuse these too; asking first
+	// gives a message that names the attempt in the way.
+	if other, err := scanAttempt(tx.QueryRowContext(ctx, `SELECT `+attemptColumns+
+		` FROM attempts WHERE order_id = ? AND `+openStatesSQL, a.OrderID)); err == nil {
+		return Errorf(ECONFLICT, "order %s already has an unresolved attempt %s (%s)", a.OrderID, other.UUID, other.State)
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if other, err := scanAttempt(tx.QueryRowContext(ctx, `SELECT `+attemptColumns+
+		` FROM attempts WHERE terminal = ? AND `+openStatesSQL, a.Terminal)); err == nil {
+		return Errorf(ECONFLICT, "terminal %s already has an unresolved attempt %s (%s) for order %s",
+			a.Terminal, other.UUID, other.State, other.OrderID)
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if err := checkMoney(ctx, tx, a); err != nil {
+		return err
+	}
+	if a.Kind == KindDebit {
+		// An unknown debit may have charged the customer: only a staff
+		// Resolve lets the order be charged again. (Approved debits do
+		// not block: split tender pays one order with several cards,
+		// and what the order still owes is the orchestrator's sum.)
+		var prev string
+		err := tx.QueryRowContext(ctx, `SELECT uuid FROM attempts
+			WHERE order_id = ? AND kind = 'debit' AND state = 'unknown' ORDER BY id LIMIT 1`,
+			a.OrderID).Scan(&prev)
+		if err == nil {
+			return Errorf(ECONFLICT, "order %s has attempt %s in state unknown: staff must resolve it before a new debit", a.OrderID, prev)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		// Only an open order is charged: paid or cancelled it is done, and
+		// one that needs attention (a flagged approval, a part kept
+		// after it was closed) waits for staff first.
+		if OrderStatus(status) != OrderOpen {
+			return Errorf(ECONFLICT, "order %s is %s: no new debit", a.OrderID, status)
+		}
+	}
+	return nil
 }
 
 // MarkSent records that the request is about to leave, committed before it
