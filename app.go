@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"log"
@@ -22,6 +23,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 	"github.com/comptoir-pos/comptoir/backend/staffapi"
+
 	"github.com/wailsapp/wails/v2"
 	"github.com/wailsapp/wails/v2/pkg/options"
 	"github.com/wailsapp/wails/v2/pkg/options/assetserver"
@@ -36,8 +38,9 @@ import (
 const readyFallback = 5 * time.Second
 
 // App is the Wails binding. Its exported methods are callable from the
-// frontend as window.go.main.App.<Method>; each is one call to the kiosk
-// service (backend/kiosk), whose contract.go lists them.
+// frontend as window.go.main.App.<Method>: Call (the kiosk's intents, by
+// name), Staff (the staff calls, by name), and the window's own Ready and
+// Version.
 type App struct {
 	ctx      context.Context
 	showOnce sync.Once
@@ -94,7 +97,7 @@ func (a *App) startKiosk(ctx context.Context) {
 				log.Printf("comptoir: staff mode cannot start either: %v", serr)
 			}
 		}
-		runtime.EventsEmit(ctx, kiosk.EventTerminal, a.Terminal())
+		runtime.EventsEmit(ctx, kiosk.EventTerminal, a.terminal())
 		return
 	}
 	stack.Staff = stack.Staff.WithDesktop(a.quit, a.restart)
@@ -146,8 +149,8 @@ func (a *App) restart() error {
 			}
 			stack.Close()
 		}
-		runtime.EventsEmit(a.ctx, kiosk.EventTerminal, a.Terminal())
-		runtime.EventsEmit(a.ctx, kiosk.EventCheckout, a.Checkout())
+		runtime.EventsEmit(a.ctx, kiosk.EventTerminal, a.terminal())
+		runtime.EventsEmit(a.ctx, kiosk.EventCheckout, a.checkout())
 		log.Printf("comptoir: restarted by staff")
 		a.mu.Lock()
 		closing := a.closing
@@ -242,8 +245,31 @@ func (a *App) Version() string {
 // errNotStarted answers an intent while the kiosk is not running.
 var errNotStarted = errors.New("the kiosk is not running")
 
-// Info is what the UI needs once at start.
-func (a *App) Info() kiosk.InfoView {
+// Call runs one intent of the kiosk (backend/kiosk/intents.go): the
+// customer screens' single entry point, as App.Staff is staff mode's.
+// Before the kiosk runs, the queries answer what the screens need to say
+// so, and the other intents fail.
+func (a *App) Call(name string, args []json.RawMessage) (any, error) {
+	if svc := a.svc(); svc != nil {
+		return svc.Call(name, args)
+	}
+	switch {
+	case !kiosk.IsIntent(name):
+		return nil, fmt.Errorf("unknown intent %q", name)
+	case name == "Info":
+		return a.info(), nil
+	case name == "Catalog":
+		return kiosk.CatalogView{Currency: "EUR", Categories: []kiosk.CategoryView{}}, nil
+	case name == "Checkout":
+		return a.checkout(), nil
+	case name == "Terminal":
+		return a.terminal(), nil
+	}
+	return a.checkout(), errNotStarted
+}
+
+// info is what the UI needs once at start.
+func (a *App) info() kiosk.InfoView {
 	if svc := a.svc(); svc != nil {
 		return svc.Info()
 	}
@@ -251,24 +277,16 @@ func (a *App) Info() kiosk.InfoView {
 		DefaultLanguage: "fr", Currency: "EUR", IdleSeconds: 60, Mode: "kiosk"}
 }
 
-// Catalog is the menu.
-func (a *App) Catalog() kiosk.CatalogView {
-	if svc := a.svc(); svc != nil {
-		return svc.Catalog()
-	}
-	return kiosk.CatalogView{Currency: "EUR", Categories: []kiosk.CategoryView{}}
-}
-
-// Checkout is the checkout's snapshot.
-func (a *App) Checkout() kiosk.CheckoutView {
+// checkout is the checkout's snapshot.
+func (a *App) checkout() kiosk.CheckoutView {
 	if svc := a.svc(); svc != nil {
 		return svc.Checkout()
 	}
 	return kiosk.CheckoutView{Phase: kiosk.PhaseUnavailable, Language: "fr", Currency: "EUR", Lines: []kiosk.LineView{}, Taxes: []kiosk.TaxView{}}
 }
 
-// Terminal is the terminal's status; before the kiosk runs, why it does not.
-func (a *App) Terminal() kiosk.TerminalView {
+// terminal is the terminal's status; before the kiosk runs, why it does not.
+func (a *App) terminal() kiosk.TerminalView {
 	if svc := a.svc(); svc != nil {
 		return svc.Terminal()
 	}
@@ -276,71 +294,6 @@ func (a *App) Terminal() kiosk.TerminalView {
 	defer a.mu.Unlock()
 	return kiosk.TerminalView{State: kiosk.TerminalSearching, Demo: a.d.Demo(), Problem: a.problem}
 }
-
-// intent runs one intent of the kiosk service.
-func (a *App) intent(f func(*kiosk.Service) (kiosk.CheckoutView, error)) (kiosk.CheckoutView, error) {
-	svc := a.svc()
-	if svc == nil {
-		return a.Checkout(), errNotStarted
-	}
-	return f(svc)
-}
-
-func (a *App) Start(language string) (kiosk.CheckoutView, error) {
-	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.Start(language) })
-}
-
-func (a *App) ChooseDining(d kiosk.Dining) (kiosk.CheckoutView, error) {
-	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.ChooseDining(d) })
-}
-
-func (a *App) AddWithChoices(productID string, qty int, choices []string) (kiosk.CheckoutView, error) {
-	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.AddWithChoices(productID, qty, choices) })
-}
-
-func (a *App) SetChoices(lineID string, choices []string) (kiosk.CheckoutView, error) {
-	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.SetChoices(lineID, choices) })
-}
-
-func (a *App) SetLanguage(language string) (kiosk.CheckoutView, error) {
-	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.SetLanguage(language) })
-}
-
-func (a *App) AddItem(productID string, qty int) (kiosk.CheckoutView, error) {
-	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.AddItem(productID, qty) })
-}
-
-func (a *App) SetQuantity(lineID string, qty int) (kiosk.CheckoutView, error) {
-	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.SetQuantity(lineID, qty) })
-}
-
-func (a *App) Pay(method kiosk.PaymentMethod) (kiosk.CheckoutView, error) {
-	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.Pay(method) })
-}
-
-func (a *App) Cancel() (kiosk.CheckoutView, error) { return a.intent((*kiosk.Service).Cancel) }
-
-func (a *App) Retry() (kiosk.CheckoutView, error) { return a.intent((*kiosk.Service).Retry) }
-
-func (a *App) PayRestByCard() (kiosk.CheckoutView, error) {
-	return a.intent((*kiosk.Service).PayRestByCard)
-}
-
-func (a *App) PrintLink() (kiosk.CheckoutView, error) {
-	return a.intent((*kiosk.Service).PrintLink)
-}
-
-func (a *App) CancelOrder() (kiosk.CheckoutView, error) {
-	return a.intent((*kiosk.Service).CancelOrder)
-}
-
-func (a *App) ChooseReceipt(choice kiosk.ReceiptChoice) (kiosk.CheckoutView, error) {
-	return a.intent(func(s *kiosk.Service) (kiosk.CheckoutView, error) { return s.ChooseReceipt(choice) })
-}
-
-func (a *App) Finish() (kiosk.CheckoutView, error) { return a.intent((*kiosk.Service).Finish) }
-
-func (a *App) Abandon() (kiosk.CheckoutView, error) { return a.intent((*kiosk.Service).Abandon) }
 
 // Staff runs one staff call (backend/staffapi): the staff screens' single
 // entry point, answering an envelope so that error codes reach the UI.
@@ -353,7 +306,7 @@ func (a *App) Staff(name string, args []json.RawMessage) staffapi.Result {
 	a.mu.Unlock()
 	if api == nil {
 		return staffapi.Result{Error: &staffapi.ErrorView{Code: staffapi.EUNAVAILABLE,
-			Message: "Staff mode needs the kiosk running: " + a.Terminal().Problem}}
+			Message: "Staff mode needs the kiosk running: " + a.terminal().Problem}}
 	}
 	res, err := api.Call(a.ctx, name, args)
 	if err != nil {

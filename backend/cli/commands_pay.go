@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // limitFlags are the money-safety durations, settable per command.
@@ -156,10 +156,10 @@ func ensureOrder(ctx context.Context, db *journal.DB, id *string, amount int64) 
 // configuredCurrency is the kiosk.currency setting, EUR when it is unset
 // or unreadable (the journal refuses a currency that is not a code).
 func configuredCurrency(ctx context.Context, db *journal.DB) string {
-	raw, ok, err := db.Setting(ctx, kiosk.SettingCurrency)
+	raw, ok, err := db.Setting(ctx, settings.SettingCurrency)
 	var cur string
 	if err != nil || !ok || json.Unmarshal(raw, &cur) != nil || len(cur) != 3 {
-		return kiosk.DefaultCurrency
+		return settings.DefaultCurrency
 	}
 	return strings.ToUpper(cur)
 }

@@ -7,9 +7,10 @@ import (
 	"io"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // cmdReceipt shows (--preview, the default) or prints (--print) a paid
@@ -38,12 +39,12 @@ func cmdReceipt(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 1
 	}
 	defer db.Close()
-	st, err := kiosk.LoadSettings(ctx, db, warnLogger(stderr))
+	st, err := settings.LoadSettings(ctx, db, warnLogger(stderr))
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir receipt:", err)
 		return 1
 	}
-	r, opt, err := kiosk.OrderReceipt(ctx, db, st, *orderID)
+	r, opt, err := orders.OrderReceipt(ctx, db, st, *orderID)
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir receipt:", err)
 		return 1

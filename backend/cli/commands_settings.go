@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 const settingsUsage = "usage: comptoir settings [list | get KEY | set KEY JSON | set-secret KEY (the value on standard input)]"
@@ -164,10 +164,10 @@ func clearKeyForNewAddress(ctx context.Context, db *journal.DB, key string, valu
 // before the kiosk's own check: a receipt QR code's address (printed for
 // customers to scan).
 func checkSetting(key string, value json.RawMessage) error {
-	if key != kiosk.SettingMerchant {
+	if key != settings.SettingMerchant {
 		return nil
 	}
-	var m kiosk.MerchantSetting
+	var m settings.MerchantSetting
 	if json.Unmarshal(value, &m) != nil {
 		return nil // the kiosk says so, and keeps its default
 	}

@@ -4,7 +4,9 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,4 +71,143 @@ func eachImport(t *testing.T, f func(path, imported string, test bool)) {
 	if checked < 50 {
 		t.Fatalf("only %d files checked: the walk missed backend/", checked)
 	}
+}
+
+// arrows is every package of the module and the packages of the module its
+// code (not its tests) may import: the drawing of docs/architecture.md, in
+// words a test can hold. A package that is not listed fails the test, so
+// that a new package says where it stands. "*" is the composition root,
+// which may reach every package below it.
+var arrows = map[string][]string{
+	// the payment terminal's and the provider's protocols, the journal, the printer's bytes
+	"backend/localapi": {},
+	"backend/cloudapi": {},
+	"backend/journal":  {},
+	"backend/escpos":   {},
+	// a terminal's services, receipts, the shop's settings, the money core
+	"backend/device":    {"localapi", "cloudapi"},
+	"backend/receipt":   {"device", "escpos"},
+	"backend/settings":  {"device", "journal", "receipt"},
+	"backend/payment":   {"journal", "device", "localapi", "cloudapi"},
+	"backend/discovery": {"localapi"},
+	// an order as recorded, and what is built on orders and payments
+	"backend/orders":    {"journal", "payment", "receipt", "settings"},
+	"backend/reconcile": {"cloudapi", "device", "journal", "payment"},
+	"backend/fiscal":    {"journal", "orders", "receipt", "settings"},
+	"backend/staff":     {"device", "fiscal", "journal", "orders", "payment", "receipt", "reconcile", "settings"},
+	"backend/kiosk":     {"device", "discovery", "journal", "orders", "payment", "receipt", "settings"},
+	// the transports
+	"backend/staffapi": {"device", "kiosk", "staff"},
+	"backend/httpui":   {"kiosk", "staff", "staffapi"},
+	// the restaurant's stream and head office
+	"backend/site":    {"journal"},
+	"backend/kitchen": {"journal", "site"},
+	"backend/hub":     {"journal", "site"},
+	// the simulators
+	"backend/terminalsim": {"escpos", "localapi"},
+	"backend/cloudsim":    {"localapi", "terminalsim"},
+	// the composition root, the binary, and the tools around it
+	"backend/cli":             {"*"},
+	".":                       {"cli", "journal", "kiosk", "staff", "staffapi"},
+	"scripts/bench/report":    {},
+	"scripts/bench/simserver": {"terminalsim"},
+	"scripts/bench/wire":      {"terminalsim"},
+	"tests/crash":             {},
+	"tests/netns":             {},
+	"tests/release":           {},
+}
+
+// Every package imports only what its line in arrows allows, so the
+// arrows point one way: the fiscal journal and staff mode sit beside the
+// checkout, not above it; settings and orders sit below all three.
+func TestEveryPackageImportsOnlyWhatItsArrowsAllow(t *testing.T) {
+	seen := moduleEachImport(t, func(dir, path, p string, test bool) {
+		allowed, ok := arrows[dir]
+		if !ok || test || !strings.HasPrefix(p, module+"/") {
+			return
+		}
+		to := strings.TrimPrefix(strings.TrimPrefix(p, module+"/"), "backend/")
+		if !slices.Contains(allowed, to) && !slices.Contains(allowed, "*") {
+			t.Errorf("%s imports %s: not an arrow of %s (backend/cli/deps_test.go, docs/architecture.md)", path, to, dir)
+		}
+	})
+	for dir := range seen {
+		if _, ok := arrows[dir]; !ok {
+			t.Errorf("package %s is not in the arrows: say what it may import", dir)
+		}
+	}
+	for dir := range arrows {
+		if !seen[dir] {
+			t.Errorf("arrows lists %s, which has no Go file", dir)
+		}
+	}
+}
+
+// The kiosk is the customer's checkout, at the top: only the command line
+// that wires it, the transports that carry its intents (httpui, staffapi)
+// and the window (app.go) import it, tests included. Staff mode and the
+// fiscal journal read settings and orders, not the kiosk.
+func TestOnlyTheWiringAndTheTransportsImportTheKiosk(t *testing.T) {
+	const kiosk = module + "/backend/kiosk"
+	may := []string{"backend/kiosk", "backend/cli", "backend/httpui", "backend/staffapi", "."}
+	moduleEachImport(t, func(dir, path, p string, _ bool) {
+		if p == kiosk && !slices.Contains(may, dir) {
+			t.Errorf("%s imports the kiosk: only %v may", path, may)
+		}
+	})
+}
+
+const module = "github.com/comptoir-pos/comptoir"
+
+// moduleEachImport calls f for every import of every Go file of the module
+// (build tags ignored: every platform's files), with its package's folder
+// relative to the repository's root, and returns the folders of Go files.
+// Folders of another module (scripts/contractgen), the frontend's and test
+// data are not the module's.
+func moduleEachImport(t *testing.T, f func(dir, path, imported string, test bool)) map[string]bool {
+	t.Helper()
+	root := filepath.Join("..", "..")
+	checked := 0
+	dirs := map[string]bool{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if path != root && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "testdata" || name == "frontend" || name == "e2e" || name == "build") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != root {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		checked++
+		dir, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		dir = filepath.ToSlash(dir)
+		dirs[dir] = true
+		for _, imp := range file.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			f(dir, path, p, strings.HasSuffix(path, "_test.go"))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Fatalf("only %d files checked: the walk missed the module", checked)
+	}
+	return dirs
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // Desktop is what the desktop window (the main package's Wails binding)
@@ -64,9 +65,9 @@ func (d *Desktop) Frameless() bool {
 	if d.flags.windowed {
 		return false
 	}
-	mode := kiosk.DefaultMode
+	mode := settings.DefaultMode
 	if dir, err := d.flags.resolveDataDir(); err == nil {
-		raw, ok, err := journal.PeekSetting(context.Background(), dir, kiosk.SettingMode)
+		raw, ok, err := journal.PeekSetting(context.Background(), dir, settings.SettingMode)
 		var m string
 		if err == nil && ok && json.Unmarshal(raw, &m) == nil {
 			mode = m

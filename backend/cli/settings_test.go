@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 	"github.com/comptoir-pos/comptoir/backend/staffapi"
 )
@@ -53,7 +53,7 @@ func TestASecretIsNeverTakenFromTheCommandLine(t *testing.T) {
 	if code, _, errOut := settingsRun(t, dir, "", "set-secret", settingCloudKey); code != 2 || !strings.Contains(errOut, "standard input") {
 		t.Fatalf("no key on stdin: exit %d %q", code, errOut)
 	}
-	if code, _, _ := settingsRun(t, dir, "x\n", "set-secret", kiosk.SettingMode); code != 2 {
+	if code, _, _ := settingsRun(t, dir, "x\n", "set-secret", settings.SettingMode); code != 2 {
 		t.Fatalf("set-secret of a setting that is no secret: exit %d", code)
 	}
 	code, out, errOut := settingsRun(t, dir, "  sk_stdin_4567\r\n", "set-secret", settingCloudKey)
@@ -150,14 +150,14 @@ func TestStaffCannotSendTheSavedKeyToAnotherHost(t *testing.T) {
 // is set, not only when the kiosk loads it.
 func TestSettingsRefuseABadQRURL(t *testing.T) {
 	dir := t.TempDir()
-	code, _, errOut := settingsRun(t, dir, "", "set", kiosk.SettingMerchant, `{"name":"Café","qrUrl":"javascript:alert(1)"}`)
+	code, _, errOut := settingsRun(t, dir, "", "set", settings.SettingMerchant, `{"name":"Café","qrUrl":"javascript:alert(1)"}`)
 	if code != 2 || !strings.Contains(errOut, "qrUrl") || !strings.Contains(errOut, "https") {
 		t.Fatalf("a javascript: QR address: exit %d %q", code, errOut)
 	}
-	if code, _, _ := settingsRun(t, dir, "", "get", kiosk.SettingMerchant); code != 1 {
+	if code, _, _ := settingsRun(t, dir, "", "get", settings.SettingMerchant); code != 1 {
 		t.Fatal("the refused merchant was stored")
 	}
-	if code, _, errOut := settingsRun(t, dir, "", "set", kiosk.SettingMerchant, `{"name":"Café","qrUrl":"https://r.example.test/{order}"}`); code != 0 {
+	if code, _, errOut := settingsRun(t, dir, "", "set", settings.SettingMerchant, `{"name":"Café","qrUrl":"https://r.example.test/{order}"}`); code != 0 {
 		t.Fatal(errOut)
 	}
 }

@@ -15,9 +15,9 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // Payment links are offered when the provider's cloud is set up: its base
@@ -96,7 +96,7 @@ func openLinksBeside(ctx context.Context, c commonFlags, p *payments, others []j
 			return fmt.Errorf("payment links: %w", err)
 		}
 	}
-	settings, err := kiosk.LoadSettings(ctx, p.db, logger)
+	settings, err := settings.LoadSettings(ctx, p.db, logger)
 	if err != nil {
 		stop()
 		return err

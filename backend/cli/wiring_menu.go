@@ -14,6 +14,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 	"github.com/comptoir-pos/comptoir/backend/site"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 )
@@ -123,7 +124,7 @@ func (a *menuApplier) check(ctx context.Context, m site.Menu) error {
 		}
 	}
 	warn := &warnings{}
-	if _, err := kiosk.LoadSettings(ctx, mem, slog.New(warn)); err != nil {
+	if _, err := settings.LoadSettings(ctx, mem, slog.New(warn)); err != nil {
 		return err
 	}
 	if w := warn.String(); w != "" {

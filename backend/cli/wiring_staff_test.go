@@ -13,6 +13,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 	"github.com/comptoir-pos/comptoir/backend/staffapi"
 )
@@ -152,14 +153,14 @@ func TestStartsFramelessUnlessCounterOrWindowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := db.SetSetting(context.Background(), kiosk.SettingMode, []byte(`"counter"`)); err != nil {
+	if err := db.SetSetting(context.Background(), settings.SettingMode, []byte(`"counter"`)); err != nil {
 		t.Fatal(err)
 	}
 	// Read while the journal is open elsewhere (it holds the lock).
 	if (&Desktop{flags: flags}).Frameless() {
 		t.Fatal("counter mode must keep its frame")
 	}
-	if err := db.SetSetting(context.Background(), kiosk.SettingMode, []byte(`"kiosk"`)); err != nil {
+	if err := db.SetSetting(context.Background(), settings.SettingMode, []byte(`"kiosk"`)); err != nil {
 		t.Fatal(err)
 	}
 	if !(&Desktop{flags: flags}).Frameless() {

@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // Ticket types.
@@ -100,7 +101,7 @@ func (l *Ledger) RecordTickets(ctx context.Context, log *slog.Logger) (int, erro
 	if !since.IsZero() {
 		since = since.Add(-lookMargin)
 	}
-	st, err := kiosk.LoadSettings(ctx, l.db, log)
+	st, err := settings.LoadSettings(ctx, l.db, log)
 	if err != nil {
 		return 0, err
 	}
@@ -152,11 +153,11 @@ func (l *Ledger) RecordTickets(ctx context.Context, log *slog.Logger) (int, erro
 const lookMargin = time.Minute
 
 // recordSale records a paid order's sale ticket, once.
-func (l *Ledger) recordSale(ctx context.Context, st kiosk.Settings, id string) (journal.FiscalRecord, bool, error) {
+func (l *Ledger) recordSale(ctx context.Context, st settings.Settings, id string) (journal.FiscalRecord, bool, error) {
 	if rec, err := l.db.FiscalBySource(ctx, journal.FiscalTicket, SaleSource(id)); err == nil {
 		return rec, false, nil
 	}
-	r, _, err := kiosk.OrderReceipt(ctx, l.db, st, id)
+	r, _, err := orders.OrderReceipt(ctx, l.db, st, id)
 	if err != nil {
 		return journal.FiscalRecord{}, false, fmt.Errorf("fiscal: the sale of order %s: %w", id, err)
 	}
@@ -178,7 +179,7 @@ func (l *Ledger) RecordSale(ctx context.Context, orderID string) (*receipt.Fisca
 	if o.Status != journal.OrderPaid {
 		return nil, fmt.Errorf("fiscal: order %s is %s, not paid: no sale ticket", orderID, o.Status)
 	}
-	st, err := kiosk.LoadSettings(ctx, l.db, nil)
+	st, err := settings.LoadSettings(ctx, l.db, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +230,7 @@ func (l *Ledger) Duplicate(ctx context.Context, orderID string) (*receipt.Fiscal
 // sale is the ticket of a paid order's receipt.
 func (l *Ledger) sale(seq int64, at time.Time, orderID string, r receipt.Receipt) Ticket {
 	t := Ticket{Number: seq, Type: TicketSale, At: at, Kiosk: l.Kiosk, Software: l.Software, Order: orderID,
-		OrderNumber: r.Order.Number, Currency: orDefault(r.Order.Currency, kiosk.DefaultCurrency), Dining: r.Order.Dining,
+		OrderNumber: r.Order.Number, Currency: orDefault(r.Order.Currency, settings.DefaultCurrency), Dining: r.Order.Dining,
 		Lines: []Line{}, Payments: []Payment{}}
 	for _, ln := range r.Order.Lines {
 		line := Line{Name: ln.Name, Qty: ln.Qty, UnitPrice: ln.UnitPrice, Total: ln.Total(), VATRate: ln.VATRate}
@@ -259,7 +260,7 @@ func vatOf(rs []receipt.RateTotal) []VAT {
 
 // credit is the negative ticket of a refund or a reversal: what it gave
 // back, its VAT in the sale's proportions, referring to the sale.
-func (l *Ledger) credit(ctx context.Context, st kiosk.Settings, a journal.Attempt) (Ticket, error) {
+func (l *Ledger) credit(ctx context.Context, st settings.Settings, a journal.Attempt) (Ticket, error) {
 	typ := TicketRefund
 	if a.Kind == journal.KindReversal {
 		typ = TicketReversal
@@ -275,7 +276,7 @@ func (l *Ledger) credit(ctx context.Context, st kiosk.Settings, a journal.Attemp
 		}
 	}
 	if sale == nil {
-		r, _, err := kiosk.OrderReceipt(ctx, l.db, st, a.OrderID)
+		r, _, err := orders.OrderReceipt(ctx, l.db, st, a.OrderID)
 		if err != nil {
 			return Ticket{}, fmt.Errorf("fiscal: the credit %s: %w", a.UUID, err)
 		}

@@ -224,8 +224,7 @@ func readArgs(w http.ResponseWriter, r *http.Request) ([]json.RawMessage, bool) 
 // intent calls the intent named in the path with the body's arguments.
 func (s *server) intent(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	call, ok := intents[name]
-	if !ok {
+	if !kiosk.IsIntent(name) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("unknown intent %q", name))
 		return
 	}
@@ -237,8 +236,8 @@ func (s *server) intent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "the kiosk service is not running")
 		return
 	}
-	result, err := call(s.opt.Service, args)
-	var ae *argError
+	result, err := s.opt.Service.Call(name, args)
+	var ae *kiosk.ArgError
 	switch {
 	case errors.As(err, &ae):
 		writeError(w, http.StatusBadRequest, ae.Error())

@@ -23,7 +23,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
-// contractIntents are the intents of kiosk/contract.go.
+// contractIntents are the intents of kiosk/intents.go.
 var contractIntents = []string{
 	"Info", "Catalog", "Checkout", "Terminal", "Start", "ChooseDining", "SetLanguage", "AddItem", "AddWithChoices", "SetChoices", "SetQuantity",
 	"Pay", "Cancel", "Retry", "PayRestByCard", "PrintLink", "CancelOrder", "ChooseReceipt", "Finish", "Abandon",

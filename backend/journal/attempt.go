@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -285,58 +284,8 @@ func (db *DB) PrepareAttempt(ctx context.Context, a Attempt) (Attempt, error) {
 	}
 	var out Attempt
 	err := db.update(ctx, "prepare attempt "+a.UUID, func(tx *sql.Tx) error {
-		var status string
-		err := tx.QueryRowContext(ctx, `SELECT status FROM orders WHERE id = ?`, a.OrderID).Scan(&status)
-		if errors.Is(err, sql.ErrNoRows) {
-			return Errorf(ENOTFOUND, "attempt %s: order %s not found", a.UUID, a.OrderID)
-		}
-		if err != nil {
+		if err := mayPrepare(ctx, tx, a); err != nil {
 			return err
-		}
-		if _, err := getAttempt(ctx, tx, a.UUID); err == nil {
-			return Errorf(ECONFLICT, "attempt %s already exists", a.UUID)
-		} else if ErrorCode(err) != ENOTFOUND {
-			return err
-		}
-		// The partial unique indexes would refuse these too; asking first
-		// gives a message that names the attempt in the way.
-		if other, err := scanAttempt(tx.QueryRowContext(ctx, `SELECT `+attemptColumns+
-			` FROM attempts WHERE order_id = ? AND `+openStatesSQL, a.OrderID)); err == nil {
-			return Errorf(ECONFLICT, "order %s already has an unresolved attempt %s (%s)", a.OrderID, other.UUID, other.State)
-		} else if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		if other, err := scanAttempt(tx.QueryRowContext(ctx, `SELECT `+attemptColumns+
-			` FROM attempts WHERE terminal = ? AND `+openStatesSQL, a.Terminal)); err == nil {
-			return Errorf(ECONFLICT, "terminal %s already has an unresolved attempt %s (%s) for order %s",
-				a.Terminal, other.UUID, other.State, other.OrderID)
-		} else if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		if err := checkMoney(ctx, tx, a); err != nil {
-			return err
-		}
-		if a.Kind == KindDebit {
-			// An unknown debit may have charged the customer: only a staff
-			// Resolve lets the order be charged again. (Approved debits do
-			// not block: split tender pays one order with several cards,
-			// and what the order still owes is the orchestrator's sum.)
-			var prev string
-			err := tx.QueryRowContext(ctx, `SELECT uuid FROM attempts
-				WHERE order_id = ? AND kind = 'debit' AND state = 'unknown' ORDER BY id LIMIT 1`,
-				a.OrderID).Scan(&prev)
-			if err == nil {
-				return Errorf(ECONFLICT, "order %s has attempt %s in state unknown: staff must resolve it before a new debit", a.OrderID, prev)
-			}
-			if !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-			// Only an open order is charged: paid or cancelled it is done, and
-			// one that needs attention (a flagged approval, a part kept
-			// after it was closed) waits for staff first.
-			if OrderStatus(status) != OrderOpen {
-				return Errorf(ECONFLICT, "order %s is %s: no new debit", a.OrderID, status)
-			}
 		}
 		now := unixMS(db.now())
 		channel := a.Channel
@@ -370,6 +319,64 @@ func (db *DB) PrepareAttempt(ctx context.Context, a Attempt) (Attempt, error) {
 		return Attempt{}, err
 	}
 	return out, nil
+}
+
+// mayPrepare refuses what PrepareAttempt must not record (see there).
+func mayPrepare(ctx context.Context, tx *sql.Tx, a Attempt) error {
+	var status string
+	err := tx.QueryRowContext(ctx, `SELECT status FROM orders WHERE id = ?`, a.OrderID).Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Errorf(ENOTFOUND, "attempt %s: order %s not found", a.UUID, a.OrderID)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := getAttempt(ctx, tx, a.UUID); err == nil {
+		return Errorf(ECONFLICT, "attempt %s already exists", a.UUID)
+	} else if ErrorCode(err) != ENOTFOUND {
+		return err
+	}
+	// The partial unique indexes would refuse these too; asking first
+	// gives a message that names the attempt in the way.
+	if other, err := scanAttempt(tx.QueryRowContext(ctx, `SELECT `+attemptColumns+
+		` FROM attempts WHERE order_id = ? AND `+openStatesSQL, a.OrderID)); err == nil {
+		return Errorf(ECONFLICT, "order %s already has an unresolved attempt %s (%s)", a.OrderID, other.UUID, other.State)
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if other, err := scanAttempt(tx.QueryRowContext(ctx, `SELECT `+attemptColumns+
+		` FROM attempts WHERE terminal = ? AND `+openStatesSQL, a.Terminal)); err == nil {
+		return Errorf(ECONFLICT, "terminal %s already has an unresolved attempt %s (%s) for order %s",
+			a.Terminal, other.UUID, other.State, other.OrderID)
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if err := checkMoney(ctx, tx, a); err != nil {
+		return err
+	}
+	if a.Kind == KindDebit {
+		// An unknown debit may have charged the customer: only a staff
+		// Resolve lets the order be charged again. (Approved debits do
+		// not block: split tender pays one order with several cards,
+		// and what the order still owes is the orchestrator's sum.)
+		var prev string
+		err := tx.QueryRowContext(ctx, `SELECT uuid FROM attempts
+			WHERE order_id = ? AND kind = 'debit' AND state = 'unknown' ORDER BY id LIMIT 1`,
+			a.OrderID).Scan(&prev)
+		if err == nil {
+			return Errorf(ECONFLICT, "order %s has attempt %s in state unknown: staff must resolve it before a new debit", a.OrderID, prev)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		// Only an open order is charged: paid or cancelled it is done, and
+		// one that needs attention (a flagged approval, a part kept
+		// after it was closed) waits for staff first.
+		if OrderStatus(status) != OrderOpen {
+			return Errorf(ECONFLICT, "order %s is %s: no new debit", a.OrderID, status)
+		}
+	}
+	return nil
 }
 
 // MarkSent records that the request is about to leave, committed before it
@@ -435,318 +442,6 @@ func (db *DB) markSent(ctx context.Context, id string, expected State, note stri
 	return out, nil
 }
 
-// Transition moves an attempt from one state to another if, and only if, it is
-// still in from: a compare-and-set, so of two racing transitions exactly one
-// wins and the other gets ECONFLICT naming the actual state. A pair outside
-// the transition table is EINVALID and nothing is written. Transition(x, sent)
-// is MarkSent guarded by x. final_at is set when to is final; the response,
-// transaction id and error, when given, are stored on the attempt and the
-// response and note on the event.
-func (db *DB) Transition(ctx context.Context, id string, from, to State, info TransitionInfo) (Attempt, error) {
-	if !from.Valid() || !to.Valid() {
-		return Attempt{}, Errorf(EINVALID, "attempt %s: unknown state in %q → %q", id, from, to)
-	}
-	if !CanTransition(from, to) {
-		return Attempt{}, Errorf(EINVALID, "attempt %s: %s → %s is not an allowed transition", id, from, to)
-	}
-	if to == StateSent {
-		return db.markSent(ctx, id, from, info.Note)
-	}
-	var out Attempt
-	err := db.update(ctx, fmt.Sprintf("transition attempt %s %s → %s", id, from, to), func(tx *sql.Tx) error {
-		now := unixMS(db.now())
-		var finalAt any
-		if to.Final() {
-			finalAt = now
-		}
-		c, err := chargeColumns(ctx, tx, id, to, info.Charged)
-		if err != nil {
-			return err
-		}
-		raw, card := splitCard(info.Response)
-		witness, err := awaitWitness(id, to, info.AwaitWitness)
-		if err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `UPDATE attempts
-			SET state = ?, response = COALESCE(?, response), transaction_id = COALESCE(?, transaction_id),
-			    error = COALESCE(?, error), final_at = COALESCE(?, final_at),
-			    charged_amount = COALESCE(?, charged_amount), charged_gift = COALESCE(?, charged_gift),
-			    charged_currency = COALESCE(?, charged_currency), flag = COALESCE(?, flag),
-			    provider_id = COALESCE(?, provider_id), provider_status = COALESCE(?, provider_status),
-			    witness = COALESCE(?, witness), updated_at = ?
-			WHERE uuid = ? AND state = ?`,
-			string(to), nullBytes(raw), nullString(info.TransactionID), nullString(info.Error),
-			finalAt, c.amount, c.gift, c.currency, c.flag, nullString(info.ProviderID), nullString(info.ProviderStatus),
-			witness, now, id, string(from))
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return lostRace(ctx, tx, id, from, to)
-		}
-		out, err = getAttempt(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		detail := transitionDetail(info)
-		if out.Flag != "" && to == StateApproved {
-			detail = strings.TrimPrefix(detail+"; flagged: "+out.Flag, "; ")
-		}
-		if out.Witness == WitnessAwaiting {
-			detail = strings.TrimPrefix(detail+"; awaiting the provider's record", "; ")
-		}
-		if err := insertEvent(ctx, tx, out.ID, now, from, to, EventTransition, "", detail, raw); err != nil {
-			return err
-		}
-		if err := storeCard(ctx, tx, out.ID, now, card); err != nil {
-			return err
-		}
-		if !to.Final() {
-			return nil
-		}
-		if _, err = settleStatus(ctx, tx, out.OrderID, now, fmt.Sprintf("%s %s %s", out.Kind, id, to)); err != nil {
-			return err
-		}
-		return outboxGiveBack(ctx, tx, out, now)
-	})
-	if err != nil {
-		return Attempt{}, err
-	}
-	return out, nil
-}
-
-// chargeArgs are the columns an outcome's charge writes, as bound
-// arguments (nil leaves a column as it is).
-type chargeArgs struct{ amount, gift, currency, flag any }
-
-// chargeColumns checks what an outcome says was charged and, for an
-// approval, compares it with what the attempt asked: a disagreement is the
-// attempt's flag.
-func chargeColumns(ctx context.Context, tx *sql.Tx, id string, to State, c *Charge) (chargeArgs, error) {
-	if c == nil {
-		return chargeArgs{}, nil
-	}
-	if c.Amount < 0 || c.GiftAmount < 0 {
-		return chargeArgs{}, Errorf(EINVALID, "attempt %s: negative amount charged (%d, gift %d)", id, c.Amount, c.GiftAmount)
-	}
-	out := chargeArgs{amount: c.Amount, gift: c.GiftAmount}
-	cur := strings.ToUpper(strings.TrimSpace(c.Currency))
-	if cur != "" {
-		if !validCurrency(cur) {
-			// Not a currency at all: kept in the flag's words, never as one.
-			cur = ""
-		} else {
-			out.currency = cur
-		}
-	}
-	if to != StateApproved {
-		return out, nil
-	}
-	a, err := getAttempt(ctx, tx, id)
-	if err != nil {
-		return chargeArgs{}, err
-	}
-	var orderCurrency string
-	if err := tx.QueryRowContext(ctx, `SELECT currency FROM orders WHERE id = ?`, a.OrderID).Scan(&orderCurrency); err != nil {
-		return chargeArgs{}, err
-	}
-	if why := disagreement(a, orderCurrency, *c); why != "" {
-		out.flag = why
-	}
-	return out, nil
-}
-
-// disagreement says how an approval disagrees with what the attempt asked:
-// another amount (a tip aside), another currency than the order's, or a
-// transaction of another type. "" when it agrees. A currency or a type the
-// provider did not name is no disagreement (the specification lets it
-// leave out keys, and tolerates types it does not list).
-func disagreement(a Attempt, orderCurrency string, c Charge) string {
-	var why []string
-	if c.Amount != a.Amount {
-		why = append(why, fmt.Sprintf("%d charged where %d was asked", c.Amount, a.Amount))
-	}
-	if cur := strings.TrimSpace(c.Currency); cur != "" && !strings.EqualFold(cur, orderCurrency) {
-		why = append(why, fmt.Sprintf("currency %q where the order is in %s", cur, orderCurrency))
-	}
-	if t := strings.ToLower(strings.TrimSpace(c.Type)); (t == "debit" || t == "refund") && a.Kind != KindReversal && t != string(a.Kind) {
-		why = append(why, fmt.Sprintf("a %s where a %s was asked", t, a.Kind))
-	}
-	return strings.Join(why, "; ")
-}
-
-// lostRace explains a guarded update that matched no row.
-func lostRace(ctx context.Context, tx *sql.Tx, id string, from, to State) error {
-	var actual string
-	err := tx.QueryRowContext(ctx, `SELECT state FROM attempts WHERE uuid = ?`, id).Scan(&actual)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Errorf(ENOTFOUND, "attempt %s not found", id)
-	}
-	if err != nil {
-		return err
-	}
-	return Errorf(ECONFLICT, "attempt %s is %s, not %s: %s → %s refused", id, actual, from, from, to)
-}
-
-func transitionDetail(info TransitionInfo) string {
-	var parts []string
-	if info.Note != "" {
-		parts = append(parts, info.Note)
-	}
-	if info.TransactionID != "" {
-		parts = append(parts, "transactionId "+info.TransactionID)
-	}
-	if info.Error != "" {
-		parts = append(parts, "error: "+info.Error)
-	}
-	if c := info.Charged; c != nil {
-		parts = append(parts, fmt.Sprintf("charged %d (gift %d)", c.Amount, c.GiftAmount))
-	}
-	if info.ProviderID != "" {
-		parts = append(parts, "provider id "+info.ProviderID)
-	}
-	if info.ProviderStatus != "" {
-		parts = append(parts, "provider status "+info.ProviderStatus)
-	}
-	return strings.Join(parts, "; ")
-}
-
-// RecordResponse journals an answer that does not change the attempt's state,
-// an abort's "ko" for instance. On an unresolved attempt it also becomes the
-// attempt's last response; on a final one only the event is written, so the
-// row keeps the response its outcome was decided on.
-func (db *DB) RecordResponse(ctx context.Context, id string, raw []byte, note string) error {
-	return db.update(ctx, "record response for attempt "+id, func(tx *sql.Tx) error {
-		a, err := getAttempt(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		now := unixMS(db.now())
-		raw, card := splitCard(raw)
-		if err := storeCard(ctx, tx, a.ID, now, card); err != nil {
-			return err
-		}
-		if a.State.Open() && raw != nil {
-			if _, err := tx.ExecContext(ctx, `UPDATE attempts SET response = ?, updated_at = ? WHERE id = ?`,
-				string(raw), now, a.ID); err != nil {
-				return err
-			}
-		}
-		return insertEvent(ctx, tx, a.ID, now, a.State, a.State, EventResponse, "", note, raw)
-	})
-}
-
-// SetProvider records, on an unresolved attempt, the provider's id for it
-// (written once: an acknowledgement's transactionId, a payment link) and
-// its status while it runs, with the answer that said so as an event.
-// Nothing is written when neither changed.
-func (db *DB) SetProvider(ctx context.Context, id, providerID, status string, raw []byte, note string) (Attempt, error) {
-	var out Attempt
-	err := db.update(ctx, "record the provider's word on attempt "+id, func(tx *sql.Tx) error {
-		a, err := getAttempt(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		if !a.State.Open() {
-			return Errorf(ECONFLICT, "attempt %s is %s: its provider's word is final", id, a.State)
-		}
-		if a.ProviderID != "" && providerID != "" && providerID != a.ProviderID {
-			return Errorf(ECONFLICT, "attempt %s is provider id %s, not %s", id, a.ProviderID, providerID)
-		}
-		out = a
-		if (providerID == "" || providerID == a.ProviderID) && (status == "" || status == a.ProviderStatus) {
-			return nil
-		}
-		now := unixMS(db.now())
-		raw, card := splitCard(raw)
-		if err := storeCard(ctx, tx, a.ID, now, card); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET provider_id = COALESCE(?, provider_id),
-			provider_status = COALESCE(?, provider_status), response = COALESCE(?, response), updated_at = ? WHERE id = ?`,
-			nullString(providerID), nullString(status), nullBytes(raw), now, a.ID); err != nil {
-			return err
-		}
-		detail := note
-		if providerID != "" && providerID != a.ProviderID {
-			detail = strings.TrimSpace(detail + "; provider id " + providerID)
-		}
-		if status != "" && status != a.ProviderStatus {
-			detail = strings.TrimSpace(detail + "; provider status " + status)
-		}
-		if err := insertEvent(ctx, tx, a.ID, now, a.State, a.State, EventResponse, "", strings.TrimPrefix(detail, "; "), raw); err != nil {
-			return err
-		}
-		out, err = getAttempt(ctx, tx, id)
-		return err
-	})
-	if err != nil {
-		return Attempt{}, err
-	}
-	return out, nil
-}
-
-// ProviderAuthorised is the provider status of an approved link whose
-// cart holds authorised transactions not yet captured.
-const ProviderAuthorised = "authorised"
-
-// RecordCapture records what became of an approved link attempt whose
-// cart was only authorised: its new provider status (ok once captured; ko
-// when the provider released the money instead), who asked and the
-// provider's answer, as an event of the attempt. The attempt's outcome
-// and amounts are not touched: the capture is of what was approved.
-func (db *DB) RecordCapture(ctx context.Context, id, who, status string, raw []byte, note string) (Attempt, error) {
-	if strings.TrimSpace(who) == "" || status == "" {
-		return Attempt{}, Errorf(EINVALID, "attempt %s: a capture names who asked and the provider's status", id)
-	}
-	var out Attempt
-	err := db.update(ctx, "record the capture of attempt "+id, func(tx *sql.Tx) error {
-		a, err := getAttempt(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		if a.Channel != ChannelLink || a.State != StateApproved || a.ProviderStatus != ProviderAuthorised {
-			return Errorf(ECONFLICT, "attempt %s is a %s %s attempt with provider status %q: nothing to capture", id, a.State, a.Channel, a.ProviderStatus)
-		}
-		now := unixMS(db.now())
-		if status != a.ProviderStatus {
-			if _, err := tx.ExecContext(ctx, `UPDATE attempts SET provider_status = ?, updated_at = ? WHERE id = ?`,
-				status, now, a.ID); err != nil {
-				return err
-			}
-		}
-		detail := strings.TrimSpace("provider status " + status + "; " + note)
-		if err := insertEvent(ctx, tx, a.ID, now, a.State, a.State, EventCaptured, who, strings.TrimSuffix(detail, ";"), raw); err != nil {
-			return err
-		}
-		out, err = getAttempt(ctx, tx, id)
-		return err
-	})
-	if err != nil {
-		return Attempt{}, err
-	}
-	return out, nil
-}
-
-// AddNote writes a free-text event on an attempt, for the audit trail.
-func (db *DB) AddNote(ctx context.Context, id, who, note string) error {
-	if note == "" {
-		return Errorf(EINVALID, "attempt %s: empty note", id)
-	}
-	return db.update(ctx, "add note to attempt "+id, func(tx *sql.Tx) error {
-		a, err := getAttempt(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		return insertEvent(ctx, tx, a.ID, unixMS(db.now()), a.State, a.State, EventNote, who, note, nil)
-	})
-}
-
 func insertEvent(ctx context.Context, tx *sql.Tx, attemptID, at int64, from, to State, kind EventKind, actor, detail string, raw []byte) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO attempt_events
 		(attempt_id, at, from_state, to_state, kind, actor, detail, raw_response)
@@ -763,127 +458,4 @@ func nullBytes(b []byte) any {
 		return nil
 	}
 	return string(b)
-}
-
-// Attempt returns the attempt with this uuid, ENOTFOUND if none.
-func (db *DB) Attempt(ctx context.Context, id string) (Attempt, error) {
-	a, err := getAttempt(ctx, db.r, id)
-	if err != nil {
-		return Attempt{}, mapErr(err, "read attempt "+id)
-	}
-	return a, nil
-}
-
-// AttemptsForOrder returns an order's attempts, oldest first.
-func (db *DB) AttemptsForOrder(ctx context.Context, orderID string) ([]Attempt, error) {
-	return db.queryAttempts(ctx, "read attempts of order "+orderID,
-		`SELECT `+attemptColumns+` FROM attempts WHERE order_id = ? ORDER BY id`, orderID)
-}
-
-// OpenAttempts returns every unresolved attempt (prepared, sent,
-// abort_requested), oldest first: what recovery must resume. It reads the
-// partial index attempts_open, so its cost follows the number of unresolved
-// attempts, not the size of the history.
-func (db *DB) OpenAttempts(ctx context.Context) ([]Attempt, error) {
-	return db.queryAttempts(ctx, "read open attempts", openAttemptsQuery)
-}
-
-// ListAttempts returns attempts matching f, newest first.
-func (db *DB) ListAttempts(ctx context.Context, f AttemptFilter) ([]Attempt, error) {
-	var (
-		where []string
-		args  []any
-	)
-	if f.State != "" {
-		if !f.State.Valid() {
-			return nil, Errorf(EINVALID, "unknown state %q", f.State)
-		}
-		where, args = append(where, "state = ?"), append(args, string(f.State))
-	}
-	if f.OnlyOpen {
-		where = append(where, openStatesSQL)
-	}
-	if f.OrderID != "" {
-		where, args = append(where, "order_id = ?"), append(args, f.OrderID)
-	}
-	if !f.Since.IsZero() {
-		where, args = append(where, "created_at >= ?"), append(args, unixMS(f.Since))
-	}
-	if !f.Until.IsZero() {
-		where, args = append(where, "created_at < ?"), append(args, unixMS(f.Until))
-	}
-	if f.Limit < 0 || f.Offset < 0 {
-		return nil, Errorf(EINVALID, "negative limit or offset")
-	}
-	q := `SELECT ` + attemptColumns + ` FROM attempts`
-	if len(where) > 0 {
-		q += ` WHERE ` + strings.Join(where, " AND ")
-	}
-	q += ` ORDER BY created_at DESC, id DESC`
-	if f.Limit > 0 || f.Offset > 0 {
-		limit := f.Limit
-		if limit == 0 {
-			limit = -1 // SQLite: no limit
-		}
-		q += ` LIMIT ? OFFSET ?`
-		args = append(args, limit, f.Offset)
-	}
-	return db.queryAttempts(ctx, "list attempts", q, args...)
-}
-
-func (db *DB) queryAttempts(ctx context.Context, what, q string, args ...any) ([]Attempt, error) {
-	rows, err := db.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, mapErr(err, what)
-	}
-	defer rows.Close()
-	var out []Attempt
-	for rows.Next() {
-		a, err := scanAttempt(rows)
-		if err != nil {
-			return nil, mapErr(err, what)
-		}
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, mapErr(err, what)
-	}
-	return out, nil
-}
-
-// Events returns an attempt's audit trail, oldest first. ENOTFOUND if there
-// is no such attempt (every attempt has at least its prepared event).
-func (db *DB) Events(ctx context.Context, id string) ([]Event, error) {
-	what := "read events of attempt " + id
-	rows, err := db.r.QueryContext(ctx, `SELECT e.id, e.attempt_id, e.at, e.from_state, e.to_state,
-			e.kind, e.actor, e.detail, e.raw_response
-		FROM attempt_events e JOIN attempts a ON a.id = e.attempt_id
-		WHERE a.uuid = ? ORDER BY e.id`, id)
-	if err != nil {
-		return nil, mapErr(err, what)
-	}
-	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		var (
-			e                       Event
-			at                      sql.NullInt64
-			from, to, actor, detail sql.NullString
-			kind                    string
-			raw                     []byte
-		)
-		if err := rows.Scan(&e.ID, &e.AttemptID, &at, &from, &to, &kind, &actor, &detail, &raw); err != nil {
-			return nil, mapErr(err, what)
-		}
-		e.At, e.From, e.To, e.Kind = fromUnixMS(at), State(from.String), State(to.String), EventKind(kind)
-		e.Actor, e.Detail, e.RawResponse = actor.String, detail.String, raw
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, mapErr(err, what)
-	}
-	if len(out) == 0 {
-		return nil, Errorf(ENOTFOUND, "attempt %s not found", id)
-	}
-	return out, nil
 }

@@ -6,15 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"net/url"
 	"os"
-	"path"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
+
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // CatalogFile is the catalog's file name in the data directory. Without
@@ -31,15 +28,6 @@ var demoImages embed.FS
 
 // DemoMenu returns the embedded demo menu's JSON.
 func DemoMenu() []byte { return bytes.Clone(demoMenu) }
-
-// CatalogError is a catalog file refused: where, which field, and why.
-type CatalogError struct {
-	File   string // file name, "" for the embedded menu
-	Line   int    // 1-based; 0 when unknown
-	Column int    // 1-based; 0 when unknown
-	Field  string // path of the field: categories[0].products[2].price
-	Reason string
-}
 
 func (e *CatalogError) Error() string {
 	var sb strings.Builder
@@ -145,49 +133,6 @@ type Catalog struct {
 	media fs.FS
 }
 
-// MediaPrefix is the URL path under which the UI loads the catalog's
-// pictures (ProductView.Image).
-const MediaPrefix = "/media/"
-
-// imageTypes are the picture formats a catalog may use.
-var imageTypes = []string{".jpg", ".jpeg", ".png", ".webp", ".svg"}
-
-// checkImage says what is wrong with a picture's path in the catalog, "".
-func checkImage(p string) string {
-	switch {
-	case p == "":
-		return ""
-	case strings.Contains(p, "://") || strings.HasPrefix(p, "/") || strings.Contains(p, `\`):
-		return fmt.Sprintf("%q must be a file beside catalog.json, such as images/croissant.jpg (no URL, no absolute path)", p)
-	case !fs.ValidPath(p) || path.Clean(p) != p:
-		return fmt.Sprintf("%q is not a clean relative path (no .., no //)", p)
-	case !slices.Contains(imageTypes, strings.ToLower(path.Ext(p))):
-		return fmt.Sprintf("%q: a picture is JPEG, PNG, WebP or SVG", p)
-	}
-	return ""
-}
-
-// imageURL is the URL the UI loads a catalog picture from.
-func imageURL(p string) string {
-	if p == "" {
-		return ""
-	}
-	parts := strings.Split(p, "/")
-	for i, s := range parts {
-		parts[i] = url.PathEscape(s)
-	}
-	return MediaPrefix + strings.Join(parts, "/")
-}
-
-// Media opens a picture of the catalog by its path (the URL path after
-// MediaPrefix): only a picture type, never outside the catalog's folder.
-func (c *Catalog) Media(name string) (fs.File, error) {
-	if c.media == nil || checkImage(name) != "" || name == "" {
-		return nil, fs.ErrNotExist
-	}
-	return c.media.Open(name)
-}
-
 // choiceInfo is what the kiosk needs of a chosen option.
 type choiceInfo struct {
 	group, id   string
@@ -234,45 +179,11 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, syntaxError(name, data, err)
 	}
-	fail := func(path, field, reason string) error {
-		full := path
-		if field != "" {
-			if full != "" {
-				full += "."
-			}
-			full += field
-		}
-		off, ok := pos.keys[full]
-		if !ok {
-			off = pos.objects[path]
-		}
-		line, col := lineCol(data, off)
-		return &CatalogError{File: name, Line: line, Column: col, Field: full, Reason: reason}
+	fail := failAt(name, data, pos)
+	if err := checkKeys(pos, fail); err != nil {
+		return nil, err
 	}
-	// Unknown keys first: they explain the errors that follow from them.
-	for _, obj := range pos.order {
-		var allowed []string
-		switch obj.kind {
-		case "root":
-			allowed = rootKeys
-		case "category":
-			allowed = categoryKeys
-		case "product":
-			allowed = productKeys
-		case "group":
-			allowed = groupKeys
-		case "choice":
-			allowed = choiceKeys
-		default:
-			continue
-		}
-		for _, k := range obj.keys {
-			if !slices.Contains(allowed, k) {
-				return nil, fail(obj.path, k, fmt.Sprintf("unknown field %q (expected one of %s)", k, strings.Join(allowed, ", ")))
-			}
-		}
-	}
-	if raw.Currency != "" && !isCurrency(raw.Currency) {
+	if raw.Currency != "" && !settings.IsCurrency(raw.Currency) {
 		return nil, fail("", "currency", "must be an ISO 4217 code such as EUR")
 	}
 	if len(raw.Categories) == 0 {
@@ -282,111 +193,14 @@ func ParseCatalog(name string, data []byte) (*Catalog, error) {
 		rates: map[string]diningRates{}, choices: map[string]map[string]choiceInfo{}}
 	categories := map[string]bool{}
 	for i, cat := range raw.Categories {
-		cp := fmt.Sprintf("categories[%d]", i)
-		switch {
-		case strings.TrimSpace(cat.ID) == "":
-			return nil, fail(cp, "id", "is required")
-		case categories[cat.ID]:
-			return nil, fail(cp, "id", fmt.Sprintf("duplicate category id %q", cat.ID))
-		}
-		categories[cat.ID] = true
-		if reason := checkText(cat.Name, true); reason != "" {
-			return nil, fail(cp, "name", reason)
-		}
-		if reason := checkImage(cat.Image); reason != "" {
-			return nil, fail(cp, "image", reason)
-		}
-		cv := CategoryView{ID: cat.ID, Name: cat.Name, Image: imageURL(cat.Image), Products: []ProductView{}}
-		for j, p := range cat.Products {
-			pp := fmt.Sprintf("%s.products[%d]", cp, j)
-			switch {
-			case strings.TrimSpace(p.ID) == "":
-				return nil, fail(pp, "id", "is required")
-			case c.products[p.ID].ID != "":
-				return nil, fail(pp, "id", fmt.Sprintf("duplicate product id %q", p.ID))
-			}
-			if reason := checkText(p.Name, true); reason != "" {
-				return nil, fail(pp, "name", reason)
-			}
-			if reason := checkText(p.Description, false); reason != "" {
-				return nil, fail(pp, "description", reason)
-			}
-			if _, ok := pos.keys[pp+".price"]; !ok {
-				return nil, fail(pp, "price", "is required (cents, VAT included)")
-			}
-			if p.Price <= 0 || p.Price > MaxPrice {
-				return nil, fail(pp, "price", fmt.Sprintf("must be a positive number of cents up to %d, not %d", MaxPrice, p.Price))
-			}
-			if _, ok := pos.keys[pp+".vatRate"]; !ok {
-				return nil, fail(pp, "vatRate", "is required (basis points: 550 is 5.5 %, 0 for none)")
-			}
-			if p.VATRate < 0 || p.VATRate > MaxVATRate {
-				return nil, fail(pp, "vatRate", fmt.Sprintf("must be in basis points between 0 and %d, not %d", MaxVATRate, p.VATRate))
-			}
-			rates := diningRates{p.VATRate, p.VATRate}
-			for _, r := range []struct {
-				field string
-				from  *int
-				to    *int
-			}{{"vatRateEatIn", p.VATRateEatIn, &rates.eatIn}, {"vatRateTakeAway", p.VATRateTakeAway, &rates.takeAway}} {
-				if r.from == nil {
-					continue
-				}
-				if *r.from < 0 || *r.from > MaxVATRate {
-					return nil, fail(pp, r.field, fmt.Sprintf("must be in basis points between 0 and %d, not %d", MaxVATRate, *r.from))
-				}
-				*r.to = *r.from
-			}
-			c.rates[p.ID] = rates
-			if reason := checkImage(p.Image); reason != "" {
-				return nil, fail(pp, "image", reason)
-			}
-			for k, a := range p.Allergens {
-				field := fmt.Sprintf("allergens[%d]", k)
-				switch {
-				case strings.TrimSpace(a) == "":
-					return nil, fail(pp, field, "is empty")
-				case !slices.Contains(Allergens, a):
-					return nil, fail(pp, field, fmt.Sprintf("%q is not one of the allergens the kiosk names in every language: %s", a, strings.Join(Allergens, ", ")))
-				case slices.Contains(p.Allergens[:k], a):
-					return nil, fail(pp, field, fmt.Sprintf("%q is listed twice", a))
-				}
-			}
-			groups, chosen, err := parseGroups(p, pp, fail)
-			if err != nil {
-				return nil, err
-			}
-			if _, err := dearestUnit(p); err != nil {
-				return nil, fail(pp, "price", err.Error())
-			}
-			c.choices[p.ID] = chosen
-			pv := ProductView{Options: groups,
-				ID: p.ID, Name: p.Name, Description: p.Description, Price: p.Price, VATRate: p.VATRate,
-				MealVoucher: p.MealVoucher, Image: imageURL(p.Image), Allergens: p.Allergens, Suggest: p.Suggest,
-			}
-			if len(pv.Description) == 0 {
-				pv.Description = nil
-			}
-			c.products[p.ID] = pv
-			cv.Products = append(cv.Products, pv)
+		cv, err := c.parseCategory(i, cat, categories, pos, fail)
+		if err != nil {
+			return nil, err
 		}
 		c.view.Categories = append(c.view.Categories, cv)
 	}
-	// A suggestion names a product of the catalog, not itself, and a
-	// menu's part a product that is not a menu: checked once every product
-	// is known.
-	for i, cat := range raw.Categories {
-		for j, p := range cat.Products {
-			if err := c.resolveParts(p, fmt.Sprintf("categories[%d].products[%d]", i, j), fail); err != nil {
-				return nil, err
-			}
-			for k, id := range p.Suggest {
-				if _, ok := c.products[id]; !ok || id == p.ID {
-					return nil, fail(fmt.Sprintf("categories[%d].products[%d]", i, j), fmt.Sprintf("suggest[%d]", k),
-						fmt.Sprintf("%q is not another product of the catalog", id))
-				}
-			}
-		}
+	if err := c.resolveAll(raw, fail); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -413,321 +227,4 @@ func LoadCatalog(dir string) (*Catalog, error) {
 		c.media, _ = fs.Sub(demoImages, "menu")
 	}
 	return c, err
-}
-
-func checkText(t Text, required bool) string {
-	if required && len(t) == 0 {
-		return `is required, in every language: {"fr": "...", "en": "...", "es": "..."}`
-	}
-	for lang, s := range t {
-		if strings.TrimSpace(s) == "" {
-			return fmt.Sprintf("the %q text is empty", lang)
-		}
-	}
-	return ""
-}
-
-func isCurrency(c string) bool {
-	if len(c) != 3 {
-		return false
-	}
-	for _, r := range c {
-		if r < 'A' || r > 'Z' {
-			return false
-		}
-	}
-	return true
-}
-
-// objectPos is one JSON object of the file and its keys, in order.
-type objectPos struct {
-	path string
-	kind string // root, category, product, other
-	keys []string
-}
-
-// positions maps paths ("categories[0].products[2]" for an object,
-// "categories[0].products[2].price" for a key) to byte offsets, so that a
-// semantic error can name its line.
-type positions struct {
-	objects map[string]int64
-	keys    map[string]int64
-	order   []*objectPos
-}
-
-// scanPositions walks the tokens of data, recording where every object and
-// key is. It returns the decoder's syntax error, if any.
-func scanPositions(data []byte) (*positions, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	pos := &positions{objects: map[string]int64{}, keys: map[string]int64{}}
-	var value func(path, kind string) error
-	value = func(path, kind string) error {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		d, ok := tok.(json.Delim)
-		if !ok {
-			return nil
-		}
-		switch d {
-		case '{':
-			// The offset just after '{': its line is the object's line.
-			obj := &objectPos{path: path, kind: kind}
-			pos.objects[path] = dec.InputOffset() - 1
-			pos.order = append(pos.order, obj)
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return err
-				}
-				key, _ := kt.(string)
-				kp := key
-				if path != "" {
-					kp = path + "." + key
-				}
-				pos.keys[kp] = dec.InputOffset() - 1
-				obj.keys = append(obj.keys, key)
-				child := "other"
-				switch {
-				case kind == "root" && key == "categories":
-					child = "categories"
-				case kind == "category" && key == "products":
-					child = "products"
-				case kind == "product" && key == "options":
-					child = "groups"
-				case kind == "group" && key == "choices":
-					child = "choices"
-				}
-				if err := value(kp, child); err != nil {
-					return err
-				}
-			}
-		case '[':
-			elem := "other"
-			switch kind {
-			case "categories":
-				elem = "category"
-			case "products":
-				elem = "product"
-			case "groups":
-				elem = "group"
-			case "choices":
-				elem = "choice"
-			}
-			for i := 0; dec.More(); i++ {
-				if err := value(path+"["+strconv.Itoa(i)+"]", elem); err != nil {
-					return err
-				}
-			}
-		}
-		_, err = dec.Token() // the closing delimiter
-		return err
-	}
-	if err := value("", "root"); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errTrailing
-	}
-	return pos, nil
-}
-
-var errTrailing = errors.New("content after the catalog")
-
-// syntaxError turns a decoding error into a CatalogError with its line.
-func syntaxError(name string, data []byte, err error) error {
-	var (
-		se *json.SyntaxError
-		te *json.UnmarshalTypeError
-	)
-	switch {
-	case errors.Is(err, errTrailing):
-		return &CatalogError{File: name, Reason: "invalid JSON: content after the catalog's closing brace"}
-	case errors.As(err, &se):
-		line, col := lineCol(data, max(se.Offset-1, 0))
-		return &CatalogError{File: name, Line: line, Column: col, Reason: "invalid JSON: " + strings.TrimPrefix(se.Error(), "json: ")}
-	case errors.As(err, &te):
-		line, col := lineCol(data, max(te.Offset-1, 0))
-		return &CatalogError{File: name, Line: line, Column: col, Field: te.Field,
-			Reason: fmt.Sprintf("expected %s, found %s", typeName(te.Type.Kind().String()), te.Value)}
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		line, col := lineCol(data, int64(len(data)))
-		return &CatalogError{File: name, Line: line, Column: col, Reason: "invalid JSON: unexpected end of file"}
-	}
-	return &CatalogError{File: name, Reason: err.Error()}
-}
-
-func typeName(kind string) string {
-	switch kind {
-	case "int", "int64":
-		return "a whole number"
-	case "map":
-		return `an object {"fr": ..., "en": ..., "es": ...}`
-	case "slice":
-		return "a list"
-	case "bool":
-		return "true or false"
-	}
-	return "a " + kind
-}
-
-// lineCol converts a byte offset to a 1-based line and column (in runes).
-func lineCol(data []byte, off int64) (line, col int) {
-	if off > int64(len(data)) {
-		off = int64(len(data))
-	}
-	before := data[:off]
-	line = bytes.Count(before, []byte("\n")) + 1
-	start := bytes.LastIndexByte(before, '\n') + 1
-	col = len([]rune(string(before[start:]))) + 1
-	return line, col
-}
-
-// parseGroups checks a product's option groups and returns them as the UI
-// shows them, and the choices by "group/choice".
-func parseGroups(p productJSON, pp string, fail func(path, field, reason string) error) ([]OptionGroupView, map[string]choiceInfo, error) {
-	var groups []OptionGroupView
-	chosen := map[string]choiceInfo{}
-	seenGroups := map[string]bool{}
-	for g, grp := range p.Options {
-		gp := fmt.Sprintf("%s.options[%d]", pp, g)
-		switch {
-		case strings.TrimSpace(grp.ID) == "" || strings.ContainsAny(grp.ID, "/~"):
-			return nil, nil, fail(gp, "id", "is required, without / or ~")
-		case seenGroups[grp.ID]:
-			return nil, nil, fail(gp, "id", fmt.Sprintf("duplicate option group %q", grp.ID))
-		case len(grp.Choices) == 0:
-			return nil, nil, fail(gp, "choices", "at least one choice is required")
-		case grp.Max == 0:
-			grp.Max = 1
-		}
-		seenGroups[grp.ID] = true
-		if reason := checkText(grp.Name, true); reason != "" {
-			return nil, nil, fail(gp, "name", reason)
-		}
-		if grp.Min < 0 || grp.Max < 1 || grp.Min > grp.Max || grp.Max > len(grp.Choices) {
-			return nil, nil, fail(gp, "max", fmt.Sprintf("min %d and max %d must satisfy 0 <= min <= max <= %d choices", grp.Min, grp.Max, len(grp.Choices)))
-		}
-		gv := OptionGroupView{ID: grp.ID, Name: grp.Name, Min: grp.Min, Max: grp.Max, Choices: []OptionView{}}
-		for k, ch := range grp.Choices {
-			cp := fmt.Sprintf("%s.choices[%d]", gp, k)
-			key := grp.ID + "/" + ch.ID
-			switch {
-			case strings.TrimSpace(ch.ID) == "" || strings.ContainsAny(ch.ID, "/~"):
-				return nil, nil, fail(cp, "id", "is required, without / or ~")
-			case chosen[key].id != "":
-				return nil, nil, fail(cp, "id", fmt.Sprintf("duplicate choice %q", ch.ID))
-			case ch.Price < 0 || ch.Price > MaxPrice:
-				return nil, nil, fail(cp, "price", fmt.Sprintf("must be cents between 0 and %d, not %d", MaxPrice, ch.Price))
-			case ch.VATRate != nil && (*ch.VATRate < 0 || *ch.VATRate > MaxVATRate):
-				return nil, nil, fail(cp, "vatRate", fmt.Sprintf("must be in basis points between 0 and %d", MaxVATRate))
-			}
-			if reason := checkText(ch.Name, ch.Product == ""); reason != "" {
-				return nil, nil, fail(cp, "name", reason)
-			}
-			if ch.Product != "" && ch.VATRate != nil {
-				return nil, nil, fail(cp, "vatRate", "a menu's part is taxed at its product's rate: leave vatRate out")
-			}
-			voucher := p.MealVoucher
-			if ch.MealVoucher != nil {
-				voucher = *ch.MealVoucher
-			}
-			chosen[key] = choiceInfo{group: grp.ID, id: ch.ID, name: ch.Name, price: ch.Price, vatRate: ch.VATRate, mealVoucher: voucher, product: ch.Product}
-			gv.Choices = append(gv.Choices, OptionView{ID: ch.ID, Name: ch.Name, Price: ch.Price, Product: ch.Product})
-		}
-		groups = append(groups, gv)
-	}
-	return groups, chosen, nil
-}
-
-// resolveParts fills a menu's parts from the products they name: name
-// (unless the choice has its own), picture and, unless the choice says
-// otherwise, meal-voucher eligibility.
-func (c *Catalog) resolveParts(p productJSON, pp string, fail func(path, field, reason string) error) error {
-	pv := c.products[p.ID]
-	for g, grp := range p.Options {
-		for k, ch := range grp.Choices {
-			if ch.Product == "" {
-				continue
-			}
-			cp := fmt.Sprintf("%s.options[%d].choices[%d]", pp, g, k)
-			part, ok := c.products[ch.Product]
-			switch {
-			case !ok || ch.Product == p.ID:
-				return fail(cp, "product", fmt.Sprintf("%q is not another product of the catalog", ch.Product))
-			case isMenu(part):
-				return fail(cp, "product", fmt.Sprintf("%q is a menu itself: a menu's parts are single products", ch.Product))
-			}
-			key := grp.ID + "/" + ch.ID
-			info := c.choices[p.ID][key]
-			if len(info.name) == 0 {
-				info.name = part.Name
-			}
-			if ch.MealVoucher == nil {
-				info.mealVoucher = part.MealVoucher
-			}
-			c.choices[p.ID][key] = info
-			// The views share their choices with the category's copy.
-			ov := &pv.Options[g].Choices[k]
-			ov.Name, ov.Image = info.name, part.Image
-		}
-	}
-	return nil
-}
-
-// isMenu: some of the product's choices are other products.
-func isMenu(p ProductView) bool {
-	for _, g := range p.Options {
-		for _, ch := range g.Choices {
-			if ch.Product != "" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// Choose checks the customer's choices for a product ("group/choice", in
-// any order) against its groups' min and max, and returns them in the
-// catalog's order.
-func (c *Catalog) Choose(id string, picks []string) ([]choiceInfo, bool) {
-	p, ok := c.products[id]
-	if !ok {
-		return nil, false
-	}
-	all := c.choices[id]
-	count := map[string]int{}
-	seen := map[string]bool{}
-	for _, k := range picks {
-		if _, ok := all[k]; !ok || seen[k] {
-			return nil, false
-		}
-		seen[k] = true
-		count[all[k].group]++
-	}
-	var out []choiceInfo
-	for _, g := range p.Options {
-		if n := count[g.ID]; n < g.Min || n > g.Max {
-			return nil, false
-		}
-		for _, ch := range g.Choices {
-			if seen[g.ID+"/"+ch.ID] {
-				out = append(out, all[g.ID+"/"+ch.ID])
-			}
-		}
-	}
-	return out, true
-}
-
-// Defaults are a product's default choices: the first min of each group.
-func (c *Catalog) Defaults(id string) []string {
-	var out []string
-	for _, g := range c.products[id].Options {
-		for _, ch := range g.Choices[:g.Min] {
-			out = append(out, g.ID+"/"+ch.ID)
-		}
-	}
-	return out
 }

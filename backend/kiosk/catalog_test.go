@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 func TestEmbeddedMenuIsValid(t *testing.T) {
@@ -17,14 +19,14 @@ func TestEmbeddedMenuIsValid(t *testing.T) {
 	v := c.View()
 	n := 0
 	for _, cat := range v.Categories {
-		for _, l := range DefaultLanguages {
+		for _, l := range settings.DefaultLanguages {
 			if cat.Name[l] == "" {
 				t.Errorf("category %s has no %s name", cat.ID, l)
 			}
 		}
 		for _, p := range cat.Products {
 			n++
-			for _, l := range DefaultLanguages {
+			for _, l := range settings.DefaultLanguages {
 				if p.Name[l] == "" {
 					t.Errorf("product %s has no %s name", p.ID, l)
 				}

@@ -14,6 +14,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
@@ -164,7 +165,7 @@ func TestVoucherThenCard(t *testing.T) {
 	e := newEnv(t)
 	// 4 × 5.90 + 4.80 = 28.40 eligible, capped at 25.00; the cola is not.
 	v := e.cart("jambon-beurre", 4, "quiche-lorraine", 1, "cola", 1)
-	if v.Total != 4*590+480+280 || v.VoucherEligible != DefaultVoucherCap {
+	if v.Total != 4*590+480+280 || v.VoucherEligible != settings.DefaultVoucherCap {
 		t.Fatalf("total %d eligible %d", v.Total, v.VoucherEligible)
 	}
 	v = e.must(e.s.Pay(MethodVoucherThenCard))
@@ -455,10 +456,10 @@ func TestSettingsFromJournal(t *testing.T) {
 	e := newEnv(t, withSetup(func(_ string, db *journal.DB) {
 		ctx := context.Background()
 		for k, v := range map[string]string{
-			SettingMode: `"counter"`, SettingLanguages: `["en","fr"]`, SettingDefaultLanguage: `"en"`,
-			SettingIdleSeconds: `"soon"`, // does not parse: the default, with a warning
-			SettingVoucherCap:  `1900`, SettingCurrency: `"EUR"`,
-			SettingMerchant: `{"name":"Boulangerie Test","address":["1 rue de la Paix"],"vatNumber":"FR00123456789"}`,
+			settings.SettingMode: `"counter"`, settings.SettingLanguages: `["en","fr"]`, settings.SettingDefaultLanguage: `"en"`,
+			settings.SettingIdleSeconds: `"soon"`, // does not parse: the default, with a warning
+			settings.SettingVoucherCap:  `1900`, settings.SettingCurrency: `"EUR"`,
+			settings.SettingMerchant: `{"name":"Boulangerie Test","address":["1 rue de la Paix"],"vatNumber":"FR00123456789"}`,
 		} {
 			if err := db.SetSetting(ctx, k, []byte(v)); err != nil {
 				t.Fatal(err)
@@ -466,7 +467,7 @@ func TestSettingsFromJournal(t *testing.T) {
 		}
 	}))
 	info := e.s.Info()
-	if info.Mode != "counter" || info.DefaultLanguage != "en" || len(info.Languages) != 2 || info.IdleSeconds != DefaultIdleSeconds || info.Currency != "EUR" || info.Version != "test" {
+	if info.Mode != "counter" || info.DefaultLanguage != "en" || len(info.Languages) != 2 || info.IdleSeconds != settings.DefaultIdleSeconds || info.Currency != "EUR" || info.Version != "test" {
 		t.Fatalf("info %+v", info)
 	}
 	if v := e.s.Checkout(); v.Language != "en" {

@@ -1,12 +1,28 @@
-// Package kiosk is the application service the UI talks to: catalog, cart,
-// checkout, receipts, terminal status and settings. The backend is the
-// source of truth: the UI renders the snapshots published here and calls
-// intent methods; no payment logic lives in the UI.
+// Package kiosk is the application service the UI talks to: the
+// customer's checkout. The backend is the source of truth: the UI renders
+// the snapshots published here and calls the intents; no payment logic
+// lives in the UI.
 //
-// This file is the contract with the UI. Its TypeScript,
-// frontend/src/lib/contract.gen.ts, is generated from these types by
-// scripts/contractgen (go generate, or make contract); the tests fail when
-// it is not current.
+// Its rooms, by file:
+//
+//   - service.go: the Service, its start (recovery first) and its settings;
+//   - cart.go: the cart, its lines, options, menus' VAT and totals (limits.go:
+//     the bounds of any amount);
+//   - phases.go: the phase machine, as a table, and the ways back to welcome;
+//   - checkout.go, split.go, follow.go, number.go: paying: an order and its
+//     attempts, the split of means (meal voucher, card, phone), following
+//     an attempt to its outcome, the order's number;
+//   - link.go: paying by phone with a payment link;
+//   - receipts.go: receipts and the kitchen's order ticket;
+//   - catalog*.go, media*.go: the catalog, its checks and its pictures;
+//   - terminal.go, relay.go: the terminal's status and what it allows, and
+//     the relay of the payment core's and discovery's events;
+//   - snapshots.go, intents.go, contract.go: what the UI reads and calls.
+//
+// This file is the contract with the UI, with the intents' table
+// (intents.go). Its TypeScript, frontend/src/lib/contract.gen.ts, is
+// generated from these types and that table by scripts/contractgen (go
+// generate, or make contract); the tests fail when it is not current.
 package kiosk
 
 //go:generate sh -c "cd ../../scripts/contractgen && go run ."
@@ -15,6 +31,7 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 )
 
@@ -91,8 +108,14 @@ const (
 	ReceiptNone  ReceiptChoice = "none"
 )
 
-// Text is a name in every offered language: {"fr": "...", "en": "...", "es": "..."}.
-type Text map[string]string
+// The lines of an order are what the journal records of it
+// (backend/orders), as the UI shows them.
+type (
+	Text       = orders.Text
+	LineView   = orders.LineView
+	LineChoice = orders.LineChoice
+	VATPart    = orders.VATPart
+)
 
 // CatalogView is the menu, as the UI shows it.
 type CatalogView struct {
@@ -146,41 +169,6 @@ type OptionView struct {
 	// its picture.
 	Product string `json:"product,omitempty"`
 	Image   string `json:"image,omitempty"`
-}
-
-// LineChoice is an option chosen for a cart line.
-type LineChoice struct {
-	Group   string `json:"group"`
-	ID      string `json:"id"`
-	Name    Text   `json:"name"`
-	Price   int64  `json:"price"`   // cents, VAT included, for one
-	VATRate int    `json:"vatRate"` // basis points
-	// Product: a menu's part, this product of the catalog.
-	Product string `json:"product,omitempty"`
-}
-
-// VATPart is the share of a menu's price taxed at one rate.
-type VATPart struct {
-	Rate   int   `json:"rate"`   // basis points
-	Amount int64 `json:"amount"` // cents, VAT included, for one
-}
-
-// LineView is one cart line.
-type LineView struct {
-	ID        string `json:"id"`
-	ProductID string `json:"productId"`
-	Name      Text   `json:"name"`
-	Qty       int    `json:"qty"`
-	UnitPrice int64  `json:"unitPrice"`
-	Total     int64  `json:"total"`
-	VATRate   int    `json:"vatRate"`
-	// Choices are the options chosen; UnitPrice includes their prices.
-	Choices []LineChoice `json:"choices,omitempty"`
-	// VATParts split the product's own price (UnitPrice less the choices'
-	// prices) between VAT rates: a menu's price, shared between its parts
-	// in proportion to their prices alone, each at its own rate. Empty: the
-	// product's price is at VATRate.
-	VATParts []VATPart `json:"vatParts,omitempty"`
 }
 
 // TaxView is the VAT of one rate, included in the total.
@@ -342,31 +330,3 @@ type InfoView struct {
 	// offered (the provider's cloud is set up).
 	PhonePay bool `json:"phonePay"`
 }
-
-// Intents, as the UI calls them (Wails binding methods of the same names;
-// in browser mode POST /api/<Name> with a JSON array of the arguments):
-//
-//	Info() InfoView
-//	Catalog() CatalogView
-//	Checkout() CheckoutView
-//	Terminal() TerminalView
-//	Start(language string) CheckoutView             welcome → ordering, new cart
-//	SetLanguage(language string) CheckoutView
-//	AddItem(productID string, qty int) CheckoutView
-//	SetQuantity(lineID string, qty int) CheckoutView  0 removes the line
-//	Pay(method PaymentMethod) CheckoutView          ordering → paying
-//	Cancel() CheckoutView                           paying → canceling
-//	PrintLink() CheckoutView                        paying by phone: the QR code on the terminal's printer
-//	Retry() CheckoutView                            declined/failed → paying, a new attempt
-//	PayRestByCard() CheckoutView                    voucher part declined → card for all that is due
-//	CancelOrder() CheckoutView                      declined/failed → welcome
-//	ChooseReceipt(choice ReceiptChoice) CheckoutView  approved: print, email, sms or none
-//	Finish() CheckoutView                           approved → welcome (unknown: staff Release it)
-//	Abandon() CheckoutView                          idle timeout: → welcome, unless a payment is out
-//
-// An intent refused in the current phase returns the unchanged view with
-// Error set; errors returned as Go errors are for failures (journal, I/O).
-//
-// The staff screens do not use these intents: they have their own calls,
-// each behind the staff PIN's session (backend/staffapi; App.Staff on the
-// desktop, POST /api/staff/<Name> in browser mode).

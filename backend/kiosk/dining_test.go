@@ -8,6 +8,8 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/orders"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // A sandwich: 10 % eaten in, 5.5 % taken away; a soda: 5.5 % either way.
@@ -88,15 +90,15 @@ func TestEatInOrTakeAwayDecidesTheVAT(t *testing.T) {
 		t.Fatalf("tax_breakdown %+v", got)
 	}
 	// The journal keeps it, and the rebuilt receipt and the order ticket say it.
-	var data orderData
-	if err := json.Unmarshal(e.order(v.OrderID).Data, &data); err != nil || data.Dining != DiningEatIn {
+	var data orders.Data
+	if err := json.Unmarshal(e.order(v.OrderID).Data, &data); err != nil || data.Dining != string(DiningEatIn) {
 		t.Fatalf("order data %s (%v)", e.order(v.OrderID).Data, err)
 	}
 	e.waitFor("order ticket", func(CheckoutView) bool { return len(e.printedFrom("print")) == 1 })
 	if tk := e.printedFrom("print")[0].Text; !strings.Contains(tk, "SUR PLACE") {
 		t.Fatalf("order ticket %q", tk)
 	}
-	r, _, err := OrderReceipt(context.Background(), e.db, e.s.Settings(), v.OrderID)
+	r, _, err := orders.OrderReceipt(context.Background(), e.db, e.s.Settings(), v.OrderID)
 	if err != nil || r.Order.Dining != string(DiningEatIn) || r.Order.Lines[0].VATRate != 1000 {
 		t.Fatalf("rebuilt receipt %+v (%v)", r.Order, err)
 	}
@@ -104,7 +106,7 @@ func TestEatInOrTakeAwayDecidesTheVAT(t *testing.T) {
 
 func TestAShopThatServesOneWayDoesNotAsk(t *testing.T) {
 	e := newEnv(t, withCatalog(diningCatalog), withSetup(func(_ string, db *journal.DB) {
-		if err := db.SetSetting(context.Background(), SettingDining, json.RawMessage(`"take_away"`)); err != nil {
+		if err := db.SetSetting(context.Background(), settings.SettingDining, json.RawMessage(`"take_away"`)); err != nil {
 			t.Fatal(err)
 		}
 	}))

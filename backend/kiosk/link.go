@@ -6,6 +6,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 )
@@ -53,7 +54,7 @@ func (s *Service) linkDetailsLocked(ord *order, amount int64, counter bool) *pay
 		it := payment.LinkItem{Name: s.textLocked(l.Name, ord.language), Quantity: l.Qty, Total: l.Total,
 			VoucherEligible: l.voucherUnit > 0}
 		rate, single := -1, true
-		for _, rl := range receiptLines(l.LineView, nil) {
+		for _, rl := range orders.ReceiptLines(l.LineView, nil) {
 			parts := rl.Parts
 			if len(parts) == 0 {
 				parts = []receipt.VATPart{{Rate: rl.VATRate, Amount: rl.UnitPrice}}
@@ -103,7 +104,7 @@ func (s *Service) linkScreenOver(gen int, att *attempt) bool {
 		s.followAway(att.h)
 		return true
 	}
-	s.co.phase = PhaseCanceling
+	s.enterLocked(PhaseCanceling)
 	att.cancel = true
 	s.mu.Unlock()
 	att.h.Cancel()
@@ -188,7 +189,7 @@ func (s *Service) linkEndedAway(uuid, orderID string, state journal.State) {
 	s.mu.Lock()
 	st := s.settings
 	s.mu.Unlock()
-	r, opt, err := OrderReceipt(ctx, s.cfg.Journal, st, orderID)
+	r, opt, err := orders.OrderReceipt(ctx, s.cfg.Journal, st, orderID)
 	if err != nil {
 		// Not an order taken at this kiosk (a link sent by the counter):
 		// nothing for its kitchen ticket.

@@ -2,9 +2,13 @@ package kiosk
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
+	"net/url"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -71,4 +75,47 @@ func (s *Service) Media() http.Handler {
 		}
 		http.ServeContent(w, r, path.Base(name), mod, rs)
 	})
+}
+
+// MediaPrefix is the URL path under which the UI loads the catalog's
+// pictures (ProductView.Image).
+const MediaPrefix = "/media/"
+
+// imageTypes are the picture formats a catalog may use.
+var imageTypes = []string{".jpg", ".jpeg", ".png", ".webp", ".svg"}
+
+// checkImage says what is wrong with a picture's path in the catalog, "".
+func checkImage(p string) string {
+	switch {
+	case p == "":
+		return ""
+	case strings.Contains(p, "://") || strings.HasPrefix(p, "/") || strings.Contains(p, `\`):
+		return fmt.Sprintf("%q must be a file beside catalog.json, such as images/croissant.jpg (no URL, no absolute path)", p)
+	case !fs.ValidPath(p) || path.Clean(p) != p:
+		return fmt.Sprintf("%q is not a clean relative path (no .., no //)", p)
+	case !slices.Contains(imageTypes, strings.ToLower(path.Ext(p))):
+		return fmt.Sprintf("%q: a picture is JPEG, PNG, WebP or SVG", p)
+	}
+	return ""
+}
+
+// imageURL is the URL the UI loads a catalog picture from.
+func imageURL(p string) string {
+	if p == "" {
+		return ""
+	}
+	parts := strings.Split(p, "/")
+	for i, s := range parts {
+		parts[i] = url.PathEscape(s)
+	}
+	return MediaPrefix + strings.Join(parts, "/")
+}
+
+// Media opens a picture of the catalog by its path (the URL path after
+// MediaPrefix): only a picture type, never outside the catalog's folder.
+func (c *Catalog) Media(name string) (fs.File, error) {
+	if c.media == nil || checkImage(name) != "" || name == "" {
+		return nil, fs.ErrNotExist
+	}
+	return c.media.Open(name)
 }

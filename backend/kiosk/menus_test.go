@@ -3,6 +3,8 @@ package kiosk
 import (
 	"strings"
 	"testing"
+
+	"github.com/comptoir-pos/comptoir/backend/orders"
 )
 
 // A burger menu: a main, a side and a drink chosen among products of the
@@ -44,10 +46,10 @@ func TestApportionSharesAMenusPriceByThePartsPrices(t *testing.T) {
 	}{
 		// 1200 × 900/1550 = 696.8, × 350/1550 = 270.97, × 300/1550 = 232.3:
 		// the 2 cents rounding leaves go to the burger.
-		{"one rate", 1200, []menuPart{{1000, 900, true}, {1000, 350, true}, {1000, 300, true}}, []VATPart{{1000, 1200}}, 1200},
-		{"taken away", 1200, []menuPart{{1000, 900, true}, {550, 350, true}, {550, 300, false}}, []VATPart{{550, 502}, {1000, 698}}, 968},
-		{"a beer", 1200, []menuPart{{1000, 900, true}, {1000, 350, true}, {2000, 500, false}}, []VATPart{{1000, 858}, {2000, 342}}, 858},
-		{"one part", 990, []menuPart{{550, 300, true}}, []VATPart{{550, 990}}, 990},
+		{"one rate", 1200, []menuPart{{1000, 900, true}, {1000, 350, true}, {1000, 300, true}}, []VATPart{{Rate: 1000, Amount: 1200}}, 1200},
+		{"taken away", 1200, []menuPart{{1000, 900, true}, {550, 350, true}, {550, 300, false}}, []VATPart{{Rate: 550, Amount: 502}, {Rate: 1000, Amount: 698}}, 968},
+		{"a beer", 1200, []menuPart{{1000, 900, true}, {1000, 350, true}, {2000, 500, false}}, []VATPart{{Rate: 1000, Amount: 858}, {Rate: 2000, Amount: 342}}, 858},
+		{"one part", 990, []menuPart{{550, 300, true}}, []VATPart{{Rate: 550, Amount: 990}}, 990},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, voucher := apportion(tc.price, tc.parts)
@@ -91,7 +93,7 @@ func TestAMenuIsTaxedPartByPartWhereItIsEaten(t *testing.T) {
 	// The default choices are a whole menu: AddItem takes it.
 	v = e.must(e.s.AddItem("menu-burger", 1))
 	l := v.Lines[0]
-	if l.UnitPrice != 1200 || len(l.Choices) != 3 || len(l.VATParts) != 1 || l.VATParts[0] != (VATPart{1000, 1200}) {
+	if l.UnitPrice != 1200 || len(l.Choices) != 3 || len(l.VATParts) != 1 || l.VATParts[0] != (VATPart{Rate: 1000, Amount: 1200}) {
 		t.Fatalf("default menu %+v", l)
 	}
 	e.must(e.s.SetQuantity(l.ID, 0))
@@ -99,7 +101,7 @@ func TestAMenuIsTaxedPartByPartWhereItIsEaten(t *testing.T) {
 	// With a beer: 12.00 + 1.50, the beer's share and supplement at 20 %.
 	v = e.must(e.s.AddWithChoices("menu-burger", 2, []string{"main/classic", "side/fries", "drink/beer", "sauce/bbq"}))
 	l = v.Lines[0]
-	if l.UnitPrice != 1350 || l.Total != 2700 || len(l.VATParts) != 2 || l.VATParts[0] != (VATPart{1000, 858}) || l.VATParts[1] != (VATPart{2000, 342}) {
+	if l.UnitPrice != 1350 || l.Total != 2700 || len(l.VATParts) != 2 || l.VATParts[0] != (VATPart{Rate: 1000, Amount: 858}) || l.VATParts[1] != (VATPart{Rate: 2000, Amount: 342}) {
 		t.Fatalf("menu with a beer %+v", l)
 	}
 	// 2 × 8.58 at 10 % = 1.56; 2 × (3.42 + 1.50) at 20 % = 1.64.
@@ -114,7 +116,7 @@ func TestAMenuIsTaxedPartByPartWhereItIsEaten(t *testing.T) {
 	// Taken away, the fries' share moves to 5.5 %, the beer's stays.
 	v = e.must(e.s.ChooseDining(DiningTakeAway))
 	l = v.Lines[0]
-	if len(l.VATParts) != 3 || l.VATParts[0] != (VATPart{550, 240}) || l.VATParts[2] != (VATPart{2000, 342}) {
+	if len(l.VATParts) != 3 || l.VATParts[0] != (VATPart{Rate: 550, Amount: 240}) || l.VATParts[2] != (VATPart{Rate: 2000, Amount: 342}) {
 		t.Fatalf("taken away %+v", l.VATParts)
 	}
 
@@ -122,7 +124,7 @@ func TestAMenuIsTaxedPartByPartWhereItIsEaten(t *testing.T) {
 	// supplement, and the terminal got the split in tax_breakdown.
 	e.must(e.s.Pay(MethodCard))
 	v = e.waitPhase(PhaseApproved)
-	r, _, err := OrderReceipt(e.ctx, e.db, e.s.Settings(), v.OrderID)
+	r, _, err := orders.OrderReceipt(e.ctx, e.db, e.s.Settings(), v.OrderID)
 	if err != nil {
 		t.Fatal(err)
 	}

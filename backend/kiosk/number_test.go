@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // A kiosk with a prefix numbers its orders B1, B2... (ids ...-B001): the
@@ -12,7 +13,7 @@ import (
 // reads) and on the order ticket.
 func TestNumberPrefix(t *testing.T) {
 	e := newEnv(t, withSetup(func(_ string, db *journal.DB) {
-		if err := db.SetSetting(t.Context(), SettingNumberPrefix, []byte(`"B"`)); err != nil {
+		if err := db.SetSetting(t.Context(), settings.SettingNumberPrefix, []byte(`"B"`)); err != nil {
 			t.Fatal(err)
 		}
 	}))
@@ -28,17 +29,5 @@ func TestNumberPrefix(t *testing.T) {
 	e.waitFor("order ticket", func(CheckoutView) bool { return len(e.printedFrom("print")) == 1 })
 	if tk := e.printedFrom("print")[0]; !strings.Contains(tk.Text, "B1") {
 		t.Fatalf("order ticket %q", tk.Text)
-	}
-}
-
-// A prefix that could make two numbers alike (a digit last: "1" then 12
-// reads 112) or is too long is refused, and numbers go without one.
-func TestNumberPrefixChecked(t *testing.T) {
-	for _, p := range []string{"1", "ABCD", "a", "A-", "B"} {
-		v := p
-		err := checkNumberPrefix(&v)
-		if (p == "B") != (err == nil) || (err != nil && v != "") {
-			t.Errorf("prefix %q: %v, kept %q", p, err, v)
-		}
 	}
 }

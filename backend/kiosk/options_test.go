@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/comptoir-pos/comptoir/backend/orders"
 )
 
 // A coffee in two sizes (one, required), with syrups (several, optional;
@@ -74,7 +76,7 @@ func TestChoicesMakeTheLineTheirPricesAndTheirVAT(t *testing.T) {
 	// The receipt rebuilt from the journal shows the choices.
 	v = e.must(e.s.Pay(MethodCard))
 	v = e.waitPhase(PhaseApproved)
-	r, _, err := OrderReceipt(context.Background(), e.db, e.s.Settings(), v.OrderID)
+	r, _, err := orders.OrderReceipt(context.Background(), e.db, e.s.Settings(), v.OrderID)
 	if err != nil {
 		t.Fatal(err)
 	}

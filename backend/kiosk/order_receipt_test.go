@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
@@ -17,7 +18,7 @@ func TestOrderReceiptFromTheJournal(t *testing.T) {
 	v = e.waitPhase(PhaseApproved)
 	e.waitFor("order paid", func(CheckoutView) bool { return e.order(v.OrderID).Status == journal.OrderPaid })
 
-	r, opt, err := OrderReceipt(e.ctx, e.db, e.s.Settings(), v.OrderID)
+	r, opt, err := orders.OrderReceipt(e.ctx, e.db, e.s.Settings(), v.OrderID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func TestOrderReceiptFromTheJournal(t *testing.T) {
 			t.Errorf("receipt text lacks %q:\n%s", want, text)
 		}
 	}
-	if _, _, err := OrderReceipt(e.ctx, e.db, e.s.Settings(), "nope"); journal.ErrorCode(err) != journal.ENOTFOUND {
+	if _, _, err := orders.OrderReceipt(e.ctx, e.db, e.s.Settings(), "nope"); journal.ErrorCode(err) != journal.ENOTFOUND {
 		t.Errorf("unknown order: %v", err)
 	}
 }
@@ -50,7 +51,7 @@ func TestOrderReceiptOfAKeyedAmount(t *testing.T) {
 	if err != nil || v.State != journal.StateApproved {
 		t.Fatalf("pay %+v, %v", v, err)
 	}
-	r, opt, err := OrderReceipt(e.ctx, e.db, e.s.Settings(), "keyed-1")
+	r, opt, err := orders.OrderReceipt(e.ctx, e.db, e.s.Settings(), "keyed-1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestOrderReceiptCallsAMealVoucherOne(t *testing.T) {
 	e.must(e.s.Pay(MethodVoucherThenCard))
 	v := e.waitPhase(PhaseApproved)
 	e.waitFor("order paid", func(CheckoutView) bool { return e.order(v.OrderID).Status == journal.OrderPaid })
-	r, opt, err := OrderReceipt(e.ctx, e.db, e.s.Settings(), v.OrderID)
+	r, opt, err := orders.OrderReceipt(e.ctx, e.db, e.s.Settings(), v.OrderID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,9 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // Receipt statuses (ReceiptView.Status).
@@ -153,7 +155,7 @@ func (s *Service) tellStaff(action, subject, detail string) {
 func (s *Service) receiptLocked(ord *order, withParts bool) (receipt.Receipt, receipt.Options) {
 	o := receipt.Order{Number: ord.number, Dining: string(ord.dining), Time: ord.created, Currency: ord.currency}
 	for _, l := range ord.lines {
-		o.Lines = append(o.Lines, receiptLines(l.LineView, func(t Text) string { return s.textLocked(t, ord.language) })...)
+		o.Lines = append(o.Lines, orders.ReceiptLines(l.LineView, func(t Text) string { return s.textLocked(t, ord.language) })...)
 	}
 	r := receipt.Receipt{Merchant: s.settings.Merchant, Order: o}
 	if withParts {
@@ -170,7 +172,7 @@ func (s *Service) textLocked(t Text, lang string) string {
 	if v := t[s.settings.DefaultLanguage]; v != "" {
 		return v
 	}
-	for _, l := range DefaultLanguages {
+	for _, l := range settings.DefaultLanguages {
 		if v := t[l]; v != "" {
 			return v
 		}

@@ -127,3 +127,120 @@ func (w *WatchedTerminal) Close() {
 	w.cancel()
 	<-w.done
 }
+
+// RefreshTerminal asks the terminal source again now (the discovery
+// Tracker's events do this through the Relay).
+func (s *Service) RefreshTerminal() {
+	select {
+	case s.termWake <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Service) refreshTerminal() {
+	st := s.cfg.Terminal.TerminalStatus()
+	s.mu.Lock()
+	s.status = st
+	s.availabilityLocked()
+	c, t := s.snapshotsLocked(false)
+	s.mu.Unlock()
+	s.publish(c, t)
+}
+
+// usableLocked reports whether an order may start, and why not.
+func (s *Service) usableLocked() (ok bool, problem string) {
+	if ok, problem := s.openLocked(); !ok {
+		return ok, problem
+	}
+	return s.terminalUsableLocked()
+}
+
+// openLocked reports whether orders may be taken, whatever the terminal.
+func (s *Service) openLocked() (ok bool, problem string) {
+	switch {
+	case s.hold != "":
+		return false, s.hold
+	case s.catalog == nil:
+		msg := "no catalog"
+		if s.catalogErr != nil {
+			msg = s.catalogErr.Error()
+		}
+		return false, "The catalog cannot be used: " + msg
+	case !s.ready:
+		p := "Unfinished payments are being recovered: no order until they are."
+		if s.recoverErr != "" {
+			p = "Unfinished payments could not be recovered yet (" + s.recoverErr + "): no order until they are."
+		}
+		return false, p
+	}
+	return true, ""
+}
+
+// terminalUsableLocked reports whether the terminal can take a card.
+func (s *Service) terminalUsableLocked() (ok bool, problem string) {
+	switch s.status.State {
+	case TerminalNone:
+		return false, "No payment terminal is configured or found: staff must set one up."
+	case TerminalChoose:
+		return false, "Several payment terminals were found: staff must choose one."
+	case TerminalSearching:
+		return false, "Looking for the payment terminal."
+	case TerminalUnreachable:
+		since := ""
+		if !s.status.Since.IsZero() {
+			since = " since " + s.status.Since.Local().Format("15:04")
+		}
+		return false, "The payment terminal has not answered" + since + "."
+	}
+	return true, ""
+}
+
+// availabilityLocked moves between welcome and unavailable. A cart being
+// built is dropped when the kiosk cannot take it; a payment is never
+// touched. An unreachable terminal may come back: it blocks Pay, not the
+// menu.
+func (s *Service) availabilityLocked() {
+	ok, _ := s.usableLocked()
+	blocked := !ok && s.status.State != TerminalUnreachable
+	// No way to pay for a while: no new order starts (one under way goes
+	// on: the terminal may come back before its customer pays).
+	noWay := s.noWayToPayLocked()
+	switch {
+	case blocked && (s.co.phase == PhaseWelcome || s.co.phase == PhaseDining || s.co.phase == PhaseOrdering):
+		s.resetLocked(PhaseUnavailable)
+	case noWay && s.co.phase == PhaseWelcome:
+		s.resetLocked(PhaseUnavailable)
+	case !blocked && !noWay && s.co.phase == PhaseUnavailable:
+		s.resetLocked(PhaseWelcome)
+	}
+	s.term = s.terminalViewLocked()
+}
+
+// noWayToPayLocked: the terminal has been unreachable for the grace
+// period and no payment link can stand in for it.
+func (s *Service) noWayToPayLocked() bool {
+	if s.status.State != TerminalUnreachable || s.cfg.Links != nil {
+		return false
+	}
+	since := s.status.Since
+	return !since.IsZero() && s.now().Sub(since) >= s.cfg.UnreachableGrace
+}
+
+func (s *Service) terminalViewLocked() TerminalView {
+	st := s.status
+	tv := TerminalView{State: st.State, Name: st.Name, Address: st.Address, Demo: s.cfg.Demo, Ready: s.ready}
+	if tv.State == "" {
+		tv.State = TerminalNone
+	}
+	if tv.State == TerminalUnreachable {
+		tv.Since = st.Since
+	}
+	if ok, problem := s.usableLocked(); !ok {
+		tv.Problem = problem
+	}
+	open, _ := s.openLocked()
+	tv.CardPay, _ = s.terminalUsableLocked()
+	tv.CardPay = tv.CardPay && open
+	tv.PhonePay = open && s.cfg.Links != nil
+	return tv
+}

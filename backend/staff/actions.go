@@ -12,9 +12,10 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // ReversalResult is a reversal the terminal accepted.
@@ -136,7 +137,7 @@ func (s *Staff) ReverseTransaction(ctx context.Context, sessionID, transactionID
 // currency is the kiosk's currency: its setting, else the catalog's, else
 // the default.
 func (s *Staff) currency(ctx context.Context) string {
-	if st, err := kiosk.LoadSettings(ctx, s.cfg.Journal, s.log); err == nil && st.Currency != "" {
+	if st, err := settings.LoadSettings(ctx, s.cfg.Journal, s.log); err == nil && st.Currency != "" {
 		return st.Currency
 	}
 	if s.cfg.Currency != nil {
@@ -144,7 +145,7 @@ func (s *Staff) currency(ctx context.Context) string {
 			return c
 		}
 	}
-	return kiosk.DefaultCurrency
+	return settings.DefaultCurrency
 }
 
 // reverse runs the reversal of an approved debit through the orchestrator
@@ -307,11 +308,11 @@ func (s *Staff) receiptFor(ctx context.Context, uuid string) (receipt.Receipt, r
 	if att.Kind != journal.KindDebit || att.State != journal.StateApproved {
 		return receipt.Receipt{}, receipt.Options{}, att, errorf(EINVALID, "A receipt is for an approved payment; this one is %s.", att.State)
 	}
-	st, err := kiosk.LoadSettings(ctx, s.cfg.Journal, s.log)
+	st, err := settings.LoadSettings(ctx, s.cfg.Journal, s.log)
 	if err != nil {
 		return receipt.Receipt{}, receipt.Options{}, att, journalErr(err, "Reading the settings")
 	}
-	r, opt, err := kiosk.OrderReceipt(ctx, s.cfg.Journal, st, att.OrderID)
+	r, opt, err := orders.OrderReceipt(ctx, s.cfg.Journal, st, att.OrderID)
 	if err != nil {
 		var je *journal.Error
 		if errors.As(err, &je) {
@@ -342,7 +343,7 @@ func (s *Staff) Terminal(ctx context.Context, sessionID string, greet bool) (Ter
 	if err != nil {
 		return TerminalStatus{}, err
 	}
-	st, err := kiosk.LoadSettings(ctx, s.cfg.Journal, s.log)
+	st, err := settings.LoadSettings(ctx, s.cfg.Journal, s.log)
 	if err != nil {
 		return TerminalStatus{}, journalErr(err, "Reading the settings")
 	}

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // table reads the journal's audit table, newest first.
@@ -39,7 +39,7 @@ func TestActionsLandInAuditTable(t *testing.T) {
 	e := newEnv(t)
 	s := e.unlock()
 	e.clock.Advance(time.Second)
-	if err := e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingIdleSeconds, json.RawMessage(`90`)); err != nil {
+	if err := e.st.SaveSetting(e.ctx, s.ID, settings.SettingIdleSeconds, json.RawMessage(`90`)); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Advance(time.Second)
@@ -53,7 +53,7 @@ func TestActionsLandInAuditTable(t *testing.T) {
 		t.Fatalf("audit table %s", got)
 	}
 	lock, setting := recs[0], recs[3]
-	if lock.Who != s.Who || setting.Who != s.Who || setting.Subject != kiosk.SettingIdleSeconds || !strings.Contains(setting.Detail, "90") {
+	if lock.Who != s.Who || setting.Who != s.Who || setting.Subject != settings.SettingIdleSeconds || !strings.Contains(setting.Detail, "90") {
 		t.Fatalf("lines %+v, %+v", lock, setting)
 	}
 	if !lock.At.Equal(e.clock.Now().Truncate(time.Millisecond)) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/fiscal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // ClosingSummary is a recorded closing in staff mode's list.
@@ -71,7 +71,7 @@ func (s *Staff) PrintClosing(ctx context.Context, sessionID string, number int64
 // printClosing prints a closing on the terminal's printer, and says so in
 // the audit trail.
 func (s *Staff) printClosing(ctx context.Context, who string, c fiscal.Closing) error {
-	st, err := kiosk.LoadSettings(ctx, s.cfg.Journal, s.log)
+	st, err := settings.LoadSettings(ctx, s.cfg.Journal, s.log)
 	if err != nil {
 		return journalErr(err, "Reading the settings")
 	}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // Payment links at the counter: a phone order or a click-and-collect is
@@ -114,7 +114,7 @@ func (s *Staff) SendLink(ctx context.Context, sessionID string, r LinkRequest) (
 	if err := validLink(&r); err != nil {
 		return AttemptView{}, err
 	}
-	st, err := kiosk.LoadSettings(ctx, s.cfg.Journal, s.log)
+	st, err := settings.LoadSettings(ctx, s.cfg.Journal, s.log)
 	if err != nil {
 		return AttemptView{}, journalErr(err, "Reading the settings")
 	}
@@ -123,7 +123,7 @@ func (s *Staff) SendLink(ctx context.Context, sessionID string, r LinkRequest) (
 		currency = s.cfg.Currency()
 	}
 	if currency == "" {
-		currency = kiosk.DefaultCurrency
+		currency = settings.DefaultCurrency
 	}
 	data, _ := json.Marshal(linkOrderData{Label: r.Label, Source: linkSource})
 	orderID := linkOrderID(s.now())

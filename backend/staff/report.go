@@ -14,9 +14,10 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/fiscal"
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // Kinds of money movement in a report.
@@ -87,7 +88,7 @@ const DiffCurrency = "currency_mismatch"
 // another currency than the report's (the provider's word when it named
 // one, else its order's), and whether it did.
 func otherCurrency(ord *journal.Order, a journal.Attempt, currency string) (Difference, bool) {
-	cur := kiosk.DefaultCurrency
+	cur := settings.DefaultCurrency
 	switch {
 	case a.ChargedCurrency != "":
 		cur = strings.ToUpper(a.ChargedCurrency)
@@ -172,7 +173,7 @@ func (s *Staff) Report(ctx context.Context, sessionID, day string) (Report, erro
 	if err != nil {
 		return Report{}, err
 	}
-	st, err := kiosk.LoadSettings(ctx, s.cfg.Journal, s.log)
+	st, err := settings.LoadSettings(ctx, s.cfg.Journal, s.log)
 	if err != nil {
 		return Report{}, journalErr(err, "Reading the settings")
 	}
@@ -245,7 +246,7 @@ func (s *Staff) Report(ctx context.Context, sessionID, day string) (Report, erro
 // sales sums the VAT of the orders an approved debit of the day paid,
 // from the lines the kiosk recorded (each with the rate of its dining
 // mode), each order once.
-func (s *Staff) sales(ctx context.Context, st kiosk.Settings, d dayData) ([]Sale, error) {
+func (s *Staff) sales(ctx context.Context, st settings.Settings, d dayData) ([]Sale, error) {
 	type key struct {
 		dining string
 		rate   int
@@ -261,7 +262,7 @@ func (s *Staff) sales(ctx context.Context, st kiosk.Settings, d dayData) ([]Sale
 		if err != nil || ord.Status != journal.OrderPaid {
 			continue // not paid in full (yet): not a sale
 		}
-		rec, _, err := kiosk.OrderReceipt(ctx, s.cfg.Journal, st, a.OrderID)
+		rec, _, err := orders.OrderReceipt(ctx, s.cfg.Journal, st, a.OrderID)
 		if err != nil {
 			return nil, journalErr(err, "Reading the day's orders")
 		}
@@ -473,7 +474,7 @@ func (s *Staff) PrintReport(ctx context.Context, sessionID string, r Report) err
 	if err != nil {
 		return err
 	}
-	st, err := kiosk.LoadSettings(ctx, s.cfg.Journal, s.log)
+	st, err := settings.LoadSettings(ctx, s.cfg.Journal, s.log)
 	if err != nil {
 		return journalErr(err, "Reading the settings")
 	}

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
@@ -110,30 +110,30 @@ func TestSettingsRefuseBadValues(t *testing.T) {
 	e.restart()
 	s := e.unlock()
 
-	if err := e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingIdleSeconds, json.RawMessage(`90`)); err != nil {
+	if err := e.st.SaveSetting(e.ctx, s.ID, settings.SettingIdleSeconds, json.RawMessage(`90`)); err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{`5`, `"abc"`, `null`, `{`, `99999`} {
-		err := e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingIdleSeconds, json.RawMessage(bad))
+		err := e.st.SaveSetting(e.ctx, s.ID, settings.SettingIdleSeconds, json.RawMessage(bad))
 		se := wantCode(t, err, EINVALID)
 		if !strings.Contains(se.Message, "previous value is kept") && !strings.Contains(se.Message, "nothing was changed") {
 			t.Fatalf("message %q", se.Message)
 		}
 	}
-	if raw, _, _ := e.db.Setting(e.ctx, kiosk.SettingIdleSeconds); string(raw) != `90` {
+	if raw, _, _ := e.db.Setting(e.ctx, settings.SettingIdleSeconds); string(raw) != `90` {
 		t.Fatalf("stored %s, want the good value kept", raw)
 	}
-	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingMode, json.RawMessage(`"drive-in"`)), EINVALID)
-	if err := e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingMode, json.RawMessage(`"counter"`)); err != nil {
+	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, settings.SettingMode, json.RawMessage(`"drive-in"`)), EINVALID)
+	if err := e.st.SaveSetting(e.ctx, s.ID, settings.SettingMode, json.RawMessage(`"counter"`)); err != nil {
 		t.Fatal(err)
 	}
 	// The default language must stay among those offered.
-	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingLanguages, json.RawMessage(`["en","es"]`)), EINVALID)
-	if err := e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingLanguages, json.RawMessage(`["fr","en"]`)); err != nil {
+	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, settings.SettingLanguages, json.RawMessage(`["en","es"]`)), EINVALID)
+	if err := e.st.SaveSetting(e.ctx, s.ID, settings.SettingLanguages, json.RawMessage(`["fr","en"]`)); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingDefaultLanguage, json.RawMessage(`"es"`)), EINVALID)
-	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingReceiptColumns, json.RawMessage(`40`)), EINVALID)
+	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, settings.SettingDefaultLanguage, json.RawMessage(`"es"`)), EINVALID)
+	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, settings.SettingReceiptColumns, json.RawMessage(`40`)), EINVALID)
 	// The PIN and the audit list are out of reach.
 	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, SettingPIN, json.RawMessage(`{}`)), EINVALID)
 	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, SettingPINFailures, json.RawMessage(`{}`)), EINVALID)
@@ -149,8 +149,8 @@ func TestSettingsRefuseBadValues(t *testing.T) {
 			t.Fatalf("staff setting listed: %+v", st)
 		}
 	}
-	if string(got[kiosk.SettingMode].Value) != `"counter"` || string(got[kiosk.SettingIdleSeconds].Value) != `90` ||
-		string(got[kiosk.SettingCurrency].Stored) != `null` || string(got[kiosk.SettingReceiptColumns].Value) != `48` {
+	if string(got[settings.SettingMode].Value) != `"counter"` || string(got[settings.SettingIdleSeconds].Value) != `90` ||
+		string(got[settings.SettingCurrency].Stored) != `null` || string(got[settings.SettingReceiptColumns].Value) != `48` {
 		t.Fatalf("settings %+v", got)
 	}
 	if len(changed) != 3 {
@@ -390,21 +390,21 @@ func TestCurrencyCheckedAgainstTheTerminal(t *testing.T) {
 	e := newEnv(t)
 	s := e.unlock()
 	// An empty history cannot disagree.
-	if err := e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingCurrency, json.RawMessage(`"CHF"`)); err != nil {
+	if err := e.st.SaveSetting(e.ctx, s.ID, settings.SettingCurrency, json.RawMessage(`"CHF"`)); err != nil {
 		t.Fatal(err)
 	}
 	e.pay(e.order(500), 500, journal.PolicyKiosk, journal.StateApproved) // the simulator charges in EUR
-	se := wantCode(t, e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingCurrency, json.RawMessage(`"GBP"`)), EINVALID)
+	se := wantCode(t, e.st.SaveSetting(e.ctx, s.ID, settings.SettingCurrency, json.RawMessage(`"GBP"`)), EINVALID)
 	if !strings.Contains(se.Message, "in EUR") {
 		t.Fatalf("message %q", se.Message)
 	}
-	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingCurrency, json.RawMessage(`"USD"`)), EINVALID)
-	if err := e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingCurrency, json.RawMessage(`"EUR"`)); err != nil {
+	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, settings.SettingCurrency, json.RawMessage(`"USD"`)), EINVALID)
+	if err := e.st.SaveSetting(e.ctx, s.ID, settings.SettingCurrency, json.RawMessage(`"EUR"`)); err != nil {
 		t.Fatal(err)
 	}
 	e.sim.Close()
-	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, kiosk.SettingCurrency, json.RawMessage(`"CHF"`)), ETERMINAL)
-	if raw, _, _ := e.db.Setting(e.ctx, kiosk.SettingCurrency); string(raw) != `"EUR"` {
+	wantCode(t, e.st.SaveSetting(e.ctx, s.ID, settings.SettingCurrency, json.RawMessage(`"CHF"`)), ETERMINAL)
+	if raw, _, _ := e.db.Setting(e.ctx, settings.SettingCurrency); string(raw) != `"EUR"` {
 		t.Fatalf("stored %s, want EUR kept", raw)
 	}
 }
@@ -420,7 +420,7 @@ func TestSettingsListWithADamagedRow(t *testing.T) {
 	}
 	// The table checks json_valid: only a damaged file gets such a row.
 	_, err = conn.Exec(`PRAGMA ignore_check_constraints = ON;
-		INSERT INTO settings (key, value, updated_at) VALUES ('` + kiosk.SettingIdleSeconds + `', '{9', 0)`)
+		INSERT INTO settings (key, value, updated_at) VALUES ('` + settings.SettingIdleSeconds + `', '{9', 0)`)
 	conn.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -433,7 +433,7 @@ func TestSettingsListWithADamagedRow(t *testing.T) {
 		t.Fatalf("the list cannot be sent: %v", err)
 	}
 	for _, st := range list {
-		if st.Key == kiosk.SettingIdleSeconds && (!st.Ignored || string(st.Stored) != `"{9"`) {
+		if st.Key == settings.SettingIdleSeconds && (!st.Ignored || string(st.Stored) != `"{9"`) {
 			t.Fatalf("damaged row shown as %+v", st)
 		}
 	}
@@ -522,7 +522,7 @@ func TestCompareLeavesPaymentLinksOut(t *testing.T) {
 func TestReportLeavesAnotherCurrencyOutOfItsTotals(t *testing.T) {
 	e := newEnv(t)
 	s := e.unlock()
-	if err := e.db.SetSetting(e.ctx, kiosk.SettingCurrency, json.RawMessage(`"CHF"`)); err != nil {
+	if err := e.db.SetSetting(e.ctx, settings.SettingCurrency, json.RawMessage(`"CHF"`)); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.db.CreateOrder(e.ctx, journal.Order{ID: "chf-1", Currency: "CHF", Total: 500}); err != nil {

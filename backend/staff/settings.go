@@ -12,16 +12,16 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
 
 // EditableSettings are the keys staff may change: the kiosk's settings.
 // The staff.* keys (PIN, lockout, audit) and the kiosk's internal order
 // sequence are never shown nor written here.
 var EditableSettings = []string{
-	kiosk.SettingMode, kiosk.SettingLanguages, kiosk.SettingDefaultLanguage, kiosk.SettingCurrency,
-	kiosk.SettingIdleSeconds, kiosk.SettingVoucherCap, kiosk.SettingMerchant,
-	kiosk.SettingReceiptFormat, kiosk.SettingReceiptColumns, kiosk.SettingDining,
+	settings.SettingMode, settings.SettingLanguages, settings.SettingDefaultLanguage, settings.SettingCurrency,
+	settings.SettingIdleSeconds, settings.SettingVoucherCap, settings.SettingMerchant,
+	settings.SettingReceiptFormat, settings.SettingReceiptColumns, settings.SettingDining,
 }
 
 // Setting is one setting as staff see it.
@@ -37,29 +37,29 @@ type Setting struct {
 }
 
 // effective is the JSON of one key's value in st.
-func effective(st kiosk.Settings, key string) json.RawMessage {
+func effective(st settings.Settings, key string) json.RawMessage {
 	var v any
 	switch key {
-	case kiosk.SettingMode:
+	case settings.SettingMode:
 		v = st.Mode
-	case kiosk.SettingLanguages:
+	case settings.SettingLanguages:
 		v = st.Languages
-	case kiosk.SettingDefaultLanguage:
+	case settings.SettingDefaultLanguage:
 		v = st.DefaultLanguage
-	case kiosk.SettingCurrency:
+	case settings.SettingCurrency:
 		v = st.Currency
-	case kiosk.SettingIdleSeconds:
+	case settings.SettingIdleSeconds:
 		v = st.IdleSeconds
-	case kiosk.SettingVoucherCap:
+	case settings.SettingVoucherCap:
 		v = st.VoucherCap
-	case kiosk.SettingMerchant:
+	case settings.SettingMerchant:
 		m := st.Merchant
 		v = map[string]any{"name": m.Name, "address": m.Address, "vatNumber": m.VATNumber, "footer": m.Footer, "qrUrl": m.QRURL}
-	case kiosk.SettingReceiptFormat:
+	case settings.SettingReceiptFormat:
 		v = st.ReceiptFormat
-	case kiosk.SettingReceiptColumns:
+	case settings.SettingReceiptColumns:
 		v = st.ReceiptColumns
-	case kiosk.SettingDining:
+	case settings.SettingDining:
 		v = st.Dining
 	}
 	b, _ := json.Marshal(v)
@@ -76,7 +76,7 @@ func (s *Staff) Settings(ctx context.Context, sessionID string) ([]Setting, erro
 		return nil, journalErr(err, "Reading the settings")
 	}
 	warn := &warnings{}
-	st, err := kiosk.LoadSettings(ctx, s.cfg.Journal, slog.New(warn))
+	st, err := settings.LoadSettings(ctx, s.cfg.Journal, slog.New(warn))
 	if err != nil {
 		return nil, journalErr(err, "Reading the settings")
 	}
@@ -117,7 +117,7 @@ func (s *Staff) SaveSetting(ctx context.Context, sessionID, key string, value js
 	if err != nil {
 		return journalErr(err, "Reading the settings")
 	}
-	if key == kiosk.SettingCurrency {
+	if key == settings.SettingCurrency {
 		if reason, err := s.checkCurrency(ctx, value); err != nil {
 			return err
 		} else if reason != "" {
@@ -168,13 +168,13 @@ func (s *Staff) validate(ctx context.Context, all map[string]json.RawMessage, ke
 		}
 	}
 	warn := &warnings{}
-	if _, err := kiosk.LoadSettings(ctx, mem, slog.New(warn)); err != nil {
+	if _, err := settings.LoadSettings(ctx, mem, slog.New(warn)); err != nil {
 		return "", journalErr(err, "Checking the setting")
 	}
 	if reason := warn.about(key); reason != "" {
 		return reason, nil
 	}
-	if (key == kiosk.SettingLanguages || key == kiosk.SettingDefaultLanguage) && warn.languageMismatch() {
+	if (key == settings.SettingLanguages || key == settings.SettingDefaultLanguage) && warn.languageMismatch() {
 		return "the default language must be one of the languages offered", nil
 	}
 	return "", nil

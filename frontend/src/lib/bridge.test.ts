@@ -52,12 +52,12 @@ describe("desktop transport", () => {
   function host() {
     const listeners = new Map<string, (...d: unknown[]) => void>();
     const off = vi.fn();
-    const App = {
-      AddItem: vi.fn(async (_id: unknown, _qty: unknown) => ({ ...view, total: 750 })),
-      Pay: vi.fn(async () => {
-        throw "journal: disk full";
-      }),
-    };
+    // App.Call(name, args), as app.go binds it: one method for every intent.
+    const Call = vi.fn(async (name: unknown, _args: unknown) => {
+      if (name === "AddItem") return { ...view, total: 750 };
+      throw "journal: disk full";
+    });
+    const App = { Call };
     const h: WailsHost = {
       go: { main: { App } },
       runtime: {
@@ -70,12 +70,12 @@ describe("desktop transport", () => {
     return { h, App, listeners, off };
   }
 
-  it("calls window.go.main.App[name] with the arguments", async () => {
+  it("calls window.go.main.App.Call(name, args) with the arguments", async () => {
     const { h, App } = host();
     const b = createBridge(detect(h));
     expect(b.kind).toBe("desktop");
     const v = await b.call("AddItem", "croque", 2);
-    expect(App.AddItem).toHaveBeenCalledWith("croque", 2);
+    expect(App.Call).toHaveBeenCalledWith("AddItem", ["croque", 2]);
     expect(v.total).toBe(750);
   });
 
@@ -87,8 +87,8 @@ describe("desktop transport", () => {
     expect(err).toMatchObject({ intent: "Pay", kind: "backend", message: "journal: disk full" });
   });
 
-  it("rejects a method the binding lacks", async () => {
-    const { h } = host();
+  it("rejects a call when the binding lacks Call", async () => {
+    const h: WailsHost = { go: { main: { App: { Version: async () => "1" } } } };
     const err = await createBridge(desktopTransport(h)).call("Finish").catch((e) => e);
     expect(err).toMatchObject({ kind: "unavailable", intent: "Finish" });
   });

@@ -1,9 +1,10 @@
 // The one seam between the UI and the backend.
 //
 // Desktop: Wails injects the Go bindings as window.go.main.App and its
-// runtime as window.runtime. Reaching them through window, rather than the
-// generated wailsjs modules, keeps the frontend build independent of binding
-// generation.
+// runtime as window.runtime; every intent goes through one binding,
+// App.Call(name, args), the kiosk's table (backend/kiosk/intents.go).
+// Reaching them through window, rather than the generated wailsjs modules,
+// keeps the frontend build independent of binding generation.
 //
 // Browser mode (`comptoir serve`): POST /api/<Intent> with a JSON array of the
 // arguments, and server-sent events on /api/events.
@@ -96,17 +97,17 @@ export function errorText(body: string): string {
   return body.trim();
 }
 
-/** desktopTransport calls the Wails bindings and listens to the Wails runtime's events. */
+/** desktopTransport calls the Wails binding Call(name, args) and listens to the Wails runtime's events. */
 export function desktopTransport(host: WailsHost): Transport {
   return {
     kind: "desktop",
     async call(name, args) {
-      const fn = host.go?.main?.App?.[name];
+      const fn = host.go?.main?.App?.Call;
       if (typeof fn !== "function") {
-        throw new BridgeError(name, "unavailable", `the desktop binding has no method ${name}`);
+        throw new BridgeError(name, "unavailable", "the desktop binding has no method Call");
       }
       try {
-        return await fn(...args);
+        return await fn(name, args);
       } catch (err) {
         // Wails rejects with the Go error's text.
         throw new BridgeError(name, "backend", describeError(err));

@@ -760,7 +760,7 @@ export interface LinkRequest {
     authoriseOnly: boolean;
 }
 
-// From kiosk/settings.go
+// From settings/settings.go
 /**
  * MerchantSetting is the stored form of receipt.Merchant (no logo): the
  * value of SettingMerchant, as staff's settings form edits it.
@@ -1084,7 +1084,7 @@ export interface Setting {
     ignored?: boolean;
 }
 
-// From kiosk/settings.go
+// From settings/settings.go
 /**
  * Keys of the settings the kiosk reads from the journal's settings table.
  * Values are JSON. A missing value is the default below; one that does not
@@ -1093,7 +1093,7 @@ export interface Setting {
 export const SettingCurrency = "kiosk.currency"; // "EUR"; unset: the catalog's, else EUR
 
 
-// From kiosk/settings.go
+// From settings/settings.go
 /**
  * Keys of the settings the kiosk reads from the journal's settings table.
  * Values are JSON. A missing value is the default below; one that does not
@@ -1102,7 +1102,7 @@ export const SettingCurrency = "kiosk.currency"; // "EUR"; unset: the catalog's,
 export const SettingDefaultLanguage = "kiosk.default_language"; // "fr"
 
 
-// From kiosk/settings.go
+// From settings/settings.go
 /**
  * Keys of the settings the kiosk reads from the journal's settings table.
  * Values are JSON. A missing value is the default below; one that does not
@@ -1111,7 +1111,7 @@ export const SettingDefaultLanguage = "kiosk.default_language"; // "fr"
 export const SettingDining = "kiosk.dining"; // "ask", or "eat_in" or "take_away" for a shop that has only one
 
 
-// From kiosk/settings.go
+// From settings/settings.go
 /**
  * Keys of the settings the kiosk reads from the journal's settings table.
  * Values are JSON. A missing value is the default below; one that does not
@@ -1120,7 +1120,7 @@ export const SettingDining = "kiosk.dining"; // "ask", or "eat_in" or "take_away
 export const SettingIdleSeconds = "kiosk.idle_seconds"; // 60
 
 
-// From kiosk/settings.go
+// From settings/settings.go
 /**
  * Keys of the settings the kiosk reads from the journal's settings table.
  * Values are JSON. A missing value is the default below; one that does not
@@ -1129,7 +1129,7 @@ export const SettingIdleSeconds = "kiosk.idle_seconds"; // 60
 export const SettingLanguages = "kiosk.languages"; // ["fr","en","es"]
 
 
-// From kiosk/settings.go
+// From settings/settings.go
 /**
  * Keys of the settings the kiosk reads from the journal's settings table.
  * Values are JSON. A missing value is the default below; one that does not
@@ -1138,7 +1138,7 @@ export const SettingLanguages = "kiosk.languages"; // ["fr","en","es"]
 export const SettingMerchant = "receipt.merchant"; // {"name","address":[],"vatNumber","footer":[],"qrUrl"}
 
 
-// From kiosk/settings.go
+// From settings/settings.go
 /**
  * Keys of the settings the kiosk reads from the journal's settings table.
  * Values are JSON. A missing value is the default below; one that does not
@@ -1147,7 +1147,7 @@ export const SettingMerchant = "receipt.merchant"; // {"name","address":[],"vatN
 export const SettingMode = "kiosk.mode"; // "kiosk" or "counter"
 
 
-// From kiosk/settings.go
+// From settings/settings.go
 /**
  * Keys of the settings the kiosk reads from the journal's settings table.
  * Values are JSON. A missing value is the default below; one that does not
@@ -1156,7 +1156,7 @@ export const SettingMode = "kiosk.mode"; // "kiosk" or "counter"
 export const SettingReceiptColumns = "receipt.columns"; // 48 (80 mm) or 32 (58 mm)
 
 
-// From kiosk/settings.go
+// From settings/settings.go
 /**
  * Keys of the settings the kiosk reads from the journal's settings table.
  * Values are JSON. A missing value is the default below; one that does not
@@ -1165,7 +1165,7 @@ export const SettingReceiptColumns = "receipt.columns"; // 48 (80 mm) or 32 (58 
 export const SettingReceiptFormat = "receipt.format"; // receiptTicket of /payment: "text" or "escpos"
 
 
-// From kiosk/settings.go
+// From settings/settings.go
 /**
  * Keys of the settings the kiosk reads from the journal's settings table.
  * Values are JSON. A missing value is the default below; one that does not

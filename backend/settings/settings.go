@@ -1,4 +1,8 @@
-package kiosk
+// Package settings is the shop's settings as the journal keeps them: their
+// keys, their checks and their defaults. The kiosk, staff mode, the fiscal
+// journal and the command line read them here, so that none of them needs
+// another to know what a setting means.
+package settings
 
 import (
 	"context"
@@ -32,30 +36,32 @@ const (
 	// its own, so that numbers are unique in the restaurant without any
 	// kiosk asking another. "" (the default): numbers alone.
 	SettingNumberPrefix = "kiosk.number_prefix"
-
-	// settingOrderSequence is the daily order number: {"day":"2026-11-22","last":41}.
-	settingOrderSequence = "kiosk.order_sequence"
 )
 
 // Defaults of the settings.
 const (
-	DefaultMode            = "kiosk"
-	DefaultLanguage        = "fr"
-	DefaultCurrency        = "EUR"
-	DefaultIdleSeconds     = 60
-	DefaultVoucherCap      = 2500 // 25.00 €: the French daily meal-voucher cap
-	DefaultReceiptFormat   = device.FormatText
-	DefaultReceiptColumns  = 48
-	minIdleSeconds         = 10
-	maxIdleSeconds         = 3600
-	maxVoucherCap          = 100_000
-	defaultMerchantName    = "Comptoir"
-	defaultMerchantFooter  = "Merci de votre visite !"
-	modeCounter            = "counter"
-	receiptColumnsNarrow   = 32
-	receiptColumnsWide     = 48
-	settingsWarningMessage = "setting ignored: the default applies"
+	DefaultMode           = "kiosk"
+	DefaultLanguage       = "fr"
+	DefaultCurrency       = "EUR"
+	DefaultIdleSeconds    = 60
+	DefaultVoucherCap     = 2500 // 25.00 €: the French daily meal-voucher cap
+	DefaultReceiptFormat  = device.FormatText
+	DefaultReceiptColumns = 48
+	minIdleSeconds        = 10
+	maxIdleSeconds        = 3600
+	maxVoucherCap         = 100_000
+	defaultMerchantName   = "Comptoir"
+	defaultMerchantFooter = "Merci de votre visite !"
+	receiptColumnsNarrow  = 32
+	receiptColumnsWide    = 48
+	// WarningMessage is the log's message for a stored value that is not
+	// used: the default applies.
+	WarningMessage = "setting ignored: the default applies"
 )
+
+// ModeCounter is the counter's mode (staff take the orders), beside
+// DefaultMode, the self-service kiosk.
+const ModeCounter = "counter"
 
 // DefaultLanguages are the languages offered when the setting is unset.
 var DefaultLanguages = []string{"fr", "en", "es"}
@@ -117,26 +123,43 @@ func LoadSettings(ctx context.Context, db *journal.DB, log *slog.Logger) (Settin
 	if err != nil {
 		return s, err
 	}
-	// read decodes one value and checks it; false keeps the default.
-	read := func(key string, into any, ok func() error) {
-		raw, found := all[key]
-		if !found {
+	r := reader{all: all, log: log}
+	r.screens(&s)
+	r.orders(&s)
+	return s, nil
+}
+
+// reader reads the stored values, each checked before it is believed.
+type reader struct {
+	all map[string]json.RawMessage
+	log *slog.Logger
+}
+
+// read decodes one value and checks it; an error keeps the default.
+func (r reader) read(key string, into any, ok func() error) {
+	raw, found := r.all[key]
+	if !found {
+		return
+	}
+	if err := json.Unmarshal(raw, into); err != nil {
+		r.log.Warn(WarningMessage, "key", key, "value", string(raw), "err", err)
+		return
+	}
+	if ok != nil {
+		if err := ok(); err != nil {
+			r.log.Warn(WarningMessage, "key", key, "value", string(raw), "err", err)
 			return
-		}
-		if err := json.Unmarshal(raw, into); err != nil {
-			log.Warn(settingsWarningMessage, "key", key, "value", string(raw), "err", err)
-			return
-		}
-		if ok != nil {
-			if err := ok(); err != nil {
-				log.Warn(settingsWarningMessage, "key", key, "value", string(raw), "err", err)
-				return
-			}
 		}
 	}
+}
+
+// screens reads what the customer screens show: the mode, the languages,
+// the currency, the idle timeout and the meal-voucher cap.
+func (r reader) screens(s *Settings) {
+	read := r.read
 	var mode string
 	read(SettingMode, &mode, func() error {
-		if mode != DefaultMode && mode != modeCounter {
+		if mode != DefaultMode && mode != ModeCounter {
 			return fmt.Errorf("mode must be kiosk or counter")
 		}
 		s.Mode = mode
@@ -164,12 +187,12 @@ func LoadSettings(ctx context.Context, db *journal.DB, log *slog.Logger) (Settin
 		return nil
 	})
 	if !slices.Contains(s.Languages, s.DefaultLanguage) {
-		log.Warn("the default language is not offered: the first offered one is the default", "default", s.DefaultLanguage, "offered", s.Languages)
+		r.log.Warn("the default language is not offered: the first offered one is the default", "default", s.DefaultLanguage, "offered", s.Languages)
 		s.DefaultLanguage = s.Languages[0]
 	}
 	var cur string
 	read(SettingCurrency, &cur, func() error {
-		if !isCurrency(cur) {
+		if !IsCurrency(cur) {
 			return fmt.Errorf("not an ISO 4217 code")
 		}
 		s.Currency = cur
@@ -191,6 +214,13 @@ func LoadSettings(ctx context.Context, db *journal.DB, log *slog.Logger) (Settin
 		s.VoucherCap = vcap
 		return nil
 	})
+}
+
+// orders reads what an order and its receipt say: the merchant, the
+// receipt's format and width, where orders are eaten, and the number's
+// prefix.
+func (r reader) orders(s *Settings) {
+	read, log := r.read, r.log
 	var m MerchantSetting
 	read(SettingMerchant, &m, func() error {
 		s.Merchant = receipt.Merchant{Name: m.Name, Address: m.Address, VATNumber: m.VATNumber, SIRET: m.SIRET,
@@ -213,8 +243,8 @@ func LoadSettings(ctx context.Context, db *journal.DB, log *slog.Logger) (Settin
 	})
 	var dining string
 	read(SettingDining, &dining, func() error {
-		switch Dining(dining) {
-		case DiningAsk, DiningEatIn, DiningTakeAway:
+		switch dining {
+		case DiningAsk, receipt.DiningEatIn, receipt.DiningTakeAway:
 			s.Dining = dining
 			return nil
 		}
@@ -229,7 +259,6 @@ func LoadSettings(ctx context.Context, db *journal.DB, log *slog.Logger) (Settin
 		return nil
 	})
 	read(SettingNumberPrefix, &s.NumberPrefix, func() error { return checkNumberPrefix(&s.NumberPrefix) })
-	return s, nil
 }
 
 // checkNumberPrefix takes one to three capital letters or digits, ending
@@ -246,4 +275,18 @@ func checkNumberPrefix(p *string) error {
 		return fmt.Errorf("one to three capital letters or digits, ending in a letter")
 	}
 	return nil
+}
+
+// IsCurrency reports whether c has the shape of an ISO 4217 code: three
+// capital letters.
+func IsCurrency(c string) bool {
+	if len(c) != 3 {
+		return false
+	}
+	for _, r := range c {
+		if r < 'A' || r > 'Z' {
+			return false
+		}
+	}
+	return true
 }

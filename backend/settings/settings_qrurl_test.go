@@ -1,4 +1,4 @@
-package kiosk
+package settings
 
 import (
 	"bytes"

@@ -1,4 +1,9 @@
-package kiosk
+// Package orders is an order as the journal records it: its lines as the
+// customer chose them (the kiosk's UI shows the same), and its receipt
+// rebuilt from the journal for staff's reprints, the fiscal journal and
+// `comptoir receipt`. The kiosk, staff mode and the fiscal journal read an
+// order here, so that none of them needs the kiosk.
+package orders
 
 import (
 	"context"
@@ -9,18 +14,28 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 )
+
+// Data is the order's Data in the journal, as the kiosk recorded it.
+type Data struct {
+	Number   string     `json:"number"`
+	Language string     `json:"language"`
+	Method   string     `json:"method"`
+	Dining   string     `json:"dining,omitempty"`
+	Lines    []LineView `json:"lines"`
+}
 
 // OrderReceipt rebuilds an order's customer receipt from the journal: its
 // lines (as the kiosk recorded them), and a payment part for each approved
 // debit, with what the terminal returned for it. For reprints by staff and
 // `comptoir receipt`; the kiosk prints from memory right after paying.
-func OrderReceipt(ctx context.Context, db *journal.DB, st Settings, orderID string) (receipt.Receipt, receipt.Options, error) {
+func OrderReceipt(ctx context.Context, db *journal.DB, st settings.Settings, orderID string) (receipt.Receipt, receipt.Options, error) {
 	ord, err := db.Order(ctx, orderID)
 	if err != nil {
 		return receipt.Receipt{}, receipt.Options{}, err
 	}
-	var data orderData
+	var data Data
 	if len(ord.Data) > 0 && json.Unmarshal(ord.Data, &data) != nil {
 		return receipt.Receipt{}, receipt.Options{}, fmt.Errorf("kiosk: order %s: its recorded lines cannot be read", orderID)
 	}
@@ -29,16 +44,16 @@ func OrderReceipt(ctx context.Context, db *journal.DB, st Settings, orderID stri
 		lang = st.DefaultLanguage
 	}
 	pick := func(t Text) string {
-		for _, l := range append([]string{lang, st.DefaultLanguage}, DefaultLanguages...) {
+		for _, l := range append([]string{lang, st.DefaultLanguage}, settings.DefaultLanguages...) {
 			if v := t[l]; v != "" {
 				return v
 			}
 		}
 		return ""
 	}
-	o := receipt.Order{Number: data.Number, Dining: string(data.Dining), Time: ord.CreatedAt, Currency: ord.Currency}
+	o := receipt.Order{Number: data.Number, Dining: data.Dining, Time: ord.CreatedAt, Currency: ord.Currency}
 	for _, l := range data.Lines {
-		o.Lines = append(o.Lines, receiptLines(l, pick)...)
+		o.Lines = append(o.Lines, ReceiptLines(l, pick)...)
 	}
 	if len(o.Lines) == 0 {
 		// An amount keyed at the counter (comptoir pay --amount): its
@@ -61,15 +76,15 @@ func OrderReceipt(ctx context.Context, db *journal.DB, st Settings, orderID stri
 		// What the journal says was charged: the answer's, or what staff or
 		// the history settled.
 		c.Amount, c.GiftAmount = a.Paid(), a.Gift()
-		r.Payments = append(r.Payments, cardPart(c))
+		r.Payments = append(r.Payments, CardPart(c))
 	}
 	return r, receipt.Options{Columns: st.ReceiptColumns, Locale: lang}, nil
 }
 
-// cardPart is a receipt's part for an approved card charge: only what a
+// CardPart is a receipt's part for an approved card charge: only what a
 // receipt may show of the provider's transaction (its customer ticket, not
 // the merchant's; no issuer, no card token).
-func cardPart(c payment.Charge) receipt.Part {
+func CardPart(c payment.Charge) receipt.Part {
 	kind := receipt.KindCard
 	if isMealVoucher(c.PaymentApplication) {
 		kind = receipt.KindVoucher

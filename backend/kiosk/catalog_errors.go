@@ -1,0 +1,166 @@
+package kiosk
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// CatalogError is a catalog file refused: where, which field, and why.
+type CatalogError struct {
+	File   string // file name, "" for the embedded menu
+	Line   int    // 1-based; 0 when unknown
+	Column int    // 1-based; 0 when unknown
+	Field  string // path of the field: categories[0].products[2].price
+	Reason string
+}
+
+// objectPos is one JSON object of the file and its keys, in order.
+type objectPos struct {
+	path string
+	kind string // root, category, product, other
+	keys []string
+}
+
+// positions maps paths ("categories[0].products[2]" for an object,
+// "categories[0].products[2].price" for a key) to byte offsets, so that a
+// semantic error can name its line.
+type positions struct {
+	objects map[string]int64
+	keys    map[string]int64
+	order   []*objectPos
+}
+
+// scanPositions walks the tokens of data, recording where every object and
+// key is. It returns the decoder's syntax error, if any.
+func scanPositions(data []byte) (*positions, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	pos := &positions{objects: map[string]int64{}, keys: map[string]int64{}}
+	var value func(path, kind string) error
+	value = func(path, kind string) error {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		d, ok := tok.(json.Delim)
+		if !ok {
+			return nil
+		}
+		switch d {
+		case '{':
+			// The offset just after '{': its line is the object's line.
+			obj := &objectPos{path: path, kind: kind}
+			pos.objects[path] = dec.InputOffset() - 1
+			pos.order = append(pos.order, obj)
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				key, _ := kt.(string)
+				kp := key
+				if path != "" {
+					kp = path + "." + key
+				}
+				pos.keys[kp] = dec.InputOffset() - 1
+				obj.keys = append(obj.keys, key)
+				child := "other"
+				switch {
+				case kind == "root" && key == "categories":
+					child = "categories"
+				case kind == "category" && key == "products":
+					child = "products"
+				case kind == "product" && key == "options":
+					child = "groups"
+				case kind == "group" && key == "choices":
+					child = "choices"
+				}
+				if err := value(kp, child); err != nil {
+					return err
+				}
+			}
+		case '[':
+			elem := "other"
+			switch kind {
+			case "categories":
+				elem = "category"
+			case "products":
+				elem = "product"
+			case "groups":
+				elem = "group"
+			case "choices":
+				elem = "choice"
+			}
+			for i := 0; dec.More(); i++ {
+				if err := value(path+"["+strconv.Itoa(i)+"]", elem); err != nil {
+					return err
+				}
+			}
+		}
+		_, err = dec.Token() // the closing delimiter
+		return err
+	}
+	if err := value("", "root"); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errTrailing
+	}
+	return pos, nil
+}
+
+var errTrailing = errors.New("content after the catalog")
+
+// syntaxError turns a decoding error into a CatalogError with its line.
+func syntaxError(name string, data []byte, err error) error {
+	var (
+		se *json.SyntaxError
+		te *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.Is(err, errTrailing):
+		return &CatalogError{File: name, Reason: "invalid JSON: content after the catalog's closing brace"}
+	case errors.As(err, &se):
+		line, col := lineCol(data, max(se.Offset-1, 0))
+		return &CatalogError{File: name, Line: line, Column: col, Reason: "invalid JSON: " + strings.TrimPrefix(se.Error(), "json: ")}
+	case errors.As(err, &te):
+		line, col := lineCol(data, max(te.Offset-1, 0))
+		return &CatalogError{File: name, Line: line, Column: col, Field: te.Field,
+			Reason: fmt.Sprintf("expected %s, found %s", typeName(te.Type.Kind().String()), te.Value)}
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		line, col := lineCol(data, int64(len(data)))
+		return &CatalogError{File: name, Line: line, Column: col, Reason: "invalid JSON: unexpected end of file"}
+	}
+	return &CatalogError{File: name, Reason: err.Error()}
+}
+
+func typeName(kind string) string {
+	switch kind {
+	case "int", "int64":
+		return "a whole number"
+	case "map":
+		return `an object {"fr": ..., "en": ..., "es": ...}`
+	case "slice":
+		return "a list"
+	case "bool":
+		return "true or false"
+	}
+	return "a " + kind
+}
+
+// lineCol converts a byte offset to a 1-based line and column (in runes).
+func lineCol(data []byte, off int64) (line, col int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	before := data[:off]
+	line = bytes.Count(before, []byte("\n")) + 1
+	start := bytes.LastIndexByte(before, '\n') + 1
+	col = len([]rune(string(before[start:]))) + 1
+	return line, col
+}

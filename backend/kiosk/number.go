@@ -1,0 +1,71 @@
+package kiosk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/orders"
+	"github.com/comptoir-pos/comptoir/backend/settings"
+)
+
+// settingOrderSequence is the daily order number: {"day":"2026-11-22","last":41}.
+const settingOrderSequence = "kiosk.order_sequence"
+
+// maxOrderNumberTries bounds the search for a free order id when the
+// stored sequence is behind the journal (restored settings, clock moved).
+const maxOrderNumberTries = 1000
+
+// orderSequence is the stored daily order number.
+type orderSequence struct {
+	Day  string `json:"day"`
+	Last int    `json:"last"`
+}
+
+// createOrder records the order with the next number of the day: "42",
+// id "20261122-042" (unique: a taken id moves to the next number), or
+// with the kiosk's prefix "A42", id "20261122-A042".
+func (s *Service) createOrder(ctx context.Context, ord *order) (id, number string, err error) {
+	prefix := s.Settings().NumberPrefix
+	s.seqMu.Lock()
+	defer s.seqMu.Unlock()
+	now := ord.created.Local()
+	day := now.Format("2006-01-02")
+	var seq orderSequence
+	if raw, ok, err := s.cfg.Journal.Setting(ctx, settingOrderSequence); err != nil {
+		return "", "", err
+	} else if ok {
+		if err := json.Unmarshal(raw, &seq); err != nil {
+			s.log.Warn(settings.WarningMessage, "key", settingOrderSequence, "err", err)
+		}
+	}
+	if seq.Day != day || seq.Last < 0 {
+		seq = orderSequence{Day: day}
+	}
+	lines := make([]LineView, 0, len(ord.lines))
+	for _, l := range ord.lines {
+		lines = append(lines, l.LineView)
+	}
+	for range maxOrderNumberTries {
+		seq.Last++
+		number = prefix + strconv.Itoa(seq.Last)
+		id = fmt.Sprintf("%s-%s%03d", now.Format("20060102"), prefix, seq.Last)
+		data, err := json.Marshal(orders.Data{Number: number, Language: ord.language, Method: string(ord.method), Dining: string(ord.dining), Lines: lines})
+		if err != nil {
+			return "", "", err
+		}
+		raw, _ := json.Marshal(seq)
+		err = s.cfg.Journal.CreateOrder(ctx, journal.Order{ID: id, Currency: ord.currency, Total: ord.total, Data: data, CreatedAt: ord.created},
+			journal.SettingWrite{Key: settingOrderSequence, Value: raw})
+		if journal.ErrorCode(err) == journal.ECONFLICT {
+			continue
+		}
+		if err != nil {
+			return "", "", err
+		}
+		return id, number, nil
+	}
+	return "", "", fmt.Errorf("no free order number today after %d tries", maxOrderNumberTries)
+}
