@@ -121,3 +121,19 @@ func TestRuleATipPaidOnALinkNeverPaysForTheOrder(t *testing.T) {
 		})
 	}
 }
+
+// A paid cart's charge is its approved (or authorised) payments: their
+// transactions named, the card details of the first of them; a refused
+// payment into the cart is none of it.
+func TestRuleAPaidCartIsItsApprovedPayments(t *testing.T) {
+	cart := &cloudapi.Cart{Status: cloudapi.CartOK, RequestedAmount: 900, PaidAmount: 900, Transactions: []cloudapi.CartTransaction{
+		{TransactionID: "t0", Status: "ko", CurrencyCode: "USD", Issuer: "Refused Bank"},
+		{TransactionID: "t1", Status: "ok", CurrencyCode: "EUR", Issuer: "Bank One", Gateway: "VISA"},
+		{TransactionID: "t2", Status: "AUTHORISED", CurrencyCode: "GBP", Issuer: "Bank Two"},
+		{TransactionID: "t3", CurrencyCode: "CHF"},
+	}}
+	c := cartCharge(cart)
+	if c.TransactionID != "t1,t2,t3" || c.Currency != "EUR" || c.Issuer != "Bank One" || c.Scheme != "VISA" || !c.Approved || c.Amount != 900 {
+		t.Fatalf("charge %+v", c)
+	}
+}
