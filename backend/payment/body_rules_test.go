@@ -89,7 +89,9 @@ type pollCloud struct {
 	tx cloudapi.Transaction
 }
 
-func (p *pollCloud) Transaction(context.Context, string) (*cloudapi.Transaction, error) { return &p.tx, nil }
+func (p *pollCloud) Transaction(context.Context, string) (*cloudapi.Transaction, error) {
+	return &p.tx, nil
+}
 
 // A polled answer that names another attempt's uuid is never applied to
 // this one (invariant 4); one that names this attempt, or none, is.
