@@ -11,6 +11,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 	"github.com/google/uuid"
 )
 
@@ -183,4 +184,43 @@ func (e *env) unknownOn(channel journal.Channel, terminal, order string, amount 
 		e.t.Fatal(err)
 	}
 	return id
+}
+
+// The process died while the customer's cancel was out, and the terminal
+// then charged the card: recovery asks the terminal, and the charge stands
+// (approved, charged despite the cancel), never a "cancelled" assumed
+// from the pending cancel.
+func TestRuleARecoveredCancelAsksTheTerminalAndAChargeMadeMeanwhileStands(t *testing.T) {
+	lim := testLimits
+	e := newEnv(t, lim)
+	e.close()
+	e.open(hangingAborts{e.client}, lim)
+	e.recover()
+	e.sim.Script(terminalsim.Hold())
+	e.order("R2", 900)
+	h := e.start(Request{OrderID: "R2", Amount: 900, Policy: journal.PolicyKiosk})
+	if err := e.sim.WaitPhase(e.ctx, h.UUID(), terminalsim.PhaseBanking); err != nil {
+		t.Fatal(err)
+	}
+	h.Cancel()
+	waitView(t, e, h, func(v View) bool { return v.State == journal.StateAbortRequested })
+	e.close() // the process dies with the cancel out
+	if err := e.sim.PresentCard(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sim.WaitIdle(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.sim.ChargesFor(h.UUID())); n != 1 {
+		t.Fatalf("%d charges", n)
+	}
+	e.open(e.client, lim)
+	e.recover()
+	a := e.attempt(h.UUID())
+	if a.State != journal.StateApproved || a.TransactionID != e.sim.ChargesFor(h.UUID())[0].TransactionID {
+		t.Fatalf("recovered as %s (%s): the terminal charged it", a.State, a.Error)
+	}
+	if st := e.orderStatus("R2"); st != journal.OrderPaid {
+		t.Fatalf("order %s", st)
+	}
 }
