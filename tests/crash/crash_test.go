@@ -31,6 +31,12 @@
 // killed and are recovered on each way, some cut off mid-request), the
 // provider's record witnessing every approval over the LAN.
 //
+// Beyond the totals, each attempt answers for itself (agree_test.go): its
+// journal outcome is what the terminal did for it (approved here, made
+// there once, for the same amounts, tip and transaction; declined,
+// cancelled or failed here, nothing made there) and, for what the cloud
+// started, what the cloud recorded (nothing left pending at the provider).
+//
 // CRASHTEST_KILLS sets how many SIGKILLs each run must reach (default 12, the
 // short version run by scripts/test; `make crashtest` asks for 200).
 package crash
@@ -77,6 +83,8 @@ type crashTerminal struct {
 	failNextPayment func()
 	// ledger is the terminal's ledger with the ids the journal knows.
 	ledger func() []terminalsim.LedgerEntry
+	// record, behind the cloud, is the cloud's record of its transactions.
+	record func() []cloudsim.Transaction
 	// settle, when set, ends what the channel does on its own (the LAN
 	// cut and mended) before the last recovery.
 	settle func()
@@ -147,6 +155,7 @@ func cloudCrashTerminal(t *testing.T, cloud *cloudsim.Cloud, serial, key string,
 		env:              []string{"COMPTOIR_CLOUD_KEY=" + key},
 		failNextReversal: func(how int) { _ = cloud.Inject(faults[how]) },
 		failNextPayment:  cloud.LoseNextAck,
+		record:           cloud.Transactions,
 		ledger: func() []terminalsim.LedgerEntry {
 			// The journal knows the cloud's ids of what the cloud
 			// started; the terminal's are their localId.
@@ -381,7 +390,11 @@ func killNine(t *testing.T, bin string, term crashTerminal) {
 	if term.settle != nil && kills >= 50 && (midWay[journal.ChannelLocal] == 0 || midWay[journal.ChannelCloud] == 0) {
 		t.Errorf("kills with an attempt open on each way: %v, want both", midWay)
 	}
-	compare(t, data, term.ledger())
+	var record []cloudsim.Transaction
+	if term.record != nil {
+		record = term.record()
+	}
+	compare(t, data, term.ledger(), record)
 }
 
 // openAttempts is 1 when the journal has an unresolved attempt, else 0;
@@ -432,8 +445,9 @@ func settled(t *testing.T, dir, order string) bool {
 
 // compare checks that every charge is known to the journal as approved for
 // its order, no order is charged twice, no approval is invented and nothing
-// is left unresolved.
-func compare(t *testing.T, dir string, ledger []terminalsim.LedgerEntry) {
+// is left unresolved; and that each attempt's outcome is what the terminal
+// (and the cloud, behind it) did for it (eachAttemptAgrees).
+func compare(t *testing.T, dir string, ledger []terminalsim.LedgerEntry, record []cloudsim.Transaction) {
 	ctx := context.Background()
 	db, err := journal.Open(ctx, dir)
 	if err != nil {
@@ -545,5 +559,6 @@ func compare(t *testing.T, dir string, ledger []terminalsim.LedgerEntry) {
 			givenBack++
 		}
 	}
+	eachAttemptAgrees(t, atts, ledger, record)
 	t.Logf("journal: %d attempts %v; terminal: %d charges; %d orders gave money back", len(atts), states, len(charged), givenBack)
 }

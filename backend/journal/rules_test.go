@@ -1,0 +1,30 @@
+package journal
+
+// The journal's money rules that a wrong settle would break, each stated
+// by its test's name (docs/testing.md lists them).
+
+import "testing"
+
+// A tip is the customer's gift, never a payment of the order: an order of
+// 1.50 with 1.30 approved and a tip of 0.20 still owes 0.20, and is open.
+// The tip is money taken, and can be given back.
+func TestRuleATipNeverPaysForTheOrder(t *testing.T) {
+	ctx := t.Context()
+	db := openMemory(t)
+	newOrder(t, db, "o", "EUR", 150)
+	approve(t, db, "o", 130, Charge{Amount: 130, GiftAmount: 20, Currency: "EUR"})
+	m, err := db.OrderMoney(ctx, "o")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Paid != 130 || m.Gifts != 20 || m.Due() != 20 || m.Taken() != 150 || m.Givable() != 150 {
+		t.Fatalf("money %+v: the tip pays nothing of the order", m)
+	}
+	if st := orderStatus(t, db, "o"); st != OrderOpen {
+		t.Fatalf("status %s, want open: 0.20 is still due", st)
+	}
+	f, err := db.OrderFactsOf(ctx, "o")
+	if err != nil || f.Paid != 130 || f.Kept != 150 {
+		t.Fatalf("facts %+v, %v", f, err)
+	}
+}
