@@ -1,6 +1,6 @@
 # Developer shortcuts. The two commands a new user needs are scripts/start and
 # scripts/test (see README); these targets wrap them and add the rest.
-.PHONY: run test build dev simulator contract vet lint gotest frontend-test smoke crashtest fuzz bench clean
+.PHONY: run test build dev simulator contract vet lint gotest frontend-test smoke crashtest fuzz bench mutation clean
 
 run:
 	scripts/start
@@ -63,6 +63,14 @@ fuzz:
 # the raw samples.
 bench:
 	scripts/bench/run.sh
+
+# Mutation testing of the money core (scripts/mutation, gremlins pinned
+# there): journal, payment, fiscal, staff's give-back and PIN code, the
+# kiosk's checkout. Rewrites the table in docs/testing.md, where the method,
+# the time it takes and the survivors explained are; fails below 90 %
+# efficacy. `scripts/mutation journal` runs one package.
+mutation:
+	scripts/mutation
 
 clean:
 	rm -rf build/bin frontend/dist/assets frontend/dist/index.html

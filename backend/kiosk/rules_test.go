@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/settings"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
@@ -65,7 +66,7 @@ func TestRuleAShortMealVoucherApprovalStartsNoCardPart(t *testing.T) {
 // asks for all the rest, and the order is paid by the two parts' amounts.
 func TestRuleATipNeverPaysForTheOrder(t *testing.T) {
 	e := newEnv(t, withSetup(func(_ string, db *journal.DB) {
-		if err := db.SetSetting(context.Background(), SettingMode, []byte(`"counter"`)); err != nil {
+		if err := db.SetSetting(context.Background(), settings.SettingMode, []byte(`"counter"`)); err != nil {
 			t.Fatal(err)
 		}
 	}))
