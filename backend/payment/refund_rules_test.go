@@ -91,7 +91,6 @@ type scriptedWS struct {
 	listed  bool
 	status  string // the refund's, in the list and fetched
 	reads   []time.Time
-	after   int // reads after which the refund is listed, when listed is false
 }
 
 func (s *scriptedWS) Refund(context.Context, string, []byte) (*cloudapi.Refund, error) {
