@@ -11,17 +11,9 @@ import {
   type WailsHost,
 } from "./bridge";
 import { EventCheckout, EventTerminal, type CheckoutView } from "./contract";
+import { emptyCheckout } from "./stores.svelte";
 
-const view: CheckoutView = {
-  phase: "ordering",
-  language: "en",
-  currency: "EUR",
-  lines: [],
-  total: 0,
-  taxes: [],
-  voucherEligible: 0,
-  diningAsked: false,
-};
+const view: CheckoutView = { ...emptyCheckout, phase: "ordering", language: "en" };
 
 describe("desktop shell bindings", () => {
   it("asks the desktop binding for the version", async () => {
