@@ -65,6 +65,15 @@ func (d *decoder) esc() error {
 	if n >= 3 {
 		arg = d.b[d.pos+2]
 	}
+	d.escCommand(c, arg)
+	d.pos += n
+	return nil
+}
+
+// escCommand applies the fixed-length ESC commands that change what a reader
+// of the receipt sees (modes, feeds, drawer and cut markers); the others are
+// only skipped.
+func (d *decoder) escCommand(c, arg byte) {
 	switch c {
 	case '@':
 		if d.pending() {
@@ -72,28 +81,8 @@ func (d *decoder) esc() error {
 			d.spans, d.run, d.col = nil, d.run[:0], 0
 		}
 		d.reset()
-	case '!':
-		d.st.Font = int(arg & 1)
-		d.st.Bold = arg&0x08 != 0
-		d.st.Height = 1 + int(arg>>4&1)
-		d.st.Width = 1 + int(arg>>5&1)
-		d.st.Underline = arg&0x80 != 0
-	case '-':
-		switch arg {
-		case 0, '0':
-			d.st.Underline = false
-		case 1, 2, '1', '2':
-			d.st.Underline = true
-		}
-	case 'E':
-		d.st.Bold = arg&1 != 0
-	case 'M':
-		switch {
-		case arg <= 4:
-			d.st.Font = int(arg)
-		case arg >= '0' && arg <= '4':
-			d.st.Font = int(arg - '0')
-		}
+	case '!', '-', 'E', 'M':
+		d.escStyle(c, arg)
 	case 'a':
 		// Justification takes effect only at the beginning of a line.
 		if !d.pending() {
@@ -137,8 +126,34 @@ func (d *decoder) esc() error {
 		// The obsolete cut commands both leave the paper partly uncut.
 		d.marker(Marker{Kind: MarkerCut, Partial: true})
 	}
-	d.pos += n
-	return nil
+}
+
+// escStyle is ESC !, ESC -, ESC E and ESC M: the character formatting.
+func (d *decoder) escStyle(c, arg byte) {
+	switch c {
+	case '!':
+		d.st.Font = int(arg & 1)
+		d.st.Bold = arg&0x08 != 0
+		d.st.Height = 1 + int(arg>>4&1)
+		d.st.Width = 1 + int(arg>>5&1)
+		d.st.Underline = arg&0x80 != 0
+	case '-':
+		switch arg {
+		case 0, '0':
+			d.st.Underline = false
+		case 1, 2, '1', '2':
+			d.st.Underline = true
+		}
+	case 'E':
+		d.st.Bold = arg&1 != 0
+	case 'M':
+		switch {
+		case arg <= 4:
+			d.st.Font = int(arg)
+		case arg >= '0' && arg <= '4':
+			d.st.Font = int(arg - '0')
+		}
+	}
 }
 
 // escBitImage is ESC * m nL nH d1..dk: one band of a column image.
