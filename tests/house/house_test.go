@@ -1,7 +1,7 @@
 // Package house holds the repository's size rules: no source file over
 // maxFileLines lines, no Go function over maxFuncLines lines of body,
 // tests and generated code aside. A file or a function past them has
-// several jobs; split it by job (see docs/architecture.md).
+// several jobs: split it into files, or steps, named after them.
 package house
 
 import (
