@@ -167,29 +167,7 @@ type Program struct {
 // the exit code. Without a subcommand it opens the desktop window.
 func Run(args []string, stdout, stderr io.Writer, p Program) int {
 	if len(args) == 0 || len(args[0]) > 0 && args[0][0] == '-' {
-		switch {
-		case len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help"):
-			fmt.Fprint(stdout, usage)
-			return 0
-		case len(args) > 0 && (args[0] == "--version" || args[0] == "-version"):
-			fmt.Fprintln(stdout, versionString())
-			return 0
-		}
-		var common commonFlags
-		fs := newFlagSet("comptoir", stderr, &common)
-		fs.BoolVar(&common.windowed, "windowed", false, "stay an ordinary window in kiosk mode (kiosk mode is full screen, frameless, closed by staff)")
-		if err := fs.Parse(args); err != nil {
-			return 2
-		}
-		if p.Desktop == nil {
-			fmt.Fprintln(stderr, "comptoir: this build has no desktop window; run a subcommand (comptoir help)")
-			return 2
-		}
-		if err := p.Desktop(&Desktop{flags: common}); err != nil {
-			fmt.Fprintln(stderr, "comptoir:", err)
-			return 1
-		}
-		return 0
+		return runDesktop(args, stdout, stderr, p)
 	}
 	cmd, rest := args[0], args[1:]
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -250,6 +228,34 @@ func Run(args []string, stdout, stderr io.Writer, p Program) int {
 	}
 	fmt.Fprintf(stderr, "comptoir: unknown command %q\n\n%s", cmd, usage)
 	return 2
+}
+
+// runDesktop is the command line without a subcommand: the help, the
+// version, or the desktop window with the shared flags.
+func runDesktop(args []string, stdout, stderr io.Writer, p Program) int {
+	switch {
+	case len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help"):
+		fmt.Fprint(stdout, usage)
+		return 0
+	case len(args) > 0 && (args[0] == "--version" || args[0] == "-version"):
+		fmt.Fprintln(stdout, versionString())
+		return 0
+	}
+	var common commonFlags
+	fs := newFlagSet("comptoir", stderr, &common)
+	fs.BoolVar(&common.windowed, "windowed", false, "stay an ordinary window in kiosk mode (kiosk mode is full screen, frameless, closed by staff)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if p.Desktop == nil {
+		fmt.Fprintln(stderr, "comptoir: this build has no desktop window; run a subcommand (comptoir help)")
+		return 2
+	}
+	if err := p.Desktop(&Desktop{flags: common}); err != nil {
+		fmt.Fprintln(stderr, "comptoir:", err)
+		return 1
+	}
+	return 0
 }
 
 // commonFlags are the flags every mode shares.

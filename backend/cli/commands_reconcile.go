@@ -34,21 +34,8 @@ func cmdReconcile(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return 2
 	}
 	fail := func(err error) int { fmt.Fprintln(stderr, "comptoir reconcile:", err); return 1 }
-	loc := time.Local
-	if *tz != "" {
-		l, err := time.LoadLocation(*tz)
-		if err != nil {
-			fmt.Fprintln(stderr, "comptoir reconcile: --tz:", err)
-			return 2
-		}
-		loc = l
-	}
-	day := *date
-	if day == "" {
-		day = time.Now().In(loc).AddDate(0, 0, -1).Format(time.DateOnly)
-	}
-	if _, err := time.ParseInLocation(time.DateOnly, day, loc); err != nil {
-		fmt.Fprintf(stderr, "comptoir reconcile: --date %q is not yyyy-MM-dd\n", day)
+	loc, day, ok := reconcileDay(*tz, *date, stderr)
+	if !ok {
 		return 2
 	}
 	dir, err := common.resolveDataDir()
@@ -63,35 +50,9 @@ func cmdReconcile(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err := cloudFromSettings(ctx, &common, db); err != nil {
 		return fail(err)
 	}
-	cfg := reconcile.Config{Location: loc}
-	for s := range strings.SplitSeq(*serials, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			cfg.Serials = append(cfg.Serials, s)
-		}
-	}
-	if len(cfg.Serials) == 0 && common.serial != "" {
-		cfg.Serials = []string{common.serial}
-	}
-	var src reconcile.Sources
-	var why []string
-	ws, err := openWebservices(ctx, common, db, *wsURL)
-	switch {
-	case err != nil:
-		why = append(why, "the provider's Webservices: "+err.Error())
-	default:
-		src.Provider = reconcile.FromWebservices(ws, time.Now)
-	}
-	if !*noTerminal {
-		closeTerm, hist, err := openHistory(ctx, common, db)
-		if err != nil {
-			why = append(why, "the terminal's history: "+err.Error())
-		} else {
-			defer closeTerm()
-			src.Terminal = func(ctx context.Context, from, to time.Time) ([]device.HistoryEntry, error) {
-				return device.ReadHistory(ctx, hist, from, to, 0, 30*time.Second)
-			}
-		}
-	}
+	cfg := reconcile.Config{Location: loc, Serials: reconcileSerials(*serials, common.serial)}
+	src, why, closeSources := reconcileSources(ctx, common, db, *wsURL, *noTerminal)
+	defer closeSources()
 	if src.Provider == nil && src.Terminal == nil {
 		return fail(fmt.Errorf("%w (%s)", reconcile.ErrNoSource, strings.Join(why, "; ")))
 	}
@@ -107,6 +68,71 @@ func cmdReconcile(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return exitNeedsStaff
 	}
 	return 0
+}
+
+// reconcileDay reads --tz and --date: the kiosk's time zone and the day,
+// yesterday there by default. ok is false, said on stderr, when either is
+// bad.
+func reconcileDay(tz, date string, stderr io.Writer) (loc *time.Location, day string, ok bool) {
+	loc = time.Local
+	if tz != "" {
+		l, err := time.LoadLocation(tz)
+		if err != nil {
+			fmt.Fprintln(stderr, "comptoir reconcile: --tz:", err)
+			return nil, "", false
+		}
+		loc = l
+	}
+	day = date
+	if day == "" {
+		day = time.Now().In(loc).AddDate(0, 0, -1).Format(time.DateOnly)
+	}
+	if _, err := time.ParseInLocation(time.DateOnly, day, loc); err != nil {
+		fmt.Fprintf(stderr, "comptoir reconcile: --date %q is not yyyy-MM-dd\n", day)
+		return nil, "", false
+	}
+	return loc, day, true
+}
+
+// reconcileSerials are the serial numbers --serials lists, else the cloud
+// terminal's, else none (every terminal of the company).
+func reconcileSerials(list, cloudSerial string) []string {
+	var serials []string
+	for s := range strings.SplitSeq(list, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			serials = append(serials, s)
+		}
+	}
+	if len(serials) == 0 && cloudSerial != "" {
+		serials = []string{cloudSerial}
+	}
+	return serials
+}
+
+// reconcileSources opens what the day is compared with: the provider's
+// Webservices and, unless noTerminal, the terminal's history. why says
+// what could not be opened; closeSources is to be called when done.
+func reconcileSources(ctx context.Context, common commonFlags, db *journal.DB, wsURL string, noTerminal bool) (src reconcile.Sources, why []string, closeSources func()) {
+	closeSources = func() {}
+	ws, err := openWebservices(ctx, common, db, wsURL)
+	switch {
+	case err != nil:
+		why = append(why, "the provider's Webservices: "+err.Error())
+	default:
+		src.Provider = reconcile.FromWebservices(ws, time.Now)
+	}
+	if !noTerminal {
+		closeTerm, hist, err := openHistory(ctx, common, db)
+		if err != nil {
+			why = append(why, "the terminal's history: "+err.Error())
+		} else {
+			closeSources = closeTerm
+			src.Terminal = func(ctx context.Context, from, to time.Time) ([]device.HistoryEntry, error) {
+				return device.ReadHistory(ctx, hist, from, to, 0, 30*time.Second)
+			}
+		}
+	}
+	return src, why, closeSources
 }
 
 // openWebservices is the provider's Webservices client: its URL given,

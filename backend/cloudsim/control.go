@@ -99,6 +99,12 @@ func (c *Cloud) controlRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /sim/terminals", c.handleTerminal)
 	mux.HandleFunc("POST /sim/faults", c.handleFaults)
 	mux.HandleFunc("/sim/terminals/{serial}/sim/", c.handleTerminalControl)
+	c.cartRoutes(mux)
+	c.refundRoutes(mux)
+}
+
+// cartRoutes are the control API of the carts paid by link.
+func (c *Cloud) cartRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /sim/carts", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, c.Carts()) })
 	mux.HandleFunc("POST /sim/carts/{cart}/pay", func(w http.ResponseWriter, r *http.Request) {
 		var b struct {
@@ -124,6 +130,17 @@ func (c *Cloud) controlRoutes(mux *http.ServeMux) {
 		}
 		writeJSON(w, map[string]string{"status": CartKO})
 	})
+	mux.HandleFunc("POST /sim/carts/refuse-next-capture", func(w http.ResponseWriter, r *http.Request) {
+		c.mu.Lock()
+		c.refuseCapture = true
+		c.mu.Unlock()
+		writeJSON(w, map[string]bool{"refuseNextCapture": true})
+	})
+}
+
+// refundRoutes are the control API of the refunds by API: their list, the
+// outcomes scripted for the next ones, a manager's decision.
+func (c *Cloud) refundRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /sim/refunds", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, c.Refunds()) })
 	mux.HandleFunc("POST /sim/refunds/script", func(w http.ResponseWriter, r *http.Request) {
 		var b struct {
@@ -153,12 +170,6 @@ func (c *Cloud) controlRoutes(mux *http.ServeMux) {
 			return
 		}
 		writeJSON(w, v)
-	})
-	mux.HandleFunc("POST /sim/carts/refuse-next-capture", func(w http.ResponseWriter, r *http.Request) {
-		c.mu.Lock()
-		c.refuseCapture = true
-		c.mu.Unlock()
-		writeJSON(w, map[string]bool{"refuseNextCapture": true})
 	})
 }
 

@@ -136,19 +136,19 @@ func (c *Cloud) handleWSDetails(w http.ResponseWriter, r *http.Request) {
 	}})
 }
 
-func (c *Cloud) handleWSRefund(w http.ResponseWriter, r *http.Request) {
-	var b struct {
-		Amount    *int64 `json:"amount"`
-		UserEmail string `json:"user_email"`
-		Vendor    *struct {
-			SoftwareName    string `json:"software_name"`
-			SoftwareVersion string `json:"software_version"`
-		} `json:"vendor"`
-		PrioritiseTip bool `json:"prioritise_tip"`
-	}
-	if !decode(w, r, &b) {
-		return
-	}
+// wsRefundRequest is the body of a Webservices refund.
+type wsRefundRequest struct {
+	Amount    *int64 `json:"amount"`
+	UserEmail string `json:"user_email"`
+	Vendor    *struct {
+		SoftwareName    string `json:"software_name"`
+		SoftwareVersion string `json:"software_version"`
+	} `json:"vendor"`
+	PrioritiseTip bool `json:"prioritise_tip"`
+}
+
+// problems are the request's missing or bad fields, keyed by field.
+func (b wsRefundRequest) problems() map[string][]string {
 	errs := map[string][]string{}
 	if b.Amount == nil || *b.Amount <= 0 {
 		errs["amount"] = []string{"A positive whole number of cents is required."}
@@ -159,40 +159,25 @@ func (c *Cloud) handleWSRefund(w http.ResponseWriter, r *http.Request) {
 	if b.Vendor == nil || b.Vendor.SoftwareName == "" || b.Vendor.SoftwareVersion == "" {
 		errs["vendor"] = []string{"software_name and software_version are required."}
 	}
-	if len(errs) > 0 {
+	return errs
+}
+
+func (c *Cloud) handleWSRefund(w http.ResponseWriter, r *http.Request) {
+	var b wsRefundRequest
+	if !decode(w, r, &b) {
+		return
+	}
+	if errs := b.problems(); len(errs) > 0 {
 		writeJSONCode(w, http.StatusBadRequest, errs) // keyed by field, no wrapper
 		return
 	}
 	id := r.PathValue("id")
-	c.mu.Lock()
-	hold := c.refundHold
-	c.refundHold = nil
-	c.mu.Unlock()
-	if hold != nil {
-		close(hold.arrived)
-		if !<-hold.release {
-			panic(http.ErrAbortHandler) // never processed, never answered
-		}
-	}
+	c.waitRefundHold()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	orig := c.txs[id]
 	impossible := func(msg string) { writeJSONCode(w, http.StatusBadRequest, map[string]string{"error": msg}) }
-	switch {
-	case orig == nil:
-		impossible("Transaction not found for this company")
-		return
-	case orig.TransactionType != "debit" || orig.Status != StatusOK:
-		impossible("Only an approved debit can be refunded")
-		return
-	case slices.Contains(nonRefundable, strings.ToUpper(orig.Scheme)):
-		impossible("Transactions of this payment method cannot be refunded by API")
-		return
-	case c.refundedBy[id] != "":
-		impossible("This transaction has already been refunded")
-		return
-	case *b.Amount > orig.Amount+orig.GiftAmount:
-		writeJSONCode(w, http.StatusBadRequest, map[string][]string{"amount": {"Must not be above the original amount."}})
+	if c.refusedLocked(w, id, orig, *b.Amount, impossible) {
 		return
 	}
 	outcome := ScriptRefunded
@@ -225,6 +210,41 @@ func (c *Cloud) handleWSRefund(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSONCode(w, http.StatusAccepted, map[string]string{"status": outcome, "message": "ok", "transaction_id": rv.ID, "approval_url": rv.ApprovalURL})
 	}
+}
+
+// waitRefundHold stops this refund, when a hold is set, until the hold is
+// released; a release that drops it aborts the request unanswered.
+func (c *Cloud) waitRefundHold() {
+	c.mu.Lock()
+	hold := c.refundHold
+	c.refundHold = nil
+	c.mu.Unlock()
+	if hold != nil {
+		close(hold.arrived)
+		if !<-hold.release {
+			panic(http.ErrAbortHandler) // never processed, never answered
+		}
+	}
+}
+
+// refusedLocked answers, and reports true, when the transaction id cannot
+// be refunded by amount.
+func (c *Cloud) refusedLocked(w http.ResponseWriter, id string, orig *txn, amount int64, impossible func(string)) bool {
+	switch {
+	case orig == nil:
+		impossible("Transaction not found for this company")
+	case orig.TransactionType != "debit" || orig.Status != StatusOK:
+		impossible("Only an approved debit can be refunded")
+	case slices.Contains(nonRefundable, strings.ToUpper(orig.Scheme)):
+		impossible("Transactions of this payment method cannot be refunded by API")
+	case c.refundedBy[id] != "":
+		impossible("This transaction has already been refunded")
+	case amount > orig.Amount+orig.GiftAmount:
+		writeJSONCode(w, http.StatusBadRequest, map[string][]string{"amount": {"Must not be above the original amount."}})
+	default:
+		return false
+	}
+	return true
 }
 
 // RefundStatusNotPossible is the status of an HTTP 422 refund.

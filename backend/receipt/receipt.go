@@ -277,10 +277,19 @@ func dateTime(t time.Time) string {
 func customer(r Receipt, opt Options, m mode) *escpos.Builder {
 	w := words(opt.Locale)
 	f := Formatter{Locale: opt.Locale, Currency: r.Order.Currency}
-	mer, o := r.Merchant, r.Order
 	b := escpos.New(escpos.Options{Columns: opt.cols()}).Init()
+	customerHeader(b, r, w, m)
+	total := customerLines(b, r.Order, f, w)
+	customerVAT(b, r, f, w)
+	customerPayments(b, r, f, w, m, total)
+	customerFooter(b, r, w, m)
+	return b
+}
 
-	// Header.
+// customerHeader is the merchant, the order's number and time, and for a
+// French till its ticket number and any duplicate's mark.
+func customerHeader(b *escpos.Builder, r Receipt, w labels, m mode) {
+	mer, o, fis := r.Merchant, r.Order, r.Fiscal
 	b.Align(escpos.AlignCenter)
 	if mer.Logo != nil && !m.text {
 		b.Image(mer.Logo)
@@ -294,7 +303,6 @@ func customer(r Receipt, opt Options, m mode) *escpos.Builder {
 	if mer.VATNumber != "" {
 		b.Wrapped(w.VATNo + " " + mer.VATNumber)
 	}
-	fis := r.Fiscal
 	if mer.SIRET != "" && mer.french() {
 		b.Wrapped("SIRET " + mer.SIRET)
 	}
@@ -310,8 +318,10 @@ func customer(r Receipt, opt Options, m mode) *escpos.Builder {
 		b.Align(escpos.AlignCenter).Bold(true).Line(d).Bold(false).Align(escpos.AlignLeft)
 	}
 	b.Rule('-')
+}
 
-	// Lines.
+// customerLines prints the order's lines and its total, and returns the total.
+func customerLines(b *escpos.Builder, o Order, f Formatter, w labels) int64 {
 	for _, l := range o.Lines {
 		b.TwoColumns(l.Name, f.Format(l.Total()))
 		if l.Qty != 1 {
@@ -321,27 +331,36 @@ func customer(r Receipt, opt Options, m mode) *escpos.Builder {
 	b.Rule('-')
 	total := o.Total()
 	b.Bold(true).Size(1, 2).TwoColumns(w.Total, f.Format(total)).Normal()
+	return total
+}
 
-	// VAT per rate.
-	if s := VATSummary(o); len(s) > 0 {
-		cols := b.Cols()
-		cw := min(10, (cols-6)/3)
-		first := cols - 3*cw
-		row := func(a, n, t, g string) {
-			b.Line(padRight(a, first) + padLeft(n, cw) + padLeft(t, cw) + padLeft(g, cw))
-		}
-		row(w.Rate, w.Net, w.VAT, w.Gross)
-		var net int64
-		for _, rt := range s {
-			row(f.Rate(rt.Rate), f.Number(rt.Net), f.Number(rt.Tax), f.Number(rt.Gross))
-			net += rt.Net
-		}
-		if fis != nil && mer.french() {
-			b.TwoColumns(w.TotalNet, f.Format(net))
-		}
+// customerVAT is the table of VAT per rate, and for a French till the total
+// net of VAT.
+func customerVAT(b *escpos.Builder, r Receipt, f Formatter, w labels) {
+	s := VATSummary(r.Order)
+	if len(s) == 0 {
+		return
 	}
+	cols := b.Cols()
+	cw := min(10, (cols-6)/3)
+	first := cols - 3*cw
+	row := func(a, n, t, g string) {
+		b.Line(padRight(a, first) + padLeft(n, cw) + padLeft(t, cw) + padLeft(g, cw))
+	}
+	row(w.Rate, w.Net, w.VAT, w.Gross)
+	var net int64
+	for _, rt := range s {
+		row(f.Rate(rt.Rate), f.Number(rt.Net), f.Number(rt.Tax), f.Number(rt.Gross))
+		net += rt.Net
+	}
+	if r.Fiscal != nil && r.Merchant.french() {
+		b.TwoColumns(w.TotalNet, f.Format(net))
+	}
+}
 
-	// Tip and what was paid.
+// customerPayments is the tip and what was paid, then each payment: its
+// means, card and transaction, and the card ticket when it is printed here.
+func customerPayments(b *escpos.Builder, r Receipt, f Formatter, w labels, m mode, total int64) {
 	var tips int64
 	for _, p := range r.Payments {
 		tips += p.Tip
@@ -350,8 +369,6 @@ func customer(r Receipt, opt Options, m mode) *escpos.Builder {
 		b.TwoColumns(w.Tip, f.Format(tips))
 		b.Bold(true).TwoColumns(w.Paid, f.Format(total+tips)).Bold(false)
 	}
-
-	// Payments.
 	if len(r.Payments) > 0 {
 		b.Rule('-')
 	}
@@ -380,10 +397,14 @@ func customer(r Receipt, opt Options, m mode) *escpos.Builder {
 			b.Feed(1)
 		}
 	}
+}
 
-	// Digital receipt, footer.
+// customerFooter is the digital receipt's QR code, the merchant's footer,
+// the fiscal signature, and the feed and cut.
+func customerFooter(b *escpos.Builder, r Receipt, w labels, m mode) {
+	mer, fis := r.Merchant, r.Fiscal
 	b.Align(escpos.AlignCenter)
-	if u := qrURL(mer.QRURL, o.Number); u != "" {
+	if u := qrURL(mer.QRURL, r.Order.Number); u != "" {
 		b.Feed(1).Wrapped(w.Digital)
 		if m.text {
 			b.Line(u)
@@ -410,7 +431,6 @@ func customer(r Receipt, opt Options, m mode) *escpos.Builder {
 			b.PartialCut()
 		}
 	}
-	return b
 }
 
 func orderTicket(o Order, opt Options, m mode) *escpos.Builder {

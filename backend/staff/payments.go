@@ -653,79 +653,13 @@ func (s *Staff) compare(ctx context.Context, d dayData) Comparison {
 		known[r.rec.ReversalTransactionID] = r.rec
 	}
 	for _, e := range d.entries {
-		money := func(v int64) string { return formatMoney(v, e.CurrencyCode) }
 		h := s.historyEntry(e)
 		day := inDay(h.Created, d.start, d.end)
 		if e.Type == device.HistoryReversal {
-			if a := m.match(e); a != nil {
-				c.Matched++
-				h.InJournal, h.AttemptUUID, h.AttemptState, h.OrderID = true, a.UUID, a.State, a.OrderID
-				if day && a.State != journal.StateApproved && e.Status == device.StatusOK {
-					c.Differences = append(c.Differences, Difference{Kind: DiffState, At: h.Created, TransactionID: e.TransactionID,
-						AttemptUUID: a.UUID, OrderID: a.OrderID, JournalAmount: a.Total(), TerminalAmount: e.Amount + e.GiftAmount,
-						JournalState: a.State, TerminalStatus: e.Status,
-						Message: fmt.Sprintf("The terminal made the reversal of %s, and the journal says %s.", money(e.Amount+e.GiftAmount), a.State)})
-				}
-			} else if rec, ok := known[e.TransactionID]; ok {
-				h.InJournal = true
-				if rec.Amount != e.Amount+e.GiftAmount && day {
-					c.Differences = append(c.Differences, Difference{Kind: DiffAmount, At: h.Created, TransactionID: e.TransactionID,
-						JournalAmount: rec.Amount, TerminalAmount: e.Amount + e.GiftAmount, TerminalStatus: e.Status,
-						Message: fmt.Sprintf("The reversal %s is of %s on the terminal and of %s in the journal.", e.TransactionID, money(e.Amount+e.GiftAmount), money(rec.Amount))})
-				}
-			} else if day && e.Status == device.StatusOK {
-				c.Differences = append(c.Differences, Difference{Kind: DiffReversalUnknown, At: h.Created, TransactionID: e.TransactionID,
-					OrderID: e.CartID, TerminalAmount: e.Amount + e.GiftAmount, TerminalStatus: e.Status,
-					Message: fmt.Sprintf("The terminal lists a reversal of %s that was not made from this kiosk's staff screen.", money(e.Amount+e.GiftAmount))})
-			}
-			if day {
-				c.Terminal = append(c.Terminal, h)
-			}
+			compareReversal(&c, e, h, day, m, known)
 			continue
 		}
-		a := m.match(e)
-		if a != nil {
-			c.Matched++
-			h.InJournal, h.AttemptUUID, h.AttemptState, h.OrderID = true, a.UUID, a.State, a.OrderID
-		}
-		if day {
-			c.Terminal = append(c.Terminal, h)
-		}
-		if e.Type != device.HistoryDebit && e.Type != device.HistoryRefund {
-			continue
-		}
-		total := e.Amount + e.GiftAmount
-		switch {
-		case a == nil:
-			if day && e.Status == device.StatusOK {
-				c.Differences = append(c.Differences, Difference{Kind: DiffTerminalOnly, At: h.Created, TransactionID: e.TransactionID,
-					OrderID: e.CartID, TerminalAmount: total, TerminalStatus: e.Status,
-					Message: fmt.Sprintf("The terminal lists an approved %s of %s that the journal does not know (made on the terminal itself, or lost by the kiosk).", e.Type, money(total))})
-			}
-		default:
-			v := s.view(ctx, *a, cache)
-			jt := v.Amount + v.GiftAmount
-			if day || inDay(a.CreatedAt, d.start, d.end) {
-				ok := e.Status == device.StatusOK
-				switch {
-				case ok && a.State != journal.StateApproved:
-					msg := fmt.Sprintf("The terminal approved %s, and the journal says %s: the customer was charged.", money(total), a.State)
-					if a.State == journal.StateUnknown {
-						msg = fmt.Sprintf("The terminal approved %s for an attempt whose outcome is unknown: settle it as paid.", money(total))
-					}
-					c.Differences = append(c.Differences, Difference{Kind: DiffState, At: h.Created, TransactionID: e.TransactionID,
-						AttemptUUID: a.UUID, OrderID: a.OrderID, JournalAmount: jt, TerminalAmount: total, JournalState: a.State, TerminalStatus: e.Status, Message: msg})
-				case !ok && a.State == journal.StateApproved:
-					c.Differences = append(c.Differences, Difference{Kind: DiffState, At: h.Created, TransactionID: e.TransactionID,
-						AttemptUUID: a.UUID, OrderID: a.OrderID, JournalAmount: jt, TerminalAmount: total, JournalState: a.State, TerminalStatus: e.Status,
-						Message: fmt.Sprintf("The journal holds %s as approved, and the terminal lists it as %s.", money(jt), e.Status)})
-				case ok && amountDiffers(e, *a):
-					c.Differences = append(c.Differences, Difference{Kind: DiffAmount, At: h.Created, TransactionID: e.TransactionID,
-						AttemptUUID: a.UUID, OrderID: a.OrderID, JournalAmount: jt, TerminalAmount: total, JournalState: a.State, TerminalStatus: e.Status,
-						Message: fmt.Sprintf("The same transaction is of %s on the terminal and of %s in the journal.", money(total), money(jt))})
-				}
-			}
-		}
+		s.compareCharge(ctx, &c, d, e, h, day, m, cache)
 	}
 	for i, a := range d.atts {
 		if !inDay(a.CreatedAt, d.start, d.end) {
@@ -741,6 +675,86 @@ func (s *Staff) compare(ctx context.Context, d dayData) Comparison {
 			Message: fmt.Sprintf("The journal holds an approved %s of %s (order %s) that the terminal does not list.", a.Kind, formatMoney(v.Amount+v.GiftAmount, v.Currency), orDash(v.OrderNumber, a.OrderID))})
 	}
 	return c
+}
+
+// compareReversal holds a reversal the terminal lists against the journal's
+// attempts and the reversals made from the staff screen (known). day: the
+// entry is of the day compared.
+func compareReversal(c *Comparison, e device.HistoryEntry, h HistoryEntry, day bool, m *matcher, known map[string]reversalRecord) {
+	money := func(v int64) string { return formatMoney(v, e.CurrencyCode) }
+	if a := m.match(e); a != nil {
+		c.Matched++
+		h.InJournal, h.AttemptUUID, h.AttemptState, h.OrderID = true, a.UUID, a.State, a.OrderID
+		if day && a.State != journal.StateApproved && e.Status == device.StatusOK {
+			c.Differences = append(c.Differences, Difference{Kind: DiffState, At: h.Created, TransactionID: e.TransactionID,
+				AttemptUUID: a.UUID, OrderID: a.OrderID, JournalAmount: a.Total(), TerminalAmount: e.Amount + e.GiftAmount,
+				JournalState: a.State, TerminalStatus: e.Status,
+				Message: fmt.Sprintf("The terminal made the reversal of %s, and the journal says %s.", money(e.Amount+e.GiftAmount), a.State)})
+		}
+	} else if rec, ok := known[e.TransactionID]; ok {
+		h.InJournal = true
+		if rec.Amount != e.Amount+e.GiftAmount && day {
+			c.Differences = append(c.Differences, Difference{Kind: DiffAmount, At: h.Created, TransactionID: e.TransactionID,
+				JournalAmount: rec.Amount, TerminalAmount: e.Amount + e.GiftAmount, TerminalStatus: e.Status,
+				Message: fmt.Sprintf("The reversal %s is of %s on the terminal and of %s in the journal.", e.TransactionID, money(e.Amount+e.GiftAmount), money(rec.Amount))})
+		}
+	} else if day && e.Status == device.StatusOK {
+		c.Differences = append(c.Differences, Difference{Kind: DiffReversalUnknown, At: h.Created, TransactionID: e.TransactionID,
+			OrderID: e.CartID, TerminalAmount: e.Amount + e.GiftAmount, TerminalStatus: e.Status,
+			Message: fmt.Sprintf("The terminal lists a reversal of %s that was not made from this kiosk's staff screen.", money(e.Amount+e.GiftAmount))})
+	}
+	if day {
+		c.Terminal = append(c.Terminal, h)
+	}
+}
+
+// compareCharge holds any other entry the terminal lists against the
+// journal's attempts; debits and refunds are compared by state and amount.
+func (s *Staff) compareCharge(ctx context.Context, c *Comparison, d dayData, e device.HistoryEntry, h HistoryEntry, day bool, m *matcher, cache orderCache) {
+	money := func(v int64) string { return formatMoney(v, e.CurrencyCode) }
+	a := m.match(e)
+	if a != nil {
+		c.Matched++
+		h.InJournal, h.AttemptUUID, h.AttemptState, h.OrderID = true, a.UUID, a.State, a.OrderID
+	}
+	if day {
+		c.Terminal = append(c.Terminal, h)
+	}
+	if e.Type != device.HistoryDebit && e.Type != device.HistoryRefund {
+		return
+	}
+	total := e.Amount + e.GiftAmount
+	if a == nil {
+		if day && e.Status == device.StatusOK {
+			c.Differences = append(c.Differences, Difference{Kind: DiffTerminalOnly, At: h.Created, TransactionID: e.TransactionID,
+				OrderID: e.CartID, TerminalAmount: total, TerminalStatus: e.Status,
+				Message: fmt.Sprintf("The terminal lists an approved %s of %s that the journal does not know (made on the terminal itself, or lost by the kiosk).", e.Type, money(total))})
+		}
+		return
+	}
+	v := s.view(ctx, *a, cache)
+	jt := v.Amount + v.GiftAmount
+	if !day && !inDay(a.CreatedAt, d.start, d.end) {
+		return
+	}
+	ok := e.Status == device.StatusOK
+	switch {
+	case ok && a.State != journal.StateApproved:
+		msg := fmt.Sprintf("The terminal approved %s, and the journal says %s: the customer was charged.", money(total), a.State)
+		if a.State == journal.StateUnknown {
+			msg = fmt.Sprintf("The terminal approved %s for an attempt whose outcome is unknown: settle it as paid.", money(total))
+		}
+		c.Differences = append(c.Differences, Difference{Kind: DiffState, At: h.Created, TransactionID: e.TransactionID,
+			AttemptUUID: a.UUID, OrderID: a.OrderID, JournalAmount: jt, TerminalAmount: total, JournalState: a.State, TerminalStatus: e.Status, Message: msg})
+	case !ok && a.State == journal.StateApproved:
+		c.Differences = append(c.Differences, Difference{Kind: DiffState, At: h.Created, TransactionID: e.TransactionID,
+			AttemptUUID: a.UUID, OrderID: a.OrderID, JournalAmount: jt, TerminalAmount: total, JournalState: a.State, TerminalStatus: e.Status,
+			Message: fmt.Sprintf("The journal holds %s as approved, and the terminal lists it as %s.", money(jt), e.Status)})
+	case ok && amountDiffers(e, *a):
+		c.Differences = append(c.Differences, Difference{Kind: DiffAmount, At: h.Created, TransactionID: e.TransactionID,
+			AttemptUUID: a.UUID, OrderID: a.OrderID, JournalAmount: jt, TerminalAmount: total, JournalState: a.State, TerminalStatus: e.Status,
+			Message: fmt.Sprintf("The same transaction is of %s on the terminal and of %s in the journal.", money(total), money(jt))})
+	}
 }
 
 // amountDiffers: the entry's amount is not the attempt's, or its tip is not

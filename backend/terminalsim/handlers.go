@@ -380,54 +380,63 @@ func (t *Terminal) handleReversal(w http.ResponseWriter, r *http.Request) {
 		http500(w)
 		return
 	}
-	if req.InitialTransactionID == "" {
-		ko(localapi.MsgReversalIDMandatory)
+	orig, rev, refused := t.reverseLocked(req)
+	if rev == nil {
+		ko(refused)
 		return
 	}
-	orig := t.byID[req.InitialTransactionID]
+	t.log.Info("reversal", "initialTransactionId", orig.id, "reversalTransactionId", rev.id, "amount", req.Amount, "answer", how)
+	answer = func() {
+		switch how {
+		case AnswerLost:
+			dropConnection(w)
+		case AnswerHTTP500:
+			http500(w)
+		default:
+			writeJSON(w, localapi.ReversalResponse{Status: localapi.StatusOK, ReversalTransactionID: rev.id, InitialTransactionID: orig.id})
+		}
+	}
+}
+
+// reverseLocked reverses the transaction req names, in the history and the
+// ledger; rev is nil when it refuses, and refused the Local API's message.
+func (t *Terminal) reverseLocked(req localapi.ReversalRequest) (orig, rev *txRecord, refused string) {
+	if req.InitialTransactionID == "" {
+		return nil, nil, localapi.MsgReversalIDMandatory
+	}
+	orig = t.byID[req.InitialTransactionID]
 	now := t.nowLocked()
 	switch {
 	case orig == nil:
-		ko(localapi.ReversalNotFoundMessage(req.InitialTransactionID))
+		return nil, nil, localapi.ReversalNotFoundMessage(req.InitialTransactionID)
 	case orig.kind != localapi.TypeDebit || orig.status != localapi.StatusOK:
-		ko(localapi.MsgReversalNotReversible)
+		return nil, nil, localapi.MsgReversalNotReversible
 	case orig.reversedBy != "":
-		ko(localapi.MsgReversalAlreadyReversed)
+		return nil, nil, localapi.MsgReversalAlreadyReversed
 	case now.Sub(orig.at) >= ReversalWindow:
-		ko(localapi.MsgReversalNotReversible)
+		return nil, nil, localapi.MsgReversalNotReversible
 	case req.Amount != orig.amount+orig.gift:
-		ko(localapi.MsgReversalAmountMismatch)
+		return nil, nil, localapi.MsgReversalAmountMismatch
 	case len(t.revErrs) > 0:
 		msg := t.revErrs[0]
 		t.revErrs = slices.Delete(t.revErrs, 0, 1)
-		ko(msg)
-	default:
-		rev := &txRecord{
-			id: uuid.NewString(), kind: "reversal", status: localapi.StatusOK,
-			amount: req.Amount, uuid: orig.uuid, cartID: orig.cartID, reference: orig.reference,
-			customer: orig.customer, scheme: orig.scheme, issuer: orig.issuer, at: now, initial: orig.id,
-		}
-		orig.reversedBy = rev.id
-		t.txs = append(t.txs, rev)
-		t.byID[rev.id] = rev
-		t.ledger = append(t.ledger, LedgerEntry{
-			Time: now, Kind: "reversal", TransactionID: rev.id, InitialTransactionID: orig.id,
-			IdempotentUUID: orig.uuid, CartID: orig.cartID, Amount: req.Amount, Total: req.Amount,
-			Net: -req.Amount, Currency: t.cfg.CurrencyCode,
-		})
-		t.broadcastLocked()
-		t.log.Info("reversal", "initialTransactionId", orig.id, "reversalTransactionId", rev.id, "amount", req.Amount, "answer", how)
-		answer = func() {
-			switch how {
-			case AnswerLost:
-				dropConnection(w)
-			case AnswerHTTP500:
-				http500(w)
-			default:
-				writeJSON(w, localapi.ReversalResponse{Status: localapi.StatusOK, ReversalTransactionID: rev.id, InitialTransactionID: orig.id})
-			}
-		}
+		return nil, nil, msg
 	}
+	rev = &txRecord{
+		id: uuid.NewString(), kind: "reversal", status: localapi.StatusOK,
+		amount: req.Amount, uuid: orig.uuid, cartID: orig.cartID, reference: orig.reference,
+		customer: orig.customer, scheme: orig.scheme, issuer: orig.issuer, at: now, initial: orig.id,
+	}
+	orig.reversedBy = rev.id
+	t.txs = append(t.txs, rev)
+	t.byID[rev.id] = rev
+	t.ledger = append(t.ledger, LedgerEntry{
+		Time: now, Kind: "reversal", TransactionID: rev.id, InitialTransactionID: orig.id,
+		IdempotentUUID: orig.uuid, CartID: orig.cartID, Amount: req.Amount, Total: req.Amount,
+		Net: -req.Amount, Currency: t.cfg.CurrencyCode,
+	})
+	t.broadcastLocked()
+	return orig, rev, ""
 }
 
 func (t *Terminal) handlePrint(w http.ResponseWriter, r *http.Request) {

@@ -159,7 +159,6 @@ func (t *Terminal) run(p *payment) {
 // drive runs the payment's steps until it is decided. ok is false when the
 // terminal closed first.
 func (t *Terminal) drive(p *payment) (res result, ok bool) {
-	b := p.b
 	var ts timers
 	defer ts.stop()
 	// A card (or a refusal) offered before the banking screen is read as
@@ -167,66 +166,15 @@ func (t *Terminal) drive(p *payment) (res result, ok bool) {
 	var early ActionKind
 
 	if p.screens {
-		window := ts.after(t.scaled(t.cfg.Timings.Screens), !b.Hold)
-		choose := ts.after(t.scaled(b.TipDelay), !b.Hold)
-	screens:
-		for {
-			select {
-			case <-choose:
-				t.setTip(p, b.Tip)
-				break screens
-			case <-window:
-				return resAborted, true
-			case <-p.abortCh:
-				return resAborted, true
-			case <-p.killCh:
-				return resReset, true
-			case <-t.closing:
-				return 0, false
-			case a := <-p.events:
-				switch a.Kind {
-				case ActTip:
-					t.setTip(p, a.Tip)
-					break screens
-				case ActCancel:
-					return resCancelled, true
-				case ActTimeout:
-					return resAborted, true
-				case ActHandover:
-					break screens
-				case ActPresentCard, ActDecline:
-					early = a.Kind
-					break screens
-				}
-			}
+		if res, ok, decided := t.driveScreens(p, &ts, &early); decided {
+			return res, ok
 		}
 		if !t.enter(p, PhasePreparing) {
 			return resAborted, true
 		}
 	}
-
-	handover := ts.after(t.scaled(t.cfg.Timings.Handover), !b.HoldHandover)
-preparing:
-	for {
-		select {
-		case <-handover:
-			break preparing
-		case <-p.abortCh:
-			return resAborted, true
-		case <-p.killCh:
-			return resReset, true
-		case <-t.closing:
-			return 0, false
-		case a := <-p.events:
-			switch a.Kind {
-			case ActHandover:
-				break preparing
-			case ActCancel:
-				return resCancelled, true
-			case ActPresentCard, ActDecline:
-				early = a.Kind
-			}
-		}
+	if res, ok, decided := t.drivePreparing(p, &ts, &early); decided {
+		return res, ok
 	}
 	if !t.enter(p, PhaseBanking) {
 		return resAborted, true
@@ -238,6 +186,78 @@ preparing:
 	case ActDecline:
 		return resDeclined, true
 	}
+	return t.driveBanking(p, &ts)
+}
+
+// driveScreens waits on the screens before the payment (the tip's choice):
+// decided is true when the payment ended there, with res and ok as drive's.
+func (t *Terminal) driveScreens(p *payment, ts *timers, early *ActionKind) (res result, ok, decided bool) {
+	b := p.b
+	window := ts.after(t.scaled(t.cfg.Timings.Screens), !b.Hold)
+	choose := ts.after(t.scaled(b.TipDelay), !b.Hold)
+	for {
+		select {
+		case <-choose:
+			t.setTip(p, b.Tip)
+			return 0, false, false
+		case <-window:
+			return resAborted, true, true
+		case <-p.abortCh:
+			return resAborted, true, true
+		case <-p.killCh:
+			return resReset, true, true
+		case <-t.closing:
+			return 0, false, true
+		case a := <-p.events:
+			switch a.Kind {
+			case ActTip:
+				t.setTip(p, a.Tip)
+				return 0, false, false
+			case ActCancel:
+				return resCancelled, true, true
+			case ActTimeout:
+				return resAborted, true, true
+			case ActHandover:
+				return 0, false, false
+			case ActPresentCard, ActDecline:
+				*early = a.Kind
+				return 0, false, false
+			}
+		}
+	}
+}
+
+// drivePreparing waits for the terminal to be handed to the customer; a card
+// offered meanwhile is kept in early. decided is as driveScreens'.
+func (t *Terminal) drivePreparing(p *payment, ts *timers, early *ActionKind) (res result, ok, decided bool) {
+	handover := ts.after(t.scaled(t.cfg.Timings.Handover), !p.b.HoldHandover)
+	for {
+		select {
+		case <-handover:
+			return 0, false, false
+		case <-p.abortCh:
+			return resAborted, true, true
+		case <-p.killCh:
+			return resReset, true, true
+		case <-t.closing:
+			return 0, false, true
+		case a := <-p.events:
+			switch a.Kind {
+			case ActHandover:
+				return 0, false, false
+			case ActCancel:
+				return resCancelled, true, true
+			case ActPresentCard, ActDecline:
+				*early = a.Kind
+			}
+		}
+	}
+}
+
+// driveBanking waits on the banking screen for the customer's card, the
+// script's outcome or the card-read window's end.
+func (t *Terminal) driveBanking(p *payment, ts *timers) (res result, ok bool) {
+	b := p.b
 	window := ts.after(t.scaled(t.cfg.Timings.CardRead), !b.Hold)
 	customer := ts.after(t.scaled(b.Delay), !b.Hold && b.outcome() != OutcomeNoCard)
 	for {
@@ -302,81 +322,20 @@ func (t *Terminal) finish(p *payment, res result) (late time.Duration) {
 		}
 	}
 
-	tx := &localapi.Transaction{
-		Status:              localapi.StatusKO,
-		Amount:              req.Amount,
-		GiftAmount:          gift,
-		CurrencyCode:        t.cfg.CurrencyCode,
-		TransactionType:     localapi.TypeDebit,
-		AppVersion:          t.cfg.AppVersion,
-		CartID:              req.CartID,
-		Reference:           req.Reference,
-		Customer:            req.Customer,
-		CheckoutExternalID:  req.CheckoutExternalID,
-		ExternalTableNumber: req.ExternalTableNumber,
-		ExternalOrderNumber: req.ExternalOrderNumber,
-		ExternalOrderID:     req.ExternalOrderID,
-	}
-	if !p.generated {
-		tx.IdempotentUUID = p.uuid
-	}
-	if p.refund {
-		tx.TransactionType = localapi.TypeRefund
-	}
+	tx := t.newTransaction(p, gift)
 	kind := tx.TransactionType // what it does, whatever it answers
-	if m := p.b.Misreport; m != nil && res == resApproved {
-		if m.Amount > 0 {
-			tx.Amount = m.Amount
-			total = m.Amount + gift
-		}
-		if m.Currency != "" {
-			tx.CurrencyCode = m.Currency
-		}
-		if m.Type != "" {
-			tx.TransactionType = m.Type
-		}
-		t.log.Warn("approving something else than asked (scripted misreport)", "uuid", p.uuid,
-			"amount", tx.Amount, "currency", tx.CurrencyCode, "type", tx.TransactionType)
+	if res == resApproved {
+		total = t.misreport(p, tx, total, gift)
 	}
 	if res == resApproved || res == resDeclined {
 		// A card was read: the transaction exists, approved or not.
 		if res == resApproved {
 			tx.Status = localapi.StatusOK
 		}
-		tx.TransactionID = uuid.NewString()
-		tx.CardToken = c.token(t.cfg.Serial)
-		tx.PaymentApplication = c.application
-		tx.Scheme = c.scheme
-		tx.Issuer = c.issuer
-		tx.ClientCardTicket = t.ticket("CUSTOMER COPY", tx, c, now)
-		tx.MerchantCardTicket = t.ticket("MERCHANT COPY", tx, c, now)
-		rec := &txRecord{
-			id: tx.TransactionID, kind: kind, status: tx.Status,
-			amount: tx.Amount, gift: gift, uuid: p.uuid, cartID: req.CartID, reference: req.Reference,
-			customer: req.Customer, scheme: c.scheme, issuer: c.issuer, at: now,
-		}
-		t.txs = append(t.txs, rec)
-		t.byID[rec.id] = rec
+		t.recordTransactionLocked(p, tx, c, kind, gift, now)
 	}
 	if res == resApproved {
-		net := total
-		if p.refund {
-			net = -total
-		}
-		t.ledger = append(t.ledger, LedgerEntry{
-			Time: now, Kind: kind, TransactionID: tx.TransactionID, IdempotentUUID: p.uuid,
-			CartID: req.CartID, Amount: tx.Amount, GiftAmount: gift, Total: total, Net: net,
-			Currency: tx.CurrencyCode, Answer: string(p.b.answer()), Keypad: p.keypad,
-		})
-		if rt := req.ReceiptTicket; rt != nil {
-			t.ledger[len(t.ledger)-1].TaxBreakdown = rt.TaxBreakdown
-		}
-		if req.CheckoutExternalID != "" {
-			t.checkouts[req.CheckoutExternalID] = tx.TransactionID
-		}
-		if rt := req.ReceiptTicket; rt != nil && rt.Data != "" {
-			t.printLocked("payment", rt.Format, rt.Data)
-		}
+		t.recordChargeLocked(p, tx, kind, gift, total, now)
 	}
 
 	p.res, p.total = res, total
@@ -398,6 +357,101 @@ func (t *Terminal) finish(p *payment, res result) (late time.Duration) {
 		return t.scaled(p.b.Late)
 	}
 	return 0
+}
+
+// newTransaction is the payment's answer before it is decided: refused, with
+// the request's amounts and references.
+func (t *Terminal) newTransaction(p *payment, gift int64) *localapi.Transaction {
+	req := p.req
+	tx := &localapi.Transaction{
+		Status:              localapi.StatusKO,
+		Amount:              req.Amount,
+		GiftAmount:          gift,
+		CurrencyCode:        t.cfg.CurrencyCode,
+		TransactionType:     localapi.TypeDebit,
+		AppVersion:          t.cfg.AppVersion,
+		CartID:              req.CartID,
+		Reference:           req.Reference,
+		Customer:            req.Customer,
+		CheckoutExternalID:  req.CheckoutExternalID,
+		ExternalTableNumber: req.ExternalTableNumber,
+		ExternalOrderNumber: req.ExternalOrderNumber,
+		ExternalOrderID:     req.ExternalOrderID,
+	}
+	if !p.generated {
+		tx.IdempotentUUID = p.uuid
+	}
+	if p.refund {
+		tx.TransactionType = localapi.TypeRefund
+	}
+	return tx
+}
+
+// misreport applies a scripted misreport to an approved transaction: it
+// answers another amount, currency or type than asked. It returns the total
+// charged.
+func (t *Terminal) misreport(p *payment, tx *localapi.Transaction, total, gift int64) int64 {
+	m := p.b.Misreport
+	if m == nil {
+		return total
+	}
+	if m.Amount > 0 {
+		tx.Amount = m.Amount
+		total = m.Amount + gift
+	}
+	if m.Currency != "" {
+		tx.CurrencyCode = m.Currency
+	}
+	if m.Type != "" {
+		tx.TransactionType = m.Type
+	}
+	t.log.Warn("approving something else than asked (scripted misreport)", "uuid", p.uuid,
+		"amount", tx.Amount, "currency", tx.CurrencyCode, "type", tx.TransactionType)
+	return total
+}
+
+// recordTransactionLocked gives a transaction whose card was read its id,
+// card details and tickets, and keeps it in the history.
+func (t *Terminal) recordTransactionLocked(p *payment, tx *localapi.Transaction, c card, kind string, gift int64, now time.Time) {
+	req := p.req
+	tx.TransactionID = uuid.NewString()
+	tx.CardToken = c.token(t.cfg.Serial)
+	tx.PaymentApplication = c.application
+	tx.Scheme = c.scheme
+	tx.Issuer = c.issuer
+	tx.ClientCardTicket = t.ticket("CUSTOMER COPY", tx, c, now)
+	tx.MerchantCardTicket = t.ticket("MERCHANT COPY", tx, c, now)
+	rec := &txRecord{
+		id: tx.TransactionID, kind: kind, status: tx.Status,
+		amount: tx.Amount, gift: gift, uuid: p.uuid, cartID: req.CartID, reference: req.Reference,
+		customer: req.Customer, scheme: c.scheme, issuer: c.issuer, at: now,
+	}
+	t.txs = append(t.txs, rec)
+	t.byID[rec.id] = rec
+}
+
+// recordChargeLocked writes an approved transaction to the ledger, links its
+// checkout and prints the receipt the request carried.
+func (t *Terminal) recordChargeLocked(p *payment, tx *localapi.Transaction, kind string, gift, total int64, now time.Time) {
+	req := p.req
+	net := total
+	if p.refund {
+		net = -total
+	}
+	t.ledger = append(t.ledger, LedgerEntry{
+		Time: now, Kind: kind, TransactionID: tx.TransactionID, IdempotentUUID: p.uuid,
+		CartID: req.CartID, Amount: tx.Amount, GiftAmount: gift, Total: total, Net: net,
+		Currency: tx.CurrencyCode, Answer: string(p.b.answer()), Keypad: p.keypad,
+	})
+	if rt := req.ReceiptTicket; rt != nil {
+		t.ledger[len(t.ledger)-1].TaxBreakdown = rt.TaxBreakdown
+	}
+	if req.CheckoutExternalID != "" {
+		t.checkouts[req.CheckoutExternalID] = tx.TransactionID
+	}
+	if rt := req.ReceiptTicket; rt != nil && rt.Data != "" {
+		t.printLocked("payment", rt.Format, rt.Data)
+	}
 }
 
 // encodeTransaction writes the answer's JSON; odd answers drop optional keys,

@@ -85,24 +85,83 @@ func main() {
 	log.SetPrefix("wire: ")
 	start := time.Now()
 
-	// The simulated terminal, in process, answering at once: its waits are
-	// scaled to nanoseconds; the two 60 s windows are made very long so
-	// that they never race the customer's (scaled) 3 s, and so is the 15 min
-	// request hold (scaled, 0.9 ms: it would drop slow answers).
+	sim := startTerminal()
+	defer sim.Close()
+	simURL, _ := url.Parse(sim.URL())
+	px := startProxy(simURL)
+	srv := startServe(*bin, px.terminal)
+	defer srv.stop()
+	res := result{Binary: *bin, Warmup: *warm, Outcomes: map[string]int{}}
+	res.ServeStartMs = srv.startMs
+
+	// The event stream, as the browser's EventSource reads it.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := make(chan checkoutEvent, 1024)
+	ready := make(chan struct{})
+	go stream(ctx, srv.base+"api/events", events, ready)
+
+	<-ready
+	// Idle: settled, no payment yet.
+	time.Sleep(3 * time.Second)
+	runtime.GC()
+	res.IdleRSSKB, res.IdlePSSKB = mem(srv.pid)
+	res.IdleByMapping = byMapping(srv.pid)
+	res.Memory = append(res.Memory, memSample{0, time.Since(start).Seconds(), res.IdleRSSKB, res.IdlePSSKB})
+
+	product := firstProduct(srv.base)
+	total := *warm + *n
+	for i := 0; i < total; i++ {
+		p := payOnce(srv.base, product, px, events, i)
+		res.Outcomes[p.phase]++
+		if i >= *warm && p.phase == "approved" {
+			res.PayToWireMs = append(res.PayToWireMs, p.payToWireMs)
+			res.AnswerToUIMs = append(res.AnswerToUIMs, p.answerToUIMs)
+			res.PayRTTMs = append(res.PayRTTMs, p.payRTTMs)
+		}
+		if i+1 == *warm {
+			res.WarmRSSKB, _ = mem(srv.pid)
+		}
+		if (i+1)%250 == 0 || i+1 == total {
+			r, p := mem(srv.pid)
+			res.Memory = append(res.Memory, memSample{i + 1, time.Since(start).Seconds(), r, p})
+		}
+	}
+	res.Payments = total
+	time.Sleep(2 * time.Second)
+	res.AfterRSSKB, res.AfterPSSKB = mem(srv.pid)
+	res.Memory = append(res.Memory, memSample{total, time.Since(start).Seconds(), res.AfterRSSKB, res.AfterPSSKB})
+	res.WallSeconds = time.Since(start).Seconds()
+
+	b, _ := json.MarshalIndent(res, "", " ")
+	check(os.WriteFile(*out, b, 0o644))
+	log.Printf("%d payments in %.1fs; pay->wire p50 %.2f ms, answer->UI p50 %.2f ms; RSS idle %d KB after %d KB",
+		total, res.WallSeconds, pct(res.PayToWireMs, 50), pct(res.AnswerToUIMs, 50), res.IdleRSSKB, res.AfterRSSKB)
+}
+
+// startTerminal starts the simulated terminal, in process, answering at
+// once: its waits are scaled to nanoseconds; the two 60 s windows are made
+// very long so that they never race the customer's (scaled) 3 s, and so is
+// the 15 min request hold (scaled, 0.9 ms: it would drop slow answers).
+func startTerminal() *terminalsim.Terminal {
 	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 1e-9, NoTestAmounts: true,
 		Timings: terminalsim.Timings{Screens: 10000 * time.Hour, CardRead: 10000 * time.Hour, RequestHold: 10000 * time.Hour}})
 	check(err)
 	check(sim.Start("127.0.0.1:0"))
-	defer sim.Close()
-	simURL, _ := url.Parse(sim.URL())
+	return sim
+}
 
-	// The timestamping proxy.
-	var (
-		mu        sync.Mutex
-		wireAt    time.Time // last /payment request received
-		answerAt  time.Time // last /payment answer received
-		wireCount atomic.Int64
-	)
+// wireProxy is the timestamping proxy between the kiosk and the terminal.
+type wireProxy struct {
+	mu        sync.Mutex
+	wireAt    time.Time // last /payment request received
+	answerAt  time.Time // last /payment answer received
+	wireCount atomic.Int64
+	terminal  string // the terminal's URL through the proxy
+}
+
+func startProxy(simURL *url.URL) *wireProxy {
+	px := &wireProxy{}
 	target := &url.URL{Scheme: simURL.Scheme, Host: simURL.Host}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	// A new connection per request, as the kiosk's own client does: the
@@ -111,9 +170,9 @@ func main() {
 	rp.ModifyResponse = func(r *http.Response) error {
 		if r.Request.Method == http.MethodPost && strings.HasSuffix(r.Request.URL.Path, "/payment") {
 			now := time.Now()
-			mu.Lock()
-			answerAt = now
-			mu.Unlock()
+			px.mu.Lock()
+			px.answerAt = now
+			px.mu.Unlock()
 		}
 		return nil
 	}
@@ -122,131 +181,126 @@ func main() {
 	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/payment") {
 			now := time.Now()
-			mu.Lock()
-			wireAt = now
-			mu.Unlock()
-			wireCount.Add(1)
+			px.mu.Lock()
+			px.wireAt = now
+			px.mu.Unlock()
+			px.wireCount.Add(1)
 		}
 		rp.ServeHTTP(w, r)
 	}))
-	terminal := "http://" + ln.Addr().String() + simURL.Path
+	px.terminal = "http://" + ln.Addr().String() + simURL.Path
+	return px
+}
 
-	// comptoir serve on a fresh data directory.
+// times are the last /payment request's arrival and its answer's.
+func (px *wireProxy) times() (wire, answer time.Time) {
+	px.mu.Lock()
+	defer px.mu.Unlock()
+	return px.wireAt, px.answerAt
+}
+
+// serve is a running `comptoir serve` on a fresh data directory.
+type serve struct {
+	cmd     *exec.Cmd
+	dir     string
+	base    string // its address, from its "Comptoir at" line
+	pid     int
+	startMs float64 // exec to the "Comptoir at" line
+}
+
+func startServe(bin, terminal string) *serve {
 	dir, err := os.MkdirTemp("", "comptoir-bench-wire-")
 	check(err)
-	defer os.RemoveAll(dir)
+	s := &serve{dir: dir}
 	// The staff PIN, as an installer sets it: without one the kiosk takes no order.
-	pin := exec.Command(*bin, "pin", "--data-dir", dir)
+	pin := exec.Command(bin, "pin", "--data-dir", dir)
 	pin.Stdin = strings.NewReader("2468\n")
 	check(pin.Run())
-	cmd := exec.Command(*bin, "serve", "--addr", "127.0.0.1:0", "--terminal", terminal, "--data-dir", dir)
-	cmd.Stderr = io.Discard
-	stdout, err := cmd.StdoutPipe()
+	s.cmd = exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--terminal", terminal, "--data-dir", dir)
+	s.cmd.Stderr = io.Discard
+	stdout, err := s.cmd.StdoutPipe()
 	check(err)
 	t0 := time.Now()
-	check(cmd.Start())
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			cmd.Process.Kill()
-		}
-	}()
+	check(s.cmd.Start())
 	lineRe := regexp.MustCompile(`Comptoir at (http://\S+/)`)
 	sc := bufio.NewScanner(stdout)
-	var base string
 	for sc.Scan() {
 		if m := lineRe.FindStringSubmatch(sc.Text()); m != nil {
-			base = m[1]
+			s.base = m[1]
 			break
 		}
 	}
-	if base == "" {
+	if s.base == "" {
 		log.Fatal("comptoir serve did not announce its address")
 	}
-	res := result{Binary: *bin, Warmup: *warm, Outcomes: map[string]int{}}
-	res.ServeStartMs = ms(time.Since(t0))
+	s.startMs = ms(time.Since(t0))
 	go io.Copy(io.Discard, stdout)
-	pid := cmd.Process.Pid
+	s.pid = s.cmd.Process.Pid
+	return s
+}
 
-	// The event stream, as the browser's EventSource reads it.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	events := make(chan checkoutEvent, 1024)
-	ready := make(chan struct{})
-	go stream(ctx, base+"api/events", events, ready)
+// stop ends the process (SIGTERM, then SIGKILL after 5 s) and removes its
+// data directory.
+func (s *serve) stop() {
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		s.cmd.Process.Kill()
+	}
+	os.RemoveAll(s.dir)
+}
 
-	<-ready
-	// Idle: settled, no payment yet.
-	time.Sleep(3 * time.Second)
-	runtime.GC()
-	res.IdleRSSKB, res.IdlePSSKB = mem(pid)
-	res.IdleByMapping = byMapping(pid)
-	res.Memory = append(res.Memory, memSample{0, time.Since(start).Seconds(), res.IdleRSSKB, res.IdlePSSKB})
-
+// firstProduct is the id of the catalog's first product.
+func firstProduct(base string) string {
 	var cat struct {
 		Categories []struct {
 			Products []struct{ ID string } `json:"products"`
 		} `json:"categories"`
 	}
 	check(intent(base, "Catalog", nil, &cat))
-	product := cat.Categories[0].Products[0].ID
+	return cat.Categories[0].Products[0].ID
+}
 
-	total := *warm + *n
-	for i := 0; i < total; i++ {
-		var v view
-		check(intent(base, "Start", []any{"fr"}, &v))
-		check(intent(base, "ChooseDining", []any{"eat_in"}, &v))
-		check(intent(base, "AddItem", []any{product, 1}, &v))
-		drain(events)
-		before := wireCount.Load()
-		tPay := time.Now()
-		check(intent(base, "Pay", []any{"card"}, &v))
-		tPayDone := time.Now()
-		var outcome checkoutEvent
-		for outcome = range events {
-			if outcome.Phase == "approved" || outcome.Phase == "declined" || outcome.Phase == "failed" || outcome.Phase == "unknown" {
-				break
-			}
-		}
-		res.Outcomes[outcome.Phase]++
-		mu.Lock()
-		w, a := wireAt, answerAt
-		mu.Unlock()
-		if wireCount.Load() != before+1 {
-			log.Fatalf("payment %d: %d /payment requests, want 1", i, wireCount.Load()-before)
-		}
-		if i >= *warm && outcome.Phase == "approved" {
-			res.PayToWireMs = append(res.PayToWireMs, ms(w.Sub(tPay)))
-			res.AnswerToUIMs = append(res.AnswerToUIMs, ms(outcome.At.Sub(a)))
-			res.PayRTTMs = append(res.PayRTTMs, ms(tPayDone.Sub(tPay)))
-		}
-		if outcome.Phase == "approved" || outcome.Phase == "unknown" {
-			check(intent(base, "Finish", nil, &v))
-		} else {
-			check(intent(base, "CancelOrder", nil, &v))
-		}
-		if i+1 == *warm {
-			res.WarmRSSKB, _ = mem(pid)
-		}
-		if (i+1)%250 == 0 || i+1 == total {
-			r, p := mem(pid)
-			res.Memory = append(res.Memory, memSample{i + 1, time.Since(start).Seconds(), r, p})
+// payment is one order's outcome and the timings of its legs.
+type payment struct {
+	phase        string
+	payToWireMs  float64
+	answerToUIMs float64
+	payRTTMs     float64
+}
+
+// payOnce takes the i-th order from Start to Finish (or CancelOrder), as the
+// browser does, timing Pay against the proxy's timestamps.
+func payOnce(base, product string, px *wireProxy, events chan checkoutEvent, i int) payment {
+	var v view
+	check(intent(base, "Start", []any{"fr"}, &v))
+	check(intent(base, "ChooseDining", []any{"eat_in"}, &v))
+	check(intent(base, "AddItem", []any{product, 1}, &v))
+	drain(events)
+	before := px.wireCount.Load()
+	tPay := time.Now()
+	check(intent(base, "Pay", []any{"card"}, &v))
+	tPayDone := time.Now()
+	var outcome checkoutEvent
+	for outcome = range events {
+		if outcome.Phase == "approved" || outcome.Phase == "declined" || outcome.Phase == "failed" || outcome.Phase == "unknown" {
+			break
 		}
 	}
-	res.Payments = total
-	time.Sleep(2 * time.Second)
-	res.AfterRSSKB, res.AfterPSSKB = mem(pid)
-	res.Memory = append(res.Memory, memSample{total, time.Since(start).Seconds(), res.AfterRSSKB, res.AfterPSSKB})
-	res.WallSeconds = time.Since(start).Seconds()
-
-	b, _ := json.MarshalIndent(res, "", " ")
-	check(os.WriteFile(*out, b, 0o644))
-	log.Printf("%d payments in %.1fs; pay->wire p50 %.2f ms, answer->UI p50 %.2f ms; RSS idle %d KB after %d KB",
-		total, res.WallSeconds, pct(res.PayToWireMs, 50), pct(res.AnswerToUIMs, 50), res.IdleRSSKB, res.AfterRSSKB)
+	w, a := px.times()
+	if px.wireCount.Load() != before+1 {
+		log.Fatalf("payment %d: %d /payment requests, want 1", i, px.wireCount.Load()-before)
+	}
+	p := payment{phase: outcome.Phase, payToWireMs: ms(w.Sub(tPay)), answerToUIMs: ms(outcome.At.Sub(a)), payRTTMs: ms(tPayDone.Sub(tPay))}
+	if outcome.Phase == "approved" || outcome.Phase == "unknown" {
+		check(intent(base, "Finish", nil, &v))
+	} else {
+		check(intent(base, "CancelOrder", nil, &v))
+	}
+	return p
 }
 
 type view struct {
