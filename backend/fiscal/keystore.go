@@ -89,7 +89,8 @@ func (ks KeyStore) Where() string {
 // version left in the data folder: written there, read back, then removed
 // from the data folder. Two different keys are an error, never a choice.
 // A keyring that cannot be reached leaves the key beside the data, with
-// ks.Warning saying so.
+// ks.Warning saying so. The caller holds the data folder's journal open
+// (its lock): two processes never make a key for one folder at once.
 func (ks *KeyStore) Load() (ed25519.PrivateKey, error) {
 	switch {
 	case ks.Keyring != nil:
