@@ -30,22 +30,27 @@ func yearStart(ctx context.Context, db *journal.DB) int {
 	return 1
 }
 
-// openFiscal opens the journal and its ledger for a command.
-func openFiscal(ctx context.Context, common commonFlags) (*journal.DB, *fiscal.Ledger, string, error) {
+// openFiscal opens the journal and its ledger for a command, and says on
+// stderr when the signing key is beside the data for want of a keyring.
+// The store's DataDir is the data directory.
+func openFiscal(ctx context.Context, common commonFlags, stderr io.Writer) (*journal.DB, *fiscal.Ledger, fiscal.KeyStore, error) {
 	dir, err := common.resolveDataDir()
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, fiscal.KeyStore{}, err
 	}
 	db, err := journal.Open(ctx, dir)
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, fiscal.KeyStore{}, err
 	}
-	l, err := loadLedger(ctx, dir, db)
+	l, ks, err := loadLedger(ctx, dir, db)
 	if err != nil {
 		db.Close()
-		return nil, nil, "", err
+		return nil, nil, ks, err
 	}
-	return db, l, dir, nil
+	if ks.Warning != "" {
+		fmt.Fprintln(stderr, "comptoir: fiscal:", ks.Warning)
+	}
+	return db, l, ks, nil
 }
 
 // readKey reads a public key given from outside: a file (PEM or base64),
@@ -193,25 +198,42 @@ func cmdFiscal(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "usage: comptoir fiscal key [--data-dir DIR]")
 		return 2
 	}
-	db, l, dir, err := openFiscal(ctx, common)
+	db, l, ks, err := openFiscal(ctx, common, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir fiscal key:", err)
 		return 1
 	}
 	defer db.Close()
-	ks, _ := keyStore(dir)
 	pub := l.PublicKey()
+	keyDir := ks.Dir
+	if ks.Keyring != nil && ks.Outside {
+		keyDir = ""
+	}
 	printJSON(stdout, struct {
 		PublicKey        string `json:"publicKey"`
 		Base64           string `json:"base64"`
 		Fingerprint      string `json:"fingerprint"`
 		ShortFingerprint string `json:"shortFingerprint"`
-		KeyStore         string `json:"keyStore"`
+		KeyStore         string `json:"keyStore"` // the folder of the key file; "" in a keyring
+		Keyring          string `json:"keyring"`  // the keyring that holds the key; "" in a file
 		Outside          bool   `json:"outside"`
-	}{string(fiscal.PublicKeyPEM(pub)), fiscal.PublicKeyText(pub), fiscal.Fingerprint(pub), fiscal.ShortFingerprint(pub), ks.Dir, ks.Outside})
+		Where            string `json:"where"`
+		Witness          string `json:"witness"`
+		Warning          string `json:"warning,omitempty"`
+	}{string(fiscal.PublicKeyPEM(pub)), fiscal.PublicKeyText(pub), fiscal.Fingerprint(pub), fiscal.ShortFingerprint(pub),
+		keyDir, keyringName(ks), ks.Outside, ks.Where(), ks.WitnessPath(), ks.Warning})
 	fmt.Fprintln(stderr, "Keep this public key and its fingerprint away from this PC (print it, write it down):",
 		fiscal.ShortFingerprint(pub)+". The signing key is kept "+ks.Where()+".")
 	return 0
+}
+
+// keyringName is the keyring that holds the store's key ("" when a file
+// does).
+func keyringName(ks fiscal.KeyStore) string {
+	if ks.Keyring != nil && ks.Outside {
+		return ks.KeyringName
+	}
+	return ""
 }
 
 // cmdClose records the tickets not recorded yet and the closings due (or
@@ -223,7 +245,7 @@ func cmdClose(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	db, l, dir, err := openFiscal(ctx, common)
+	db, l, ks, err := openFiscal(ctx, common, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir close:", err)
 		return 1
@@ -241,7 +263,7 @@ func cmdClose(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return 1
 		}
 		out = append(out, c)
-	} else if out, err = closeDue(ctx, l, db, dir, stderr); err != nil {
+	} else if out, err = closeDue(ctx, l, db, ks.DataDir, stderr); err != nil {
 		fmt.Fprintln(stderr, "comptoir close:", err)
 		return 1
 	}
@@ -282,14 +304,14 @@ func cmdArchive(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "comptoir archive: --period yyyy-MM is required")
 		return 2
 	}
-	db, l, dir, err := openFiscal(ctx, common)
+	db, l, ks, err := openFiscal(ctx, common, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir archive:", err)
 		return 1
 	}
 	defer db.Close()
 	if *outDir == "" {
-		*outDir = filepath.Join(dir, archivesDir)
+		*outDir = filepath.Join(ks.DataDir, archivesDir)
 	}
 	path, rec, err := l.Archive(ctx, *period, time.Local, *outDir)
 	if err != nil {

@@ -91,7 +91,7 @@ func TestVerifyNamesATamperedRecord(t *testing.T) {
 	}
 	defer db.Close()
 	p := &payments{dir: dir, db: db}
-	l, err := openLedger(t.Context(), p)
+	l, _, err := openLedger(t.Context(), p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +131,8 @@ func TestVerifyWithAKeyAndFingerprintsFromOutside(t *testing.T) {
 	code := run([]string{"fiscal", "key", "--data-dir", dir}, &keyOut, &keyErr)
 	out, msg := keyOut.String(), keyErr.String()
 	var key struct {
-		Base64, ShortFingerprint, KeyStore string
-		Outside                            bool
+		Base64, ShortFingerprint, KeyStore, Witness string
+		Outside                                     bool
 	}
 	if err := json.Unmarshal([]byte(out), &key); code != 0 || err != nil || key.Base64 == "" || !key.Outside || strings.HasPrefix(key.KeyStore, dir) {
 		t.Fatalf("fiscal key: exit %d %s %s", code, out, msg)
@@ -217,7 +217,7 @@ func TestVerifyWithAKeyAndFingerprintsFromOutside(t *testing.T) {
 		}
 	}
 	raw.Close()
-	if err := os.Remove(filepath.Join(key.KeyStore, fiscal.WitnessFile)); err != nil {
+	if err := os.Remove(key.Witness); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, msg := verify("--key", key.Base64); code != 0 || !strings.Contains(msg, "no witness") {

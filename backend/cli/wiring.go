@@ -271,12 +271,15 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 		return nil, err
 	}
 	warn := &fiscalWarning{}
-	ledger, err := openLedger(ctx, p)
+	ledger, keyNote, err := openLedger(ctx, p)
 	if err != nil {
 		// Payments go on; staff are told, and the records wait for the key.
 		logger.Error("fiscal: no signing key: sales are not recorded until it is restored", "err", err)
 		_ = p.db.AppendAudit(ctx, journal.AuditRecord{Who: "system:fiscal", Action: "fiscal_key", Detail: err.Error()})
 		warn.set("Sales are not recorded in the fiscal journal: its signing key cannot be read (" + err.Error() + "). Restore fiscal-key.pem from a backup.")
+	} else if keyNote != "" {
+		logger.Warn("fiscal: the signing key is beside the data (fallback)", "why", keyNote)
+		warn.set("Fiscal signing key: " + keyNote + ".")
 	}
 	kcfg := kiosk.Config{
 		Journal: p.db, Payments: p.o, Links: p.links, Printer: p.link.device, Terminal: p.link.source, Emitter: em, Relay: relay,

@@ -31,64 +31,80 @@ func kioskID(ctx context.Context, db *journal.DB) string {
 	return "comptoir"
 }
 
-// keyRoot is where the signing keys are kept outside the data folder:
-// COMPTOIR_FISCAL_KEYS when set, else, for a process running as root on
-// Linux, a root-only folder under /var/lib; "" for the fallback beside
-// the data. (The OS keyrings of Windows and macOS and the Linux Secret
-// Service are not used: docs/fiscal.md says what that leaves.)
-func keyRoot() string {
-	if dir := os.Getenv("COMPTOIR_FISCAL_KEYS"); dir != "" {
-		return dir
+// keyringEnv asks for the Linux Secret Service to keep the signing key
+// (set by the installer, like COMPTOIR_FISCAL_KEYS: where the key lives is
+// not for the data folder to say).
+const keyringEnv = "COMPTOIR_FISCAL_KEYRING"
+
+// keyStore is the data directory's key store: a folder of its own under
+// COMPTOIR_FISCAL_KEYS when the installer chose one; the Secret Service
+// when asked for (COMPTOIR_FISCAL_KEYRING=secret-service, Linux); for a
+// process running as root on Linux, a root-only folder under /var/lib;
+// the system's keyring on Windows and macOS; else beside the data (the
+// fallback). docs/fiscal.md says what each protects against.
+func keyStore(dir string) (fiscal.KeyStore, error) {
+	asked := os.Getenv(keyringEnv)
+	if asked != "" && (asked != "secret-service" || runtime.GOOS != "linux") {
+		return fiscal.KeyStore{}, fmt.Errorf("%s=%q: the only keyring to ask for is secret-service, on Linux (Windows and macOS use theirs)", keyringEnv, asked)
 	}
-	if runtime.GOOS == "linux" && os.Geteuid() == 0 {
-		return fiscal.ProtectedKeyRoot
+	switch root := os.Getenv("COMPTOIR_FISCAL_KEYS"); {
+	case root != "":
+		return fiscal.NewKeyStore(dir, root)
+	case asked != "":
+		return fiscal.NewKeyringStore(dir, fiscal.SystemKeyring{}, fiscal.SecretService)
+	case runtime.GOOS == "linux" && os.Geteuid() == 0:
+		return fiscal.NewKeyStore(dir, fiscal.ProtectedKeyRoot)
+	case fiscal.SystemKeyringName() != "":
+		return fiscal.NewKeyringStore(dir, fiscal.SystemKeyring{}, fiscal.SystemKeyringName())
 	}
-	return ""
+	return fiscal.NewKeyStore(dir, "")
 }
 
-// keyStore is the data directory's key store.
-func keyStore(dir string) (fiscal.KeyStore, error) { return fiscal.NewKeyStore(dir, keyRoot()) }
-
 // loadLedger is the fiscal ledger of the data directory, its key made the
-// first time, keeping its witness beside the key.
-func loadLedger(ctx context.Context, dir string, db *journal.DB) (*fiscal.Ledger, error) {
+// first time, keeping its witness in the store's folder; and the store,
+// which says where the key is.
+func loadLedger(ctx context.Context, dir string, db *journal.DB) (*fiscal.Ledger, fiscal.KeyStore, error) {
 	ks, err := keyStore(dir)
 	if err != nil {
-		return nil, err
+		return nil, ks, err
 	}
 	key, err := ks.Load()
 	if err != nil {
-		return nil, err
+		return nil, ks, err
 	}
 	l := fiscal.NewLedger(db, key, kioskID(ctx, db), "Comptoir "+version)
 	if err := l.KeepWitness(ks.WitnessPath()); err != nil {
-		return nil, err
+		return nil, ks, err
 	}
-	return l, nil
+	return l, ks, nil
 }
 
 // openLedger is the kiosk's fiscal ledger; it notes the payment attempts
 // left unfinished, before the kiosk resumes them, for the start's
-// recovery event.
-func openLedger(ctx context.Context, p *payments) (*fiscal.Ledger, error) {
-	l, err := loadLedger(ctx, p.dir, p.db)
+// recovery event. The store's warning says why the key is beside the data although the
+// system offers a keyring ("" when it is not).
+func openLedger(ctx context.Context, p *payments) (*fiscal.Ledger, string, error) {
+	l, ks, err := loadLedger(ctx, p.dir, p.db)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if open, err := p.db.OpenAttempts(ctx); err == nil {
 		l.PendingAtStart = len(open)
 	}
-	return l, nil
+	return l, ks.Warning, nil
 }
 
 // pinLedger is the ledger that records a PIN reset from the command line
 // (nil, said on w, when the key cannot be read: the PIN is set all the
 // same).
 func pinLedger(ctx context.Context, dir string, db *journal.DB, w io.Writer) *fiscal.Ledger {
-	l, err := loadLedger(ctx, dir, db)
+	l, ks, err := loadLedger(ctx, dir, db)
 	if err != nil {
 		fmt.Fprintln(w, "comptoir pin: the reset is not recorded in the fiscal journal:", err)
 		return nil
+	}
+	if ks.Warning != "" {
+		fmt.Fprintln(w, "comptoir pin: fiscal:", ks.Warning)
 	}
 	return l
 }

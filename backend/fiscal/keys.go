@@ -39,17 +39,32 @@ func LoadOrCreateKey(dir string) (ed25519.PrivateKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fiscal: make a signing key: %w", err)
 	}
+	return key, storeKey(dir, key)
+}
+
+// storeKey writes the key pair's files in dir: the private key first, so
+// that a public key never stands without it after a crash.
+func storeKey(dir string, key ed25519.PrivateKey) error {
+	raw, err := privatePEM(key)
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(dir, PrivateKeyFile), raw, 0o600); err != nil {
+		return fmt.Errorf("fiscal: store the signing key: %w", err)
+	}
+	if err := writeFile(filepath.Join(dir, PublicKeyFile), PublicKeyPEM(key.Public().(ed25519.PublicKey)), 0o644); err != nil {
+		return fmt.Errorf("fiscal: store the public key: %w", err)
+	}
+	return nil
+}
+
+// privatePEM is the private key as it is kept: PKCS #8 in PEM.
+func privatePEM(key ed25519.PrivateKey) ([]byte, error) {
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
-		return nil, fmt.Errorf("fiscal: store the signing key: %w", err)
-	}
-	if err := writeFile(filepath.Join(dir, PublicKeyFile), PublicKeyPEM(key.Public().(ed25519.PublicKey)), 0o644); err != nil {
-		return nil, fmt.Errorf("fiscal: store the public key: %w", err)
-	}
-	return key, nil
+	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
 }
 
 func parsePrivate(raw []byte, path string) (ed25519.PrivateKey, error) {

@@ -24,14 +24,25 @@ const ProtectedKeyRoot = "/var/lib/comptoir/fiscal-keys"
 const WitnessFile = "fiscal-heads.json"
 
 // KeyStore is where the signing key and the witness of the chains' heads
-// are kept: a folder outside the data folder when the system offers one,
-// else the data folder itself (the documented fallback).
+// are kept: the system's keyring or a folder outside the data folder when
+// the system offers one, else the data folder itself (the documented
+// fallback).
 type KeyStore struct {
 	DataDir string
-	Dir     string
-	// Outside says that Dir is not the data folder: a copy of the data
-	// folder, or whoever can write it, does not hold the signing key.
+	// Dir holds the witness and, unless a keyring holds it, the signing
+	// key.
+	Dir string
+	// Outside says that the signing key is not in the data folder: a copy
+	// of the data folder, or whoever can write it, does not hold it.
 	Outside bool
+	// Keyring, when set, holds the signing key under KeyringService and
+	// Account; the witness stays in Dir, the data folder.
+	Keyring     Keyring
+	KeyringName string // for people: "the macOS Keychain"
+	Account     string
+	// Warning, after Load, says why the key is beside the data although
+	// the system offers a keyring ("" when it is where it should be).
+	Warning string
 }
 
 // NewKeyStore is the store of dataDir's key: in a folder of its own under
@@ -41,29 +52,51 @@ func NewKeyStore(dataDir, root string) (KeyStore, error) {
 	if root == "" {
 		return KeyStore{DataDir: dataDir, Dir: dataDir}, nil
 	}
-	abs, err := filepath.Abs(dataDir)
+	account, err := dataDirAccount(dataDir)
 	if err != nil {
 		return KeyStore{}, err
 	}
+	return KeyStore{DataDir: dataDir, Dir: filepath.Join(root, account), Outside: true}, nil
+}
+
+// dataDirAccount names a data folder's key outside it: the first 16 hex
+// digits of the SHA-256 of its absolute path.
+func dataDirAccount(dataDir string) (string, error) {
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		return "", err
+	}
 	sum := sha256.Sum256([]byte(abs))
-	return KeyStore{DataDir: dataDir, Dir: filepath.Join(root, hex.EncodeToString(sum[:8])), Outside: true}, nil
+	return hex.EncodeToString(sum[:8]), nil
 }
 
 // Where says where the key is, for people.
 func (ks KeyStore) Where() string {
-	if ks.Outside {
+	switch {
+	case ks.Keyring != nil && ks.Outside:
+		return "in " + ks.KeyringName + " (service \"" + KeyringService + "\", account " + ks.Account + ")"
+	case ks.Outside:
 		return "outside the data folder, in " + ks.Dir
+	case ks.Warning != "":
+		return "beside the data, in " + ks.Dir + " (fallback: " + ks.KeyringName + " could not be reached; whoever can read the data folder can read the key)"
 	}
-	return "beside the data, in " + ks.Dir + " (fallback: whoever can write the data folder can read the key)"
+	return "beside the data, in " + ks.Dir + " (fallback: whoever can read the data folder can read the key)"
 }
 
-// Load reads the signing key, or makes it the first time. A store outside
-// the data folder takes over a key an older version left in the data
-// folder: written there, read back, then removed from the data folder.
-// Two different keys are an error, never a choice.
-func (ks KeyStore) Load() (ed25519.PrivateKey, error) {
-	if !ks.Outside {
-		return LoadOrCreateKey(ks.Dir)
+// Load reads the signing key, or makes it the first time (and only then:
+// a public key beside the data says one was made, and Load will not make
+// another). A store outside the data folder takes over a key an older
+// version left in the data folder: written there, read back, then removed
+// from the data folder. Two different keys are an error, never a choice.
+// A keyring that cannot be reached leaves the key beside the data, with
+// ks.Warning saying so. The caller holds the data folder's journal open
+// (its lock): two processes never make a key for one folder at once.
+func (ks *KeyStore) Load() (ed25519.PrivateKey, error) {
+	switch {
+	case ks.Keyring != nil:
+		return ks.loadKeyring()
+	case !ks.Outside:
+		return ks.loadBeside()
 	}
 	if err := os.MkdirAll(ks.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("fiscal: the key folder: %w", err)
@@ -72,44 +105,97 @@ func (ks KeyStore) Load() (ed25519.PrivateKey, error) {
 		return nil, err
 	}
 	oldPath := filepath.Join(ks.DataDir, PrivateKeyFile)
-	old, oldErr := os.ReadFile(oldPath)
-	if oldErr != nil && !errors.Is(oldErr, fs.ErrNotExist) {
-		return nil, fmt.Errorf("fiscal: the signing key %s cannot be read: %w", oldPath, oldErr)
+	old, err := readIfThere(oldPath)
+	if err != nil {
+		return nil, fmt.Errorf("fiscal: the signing key %s cannot be read: %w", oldPath, err)
 	}
-	_, err := os.Stat(filepath.Join(ks.Dir, PrivateKeyFile))
+	_, err = os.Stat(filepath.Join(ks.Dir, PrivateKeyFile))
 	switch {
 	case err == nil:
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("fiscal: the signing key in %s cannot be read: %w", ks.Dir, err)
-	case oldErr == nil:
+	case old != nil:
 		if err := writeFile(filepath.Join(ks.Dir, PrivateKeyFile), old, 0o600); err != nil {
 			return nil, fmt.Errorf("fiscal: move the signing key out of the data folder: %w", err)
+		}
+	default:
+		if err := ks.madeBefore(ks.Dir); err != nil {
+			return nil, err
 		}
 	}
 	key, err := LoadOrCreateKey(ks.Dir)
 	if err != nil {
 		return nil, err
 	}
-	if oldErr == nil {
-		prev, err := parsePrivate(old, oldPath)
-		if err != nil {
+	if err := ks.dropOld(key, old); err != nil {
+		return nil, err
+	}
+	return key, ks.keepPublicBeside(key)
+}
+
+// loadBeside is the fallback: the key file in the data folder.
+func (ks *KeyStore) loadBeside() (ed25519.PrivateKey, error) {
+	_, err := os.Stat(filepath.Join(ks.Dir, PrivateKeyFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := ks.madeBefore(ks.Dir); err != nil {
 			return nil, err
 		}
-		if !prev.Equal(key) {
-			return nil, fmt.Errorf("fiscal: %s and the key in %s differ: keep both and find which one signed the records (comptoir verify --key)", oldPath, ks.Dir)
-		}
-		if err := os.Remove(oldPath); err != nil {
-			return nil, fmt.Errorf("fiscal: the signing key is still in the data folder: %w", err)
-		}
 	}
-	// The public key stays beside the data, for whoever verifies there.
+	return LoadOrCreateKey(ks.Dir)
+}
+
+// madeBefore is an error when the data folder has a public key but the
+// store found no private key: the key was made, and is kept somewhere
+// this store does not reach (another key store, a keyring, a backup). A
+// new key would not verify the records the old one signed.
+func (ks KeyStore) madeBefore(where string) error {
 	pubPath := filepath.Join(ks.DataDir, PublicKeyFile)
 	if _, err := os.Stat(pubPath); errors.Is(err, fs.ErrNotExist) {
-		if err := writeFile(pubPath, PublicKeyPEM(key.Public().(ed25519.PublicKey)), 0o644); err != nil {
-			return nil, err
-		}
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("fiscal: the public key %s cannot be read: %w", pubPath, err)
 	}
-	return key, nil
+	return fmt.Errorf("fiscal: the signing key is not in %s, but %s says one was made: restore the signing key (from where it was kept, or a backup), or remove %s to start a new key (the records already signed then verify only with the old public key)", where, pubPath, pubPath)
+}
+
+// dropOld removes the copy of key an older version left in the data
+// folder (old, as read there; nil when there was none). A different key
+// there is an error: which one signed the records is for people to find.
+func (ks KeyStore) dropOld(key ed25519.PrivateKey, old []byte) error {
+	if old == nil {
+		return nil
+	}
+	oldPath := filepath.Join(ks.DataDir, PrivateKeyFile)
+	prev, err := parsePrivate(old, oldPath)
+	if err != nil {
+		return err
+	}
+	if !prev.Equal(key) {
+		return fmt.Errorf("fiscal: %s and the key %s differ: keep both and find which one signed the records (comptoir verify --key)", oldPath, ks.Where())
+	}
+	if err := os.Remove(oldPath); err != nil {
+		return fmt.Errorf("fiscal: the signing key is still in the data folder: %w", err)
+	}
+	return nil
+}
+
+// keepPublicBeside writes the public key beside the data when it is not
+// there, for whoever verifies there.
+func (ks KeyStore) keepPublicBeside(key ed25519.PrivateKey) error {
+	pubPath := filepath.Join(ks.DataDir, PublicKeyFile)
+	if _, err := os.Stat(pubPath); errors.Is(err, fs.ErrNotExist) {
+		return writeFile(pubPath, PublicKeyPEM(key.Public().(ed25519.PublicKey)), 0o644)
+	}
+	return nil
+}
+
+// readIfThere reads a file, nil when there is none.
+func readIfThere(path string) ([]byte, error) {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return raw, err
 }
 
 // PublicKey is the store's public key, read from its file (the key found
