@@ -2,6 +2,7 @@ package hub
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -17,8 +18,11 @@ import (
 //	GET  /api/menu?restaurant=R the menu R gets now
 //	POST /api/menu?restaurant=R publish a menu (body: {"catalog":...,"settings":...}); R may be "all"
 //	POST /api/menu/rollback?restaurant=R  publish the previous menu again
+//	GET  /api/fiscal?restaurant=R         the monthly archives kept, every version (R "": all)
+//	GET  /api/fiscal/archive?restaurant=R&kiosk=K&period=yyyy-MM&sha256=S  one, as the kiosk wrote it
 func Handler(h *Hub) http.Handler {
 	mux := http.NewServeMux()
+	fiscalRoutes(mux, h)
 	mux.HandleFunc("GET /api/hub", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, h.Ledger.Dashboard())
 	})
@@ -66,6 +70,31 @@ func guard(next http.Handler) http.Handler {
 		w.Header().Set("X-Frame-Options", "DENY")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		next.ServeHTTP(w, r)
+	})
+}
+
+func fiscalRoutes(mux *http.ServeMux, h *Hub) {
+	mux.HandleFunc("GET /api/fiscal", func(w http.ResponseWriter, r *http.Request) {
+		list, err := h.Ledger.Archives(r.Context(), r.URL.Query().Get("restaurant"))
+		if err != nil {
+			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, list)
+	})
+	mux.HandleFunc("GET /api/fiscal/archive", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		data, err := h.Ledger.Archive(r.Context(), q.Get("restaurant"), q.Get("kiosk"), q.Get("period"), q.Get("sha256"))
+		switch {
+		case errors.Is(err, ErrNoArchive):
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
+		case err != nil:
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		default:
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			w.Header().Set("Cache-Control", "no-store")
+			_, _ = w.Write(data)
+		}
 	})
 }
 

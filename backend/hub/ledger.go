@@ -70,9 +70,12 @@ type Ledger struct {
 	// fiscal keeps each closing and archive record as signed, one object
 	// per record (FiscalBucket), for checks away from the restaurant.
 	fiscal jetstream.ObjectStore
-	stop   context.CancelFunc
-	done   chan struct{}
-	log    *slog.Logger
+	// assembling holds, by restaurant/kiosk, the archive whose parts are
+	// arriving.
+	assembling map[string]*assembly
+	stop       context.CancelFunc
+	done       chan struct{}
+	log        *slog.Logger
 }
 
 func startLedger(js jetstream.JetStream, fiscal jetstream.ObjectStore, log *slog.Logger) *Ledger {
@@ -81,7 +84,7 @@ func startLedger(js jetstream.JetStream, fiscal jetstream.ObjectStore, log *slog
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &Ledger{kiosks: map[string]*KioskView{}, sales: map[SalesRow]int64{}, totals: map[string]*Totals{},
-		paid: map[string]bool{}, gifts: map[string]bool{}, fiscal: fiscal, stop: cancel, done: make(chan struct{}), log: log}
+		paid: map[string]bool{}, gifts: map[string]bool{}, fiscal: fiscal, assembling: map[string]*assembly{}, stop: cancel, done: make(chan struct{}), log: log}
 	go func() {
 		defer close(l.done)
 		var wg sync.WaitGroup
@@ -211,6 +214,8 @@ func (l *Ledger) fact(m jetstream.Msg) {
 		l.totalsOf(r).Attention++
 	case journal.OutboxClosing, journal.OutboxArchive:
 		l.keepFiscal(r, k, m.Data())
+	case site.KindArchivePart:
+		l.archivePart(r, k, m)
 	}
 }
 

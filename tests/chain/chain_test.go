@@ -48,6 +48,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// The kiosks' fiscal signing keys stay in this run's folder, not the
+	// system's (as root, Comptoir keeps them under /var/lib/comptoir).
+	if err := os.Setenv("COMPTOIR_FISCAL_KEYS", filepath.Join(dir, "fiscal-keys")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	bin, err = buildBinary(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
