@@ -163,14 +163,17 @@ func tail(s string, n int) string {
 	return s
 }
 
-// comptoir runs a one-shot command and fails the test when it fails.
+// comptoir runs a one-shot command, fails the test when it fails, and
+// returns its standard output.
 func comptoir(t *testing.T, args ...string) string {
 	t.Helper()
-	out, err := exec.Command(bin, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("comptoir %s: %v\n%s", strings.Join(args, " "), err, out)
+	cmd := exec.Command(bin, args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("comptoir %s: %v\n%s%s", strings.Join(args, " "), err, out.String(), errOut.String())
 	}
-	return string(out)
+	return out.String()
 }
 
 // setAll writes settings into a data folder, as the README's commands do.
