@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
@@ -17,8 +18,12 @@ import (
 // at price (a negative one is a catalog the kiosk refuses).
 func pricedMenu(t *testing.T, price int) []byte {
 	t.Helper()
+	demo, err := os.ReadFile(filepath.Join("..", "..", "backend", "kiosk", "menu", "demo.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var cat map[string]any
-	if err := json.Unmarshal(kiosk.DemoMenu(), &cat); err != nil {
+	if err := json.Unmarshal(demo, &cat); err != nil {
 		t.Fatal(err)
 	}
 	var strip func(v any)
