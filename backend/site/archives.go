@@ -79,7 +79,10 @@ type ArchiveShipper struct {
 	Kiosk    string
 	Dir      string // the archives folder
 	State    string // the file that remembers what was sent
-	Logger   *slog.Logger
+	// AckWait bounds the wait for the stream's acknowledgement of a part;
+	// 0: 10 s.
+	AckWait time.Duration
+	Logger  *slog.Logger
 }
 
 // Run ships at once, then every interval, until ctx ends.
@@ -168,7 +171,11 @@ func (s *ArchiveShipper) ship(ctx context.Context, data []byte, sum string) erro
 		m.Header.Set(HeaderArchivePeriod, period)
 		m.Header.Set(HeaderArchiveSHA256, sum)
 		m.Header.Set(HeaderArchivePart, fmt.Sprintf("%d/%d", i, parts))
-		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		wait := s.AckWait
+		if wait <= 0 {
+			wait = 10 * time.Second
+		}
+		pctx, cancel := context.WithTimeout(ctx, wait)
 		_, err := s.JS.PublishMsg(pctx, m, jetstream.WithMsgID(fmt.Sprintf("archive-%s-%d", sum[:32], i)), jetstream.WithExpectStream(StreamOrders))
 		cancel()
 		if err != nil {
