@@ -118,6 +118,15 @@ func TestArchivesKeptAtHeadOffice(t *testing.T) {
 	if code, _ := get("restaurant=r1&kiosk=A&period=2026-9&sha256=" + sumOf(first)); code != 400 {
 		t.Fatalf("a bad month: %d", code)
 	}
+	resp, err := http.Get(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), sumOf(first)) || !strings.Contains(string(page), sumOf(second)) {
+		t.Fatalf("head office's page does not list the archives:\n%s", page)
+	}
 
 	// Head office started again folds its stream anew: the same copies.
 	h.hub.Close()

@@ -54,7 +54,9 @@ func Handler(h *Hub) http.Handler {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-		_ = page.Execute(w, pageData(h.Ledger.Dashboard()))
+		v := pageData(h.Ledger.Dashboard())
+		v.Archives, _ = h.Ledger.Archives(r.Context(), "")
+		_ = page.Execute(w, v)
 	})
 	return guard(mux)
 }
@@ -121,6 +123,7 @@ type restaurantTotals struct {
 type pageView struct {
 	Dashboard
 	Restaurants []restaurantTotals
+	Archives    []ArchiveInfo
 }
 
 func pageData(d Dashboard) pageView {
@@ -164,4 +167,9 @@ td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}.off{color:#b00}
 <h2>Sales by day, dining mode and VAT rate</h2>
 <table><tr><th>Day</th><th>Restaurant</th><th>Dining</th><th>VAT</th><th>Amount (VAT incl.)</th></tr>
 {{range .Sales}}<tr><td>{{.Day}}</td><td>{{.Restaurant}}</td><td>{{.Dining}}</td><td>{{rate .VATRate}}</td><td>{{euros .Amount}}</td></tr>{{end}}
+</table>
+<h2>Fiscal archives kept</h2>
+<p>Check one with <code>comptoir verify --hub URL --restaurant R --kiosk K --period YYYY-MM --key PUB</code> (URL: this page's address; PUB: the key the restaurant exported at installation).</p>
+<table><tr><th>Restaurant</th><th>Kiosk</th><th>Month</th><th>SHA-256</th><th>Bytes</th><th>Kept</th></tr>
+{{range .Archives}}<tr><td>{{.Restaurant}}</td><td>{{.Kiosk}}</td><td>{{.Period}}</td><td><code>{{.SHA256}}</code></td><td>{{.Size}}</td><td>{{.Kept.Format "2006-01-02 15:04"}}</td></tr>{{end}}
 </table></body></html>`))
