@@ -92,6 +92,10 @@ const usage = `Usage:
                                  the key given (a file, or the base64 printed on a
                                  Z) and the fingerprints read from paper;
                                  exit 1 names the first broken record
+  comptoir verify --hub URL --restaurant R --kiosk K --period YYYY-MM --key PUB
+                                 check a kiosk's monthly archive kept at head
+                                 office (its page's address) with the key the
+                                 restaurant exported at installation
   comptoir close [--day YYYY-MM-DD]
                                  record the tickets, then the closings due (Z of
                                  each day over, months, fiscal years; each month

@@ -80,6 +80,11 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		return err
 	})
+	var at hubArchive
+	fs.StringVar(&at.hub, "hub", "", "check an archive kept at head office: its page's address (http://127.0.0.1:8090), with --restaurant, --kiosk, --period and --key")
+	fs.StringVar(&at.restaurant, "restaurant", "", "with --hub: the restaurant (its id at head office)")
+	fs.StringVar(&at.kiosk, "kiosk", "", "with --hub: the kiosk (its number prefix, as head office's page lists it)")
+	fs.StringVar(&at.period, "period", "", "with --hub: the month, yyyy-MM")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -94,6 +99,13 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprintln(stderr, "comptoir verify:", err)
 			return 2
 		}
+	}
+	if at.hub != "" || at.restaurant != "" || at.kiosk != "" || at.period != "" {
+		if err := at.check(fs.NArg(), len(expect), len(pub)); err != nil {
+			fmt.Fprintln(stderr, "comptoir verify:", err)
+			return 2
+		}
+		return verifyAtHub(ctx, at, pub, stdout, stderr)
 	}
 	if fs.NArg() == 1 {
 		if len(expect) > 0 {
@@ -113,7 +125,16 @@ func verifyArchive(path string, pub []byte, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer f.Close()
-	v, err := fiscal.VerifyArchive(f, pub)
+	return reportArchive(f, pub, "", stdout, stderr)
+}
+
+// reportArchive checks an archive read from r and prints what it found;
+// period, when given, is the month it must cover.
+func reportArchive(r io.Reader, pub []byte, period string, stdout, stderr io.Writer) int {
+	v, err := fiscal.VerifyArchive(r, pub)
+	if err == nil && period != "" && v.Header.Period != period {
+		err = fmt.Errorf("the archive covers %s, not %s", v.Header.Period, period)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "comptoir verify:", err)
 		return 1

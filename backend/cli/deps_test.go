@@ -112,6 +112,7 @@ var arrows = map[string][]string{
 	"scripts/bench/report":    {},
 	"scripts/bench/simserver": {"terminalsim"},
 	"scripts/bench/wire":      {"terminalsim"},
+	"tests/chain":             {},
 	"tests/crash":             {},
 	"tests/netns":             {},
 	"tests/release":           {},

@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -358,6 +359,19 @@ func TestMenuFromHeadOffice(t *testing.T) {
 	}
 	publish(map[string]any{"catalog": demoMenuPriced(t, 1500), "settings": map[string]any{"kiosk.mode": "cafeteria"}})
 	waitLong(t, "a menu with a bad setting refused", func() bool { return containsAll(kioskAtHQ().MenuError, "kiosk.mode") })
+	// A menu the kiosk cannot write (its data folder refuses the file):
+	// not applied, and head office says so.
+	blocker := filepath.Join(dir, kiosk.CatalogFile+".new")
+	if err := os.Mkdir(blocker, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	vw := publish(map[string]any{"catalog": demoMenuPriced(t, 1550)})
+	waitLong(t, "a menu not written said at head office", func() bool {
+		return containsAll(kioskAtHQ().MenuError, fmt.Sprintf("menu %d not applied", vw))
+	})
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
 	v4 := publish(map[string]any{"catalog": demoMenuPriced(t, 1600)})
 	waitLong(t, "menu 4 at the kiosk", func() bool { return firstPrice(k.stack) == 1600 && kioskAtHQ().Menu == v4 })
 	v5 := publish(map[string]any{"catalog": demoMenuPriced(t, 1700)})

@@ -81,6 +81,10 @@ func (a *menuApplier) apply(ctx context.Context, m site.Menu) error {
 		}
 	}
 	if err := a.write(ctx, m); err != nil {
+		a.mu.Lock()
+		a.refused = fmt.Sprintf("menu %d not applied: %v", m.Version, err)
+		a.mu.Unlock()
+		a.kick()
 		a.log.Error("menu from head office not applied", "version", m.Version, "err", err)
 		return err
 	}

@@ -35,6 +35,10 @@ type siteRun struct {
 // siteDir is where an embedded site keeps its stream in the data folder.
 const siteDir = "site"
 
+// archiveShipEvery is how often a kiosk looks for a monthly archive to
+// send to head office (at start, then this often).
+const archiveShipEvery = time.Minute
+
 // openSite starts this kiosk's site: nothing here ever holds a payment.
 // A site that is misconfigured is logged and left out (nil): the outbox
 // waits in the journal until it is set right.
@@ -175,6 +179,10 @@ func (s *siteRun) run(db *journal.DB, svc *kiosk.Service, dir string, logger *sl
 		} else {
 			goRun(func() { p.Run(ctx) })
 		}
+		// The monthly archives closeDue writes go to head office too.
+		ship := &site.ArchiveShipper{JS: s.js, Subjects: s.subj, Kiosk: s.cfg.Kiosk, Dir: filepath.Join(dir, archivesDir),
+			State: filepath.Join(dir, site.ArchivesShippedFile), Logger: logger}
+		goRun(func() { ship.Run(ctx, archiveShipEvery) })
 		goRun(func() {
 			site.RunPresence(ctx, s.js, s.subj, 0, func() site.Presence {
 				p := presenceOf(ctx, s.cfg.Kiosk, db, svc)

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
@@ -17,8 +18,11 @@ import (
 //	GET  /api/menu?restaurant=R the menu R gets now
 //	POST /api/menu?restaurant=R publish a menu (body: {"catalog":...,"settings":...}); R may be "all"
 //	POST /api/menu/rollback?restaurant=R  publish the previous menu again
+//	GET  /api/fiscal?restaurant=R         the monthly archives kept, every version (R "": all)
+//	GET  /api/fiscal/archive?restaurant=R&kiosk=K&period=yyyy-MM&sha256=S  one, as the kiosk wrote it
 func Handler(h *Hub) http.Handler {
 	mux := http.NewServeMux()
+	fiscalRoutes(mux, h)
 	mux.HandleFunc("GET /api/hub", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, h.Ledger.Dashboard())
 	})
@@ -50,7 +54,9 @@ func Handler(h *Hub) http.Handler {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-		_ = page.Execute(w, pageData(h.Ledger.Dashboard()))
+		v := pageData(h.Ledger.Dashboard())
+		v.Archives, _ = h.Ledger.Archives(r.Context(), "")
+		_ = page.Execute(w, v)
 	})
 	return guard(mux)
 }
@@ -66,6 +72,31 @@ func guard(next http.Handler) http.Handler {
 		w.Header().Set("X-Frame-Options", "DENY")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		next.ServeHTTP(w, r)
+	})
+}
+
+func fiscalRoutes(mux *http.ServeMux, h *Hub) {
+	mux.HandleFunc("GET /api/fiscal", func(w http.ResponseWriter, r *http.Request) {
+		list, err := h.Ledger.Archives(r.Context(), r.URL.Query().Get("restaurant"))
+		if err != nil {
+			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+			return
+		}
+		writeJSON(w, http.StatusOK, list)
+	})
+	mux.HandleFunc("GET /api/fiscal/archive", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		data, err := h.Ledger.Archive(r.Context(), q.Get("restaurant"), q.Get("kiosk"), q.Get("period"), q.Get("sha256"))
+		switch {
+		case errors.Is(err, ErrNoArchive):
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
+		case err != nil:
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		default:
+			w.Header().Set("Content-Type", "application/x-ndjson")
+			w.Header().Set("Cache-Control", "no-store")
+			_, _ = w.Write(data)
+		}
 	})
 }
 
@@ -92,6 +123,7 @@ type restaurantTotals struct {
 type pageView struct {
 	Dashboard
 	Restaurants []restaurantTotals
+	Archives    []ArchiveInfo
 }
 
 func pageData(d Dashboard) pageView {
@@ -135,4 +167,9 @@ td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}.off{color:#b00}
 <h2>Sales by day, dining mode and VAT rate</h2>
 <table><tr><th>Day</th><th>Restaurant</th><th>Dining</th><th>VAT</th><th>Amount (VAT incl.)</th></tr>
 {{range .Sales}}<tr><td>{{.Day}}</td><td>{{.Restaurant}}</td><td>{{.Dining}}</td><td>{{rate .VATRate}}</td><td>{{euros .Amount}}</td></tr>{{end}}
+</table>
+<h2>Fiscal archives kept</h2>
+<p>Check one with <code>comptoir verify --hub URL --restaurant R --kiosk K --period YYYY-MM --key PUB</code> (URL: this page's address; PUB: the key the restaurant exported at installation).</p>
+<table><tr><th>Restaurant</th><th>Kiosk</th><th>Month</th><th>SHA-256</th><th>Bytes</th><th>Kept</th></tr>
+{{range .Archives}}<tr><td>{{.Restaurant}}</td><td>{{.Kiosk}}</td><td>{{.Period}}</td><td><code>{{.SHA256}}</code></td><td>{{.Size}}</td><td>{{.Kept.Format "2006-01-02 15:04"}}</td></tr>{{end}}
 </table></body></html>`))

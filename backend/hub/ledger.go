@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
@@ -55,6 +56,9 @@ type Dashboard struct {
 	Sales  []SalesRow         `json:"sales"`
 	Totals map[string]*Totals `json:"totals"` // by restaurant
 	Facts  uint64             `json:"facts"`  // facts folded
+	// FactsByKind counts them by kind (order.paid...): head office's
+	// stream holds each fact once, so order.paid is the orders paid.
+	FactsByKind map[string]uint64 `json:"factsByKind"`
 }
 
 // Ledger folds what the restaurants send: each fact once (by restaurant,
@@ -67,12 +71,16 @@ type Ledger struct {
 	paid   map[string]bool // restaurant/kiosk/order counted
 	gifts  map[string]bool // give-backs counted, by their attempt
 	facts  uint64
+	kinds  map[string]uint64
 	// fiscal keeps each closing and archive record as signed, one object
 	// per record (FiscalBucket), for checks away from the restaurant.
 	fiscal jetstream.ObjectStore
-	stop   context.CancelFunc
-	done   chan struct{}
-	log    *slog.Logger
+	// assembling holds, by restaurant/kiosk, the archive whose parts are
+	// arriving.
+	assembling map[string]*assembly
+	stop       context.CancelFunc
+	done       chan struct{}
+	log        *slog.Logger
 }
 
 func startLedger(js jetstream.JetStream, fiscal jetstream.ObjectStore, log *slog.Logger) *Ledger {
@@ -81,7 +89,7 @@ func startLedger(js jetstream.JetStream, fiscal jetstream.ObjectStore, log *slog
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &Ledger{kiosks: map[string]*KioskView{}, sales: map[SalesRow]int64{}, totals: map[string]*Totals{},
-		paid: map[string]bool{}, gifts: map[string]bool{}, fiscal: fiscal, stop: cancel, done: make(chan struct{}), log: log}
+		paid: map[string]bool{}, gifts: map[string]bool{}, fiscal: fiscal, assembling: map[string]*assembly{}, kinds: map[string]uint64{}, stop: cancel, done: make(chan struct{}), log: log}
 	go func() {
 		defer close(l.done)
 		var wg sync.WaitGroup
@@ -185,6 +193,7 @@ func (l *Ledger) fact(m jetstream.Msg) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.facts++
+	l.kinds[kind]++
 	switch kind {
 	case journal.OutboxPaid:
 		var f journal.OrderFact
@@ -211,6 +220,8 @@ func (l *Ledger) fact(m jetstream.Msg) {
 		l.totalsOf(r).Attention++
 	case journal.OutboxClosing, journal.OutboxArchive:
 		l.keepFiscal(r, k, m.Data())
+	case site.KindArchivePart:
+		l.archivePart(r, k, m)
 	}
 }
 
@@ -280,7 +291,8 @@ func (l *Ledger) presence(m jetstream.Msg) {
 func (l *Ledger) Dashboard() Dashboard {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	d := Dashboard{Kiosks: []KioskView{}, Sales: []SalesRow{}, Totals: map[string]*Totals{}, Facts: l.facts}
+	d := Dashboard{Kiosks: []KioskView{}, Sales: []SalesRow{}, Totals: map[string]*Totals{}, Facts: l.facts,
+		FactsByKind: maps.Clone(l.kinds)}
 	for _, k := range l.kiosks {
 		v := *k
 		v.Online = time.Since(v.LastSeen) < 3*site.PresenceEvery
