@@ -5,7 +5,7 @@ import App from "../App.svelte";
 import { EventCheckout } from "../lib/contract";
 import type { Setting } from "../lib/staffContract";
 import { baseView, fakeTransport } from "../test/fakes";
-import { approvedAttempt, baseAbout, baseSession, fakeStaff, fail, ok, staffWith } from "../test/staffFakes";
+import { approvedAttempt, baseAbout, baseSession, fakeStaff, fail, ok, staffWith, traitsOf } from "../test/staffFakes";
 import StaffEntry from "./StaffEntry.svelte";
 import StaffRoot from "./StaffRoot.svelte";
 
@@ -712,7 +712,7 @@ describe("money actions", () => {
   });
 
   it("marks a payment taken through the provider's cloud", async () => {
-    const cloud = { ...approvedAttempt, idempotentUuid: "0192-c", channel: "cloud" as const };
+    const cloud = { ...approvedAttempt, idempotentUuid: "0192-c", channel: "cloud" as const, traits: traitsOf.cloud };
     await unlocked({ answers: { Attempts: () => ({ attempts: [approvedAttempt, cloud], total: 2, limit: 20, offset: 0 }) } });
     await fireEvent.click(screen.getByTestId("staff-tab-payments"));
     const rows = await screen.findAllByTestId("attempt-row");
@@ -840,6 +840,7 @@ describe("payment links", () => {
     orderNumber: "",
     orderStatus: "open" as const,
     channel: "link" as const,
+    traits: traitsOf.link,
     policy: "counter" as const,
     state: "sent" as const,
     amount: 2450,
@@ -1063,6 +1064,7 @@ describe("refunds without the card", () => {
     kind: "refund" as const,
     policy: "refund" as const,
     channel: "webservices" as const,
+    traits: traitsOf.webservices,
     state: "sent" as const,
     amount: 1200,
     giftAmount: 0,
@@ -1162,7 +1164,7 @@ describe("reconciliation", () => {
     const { staff } = await unlocked({
       answers: {
         Reconcile: () => old,
-        RefundTransactionByAPI: () => ({ ...approvedAttempt, idempotentUuid: "0192-r", kind: "refund", channel: "webservices", state: "approved", amount: 640 }),
+        RefundTransactionByAPI: () => ({ ...approvedAttempt, idempotentUuid: "0192-r", kind: "refund", channel: "webservices", traits: traitsOf.webservices, state: "approved", amount: 640 }),
       },
     });
     await fireEvent.click(screen.getByTestId("staff-tab-report"));
