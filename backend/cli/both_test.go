@@ -196,7 +196,7 @@ func TestStaffChooseTheLANFirstWithTheCloudBehind(t *testing.T) {
 	if err := c.SetCloud(ctx, staffapi.CloudChoice{On: true, URL: "https://cloud.example.test", Serial: "SN-9", Key: key, LANFirst: true}); err != nil {
 		t.Fatal(err)
 	}
-	if info := c.Info(ctx); info.Channel != channelBoth || !info.RestartRequired || info.Source != "address" {
+	if info := c.Info(ctx); info.Channel != channelBoth || !info.RestartRequired || info.Source != "address" || !info.Cloud.On || !info.Cloud.LANFirst {
 		t.Fatalf("after choosing both ways: %+v", info)
 	}
 	flags := commonFlags{}

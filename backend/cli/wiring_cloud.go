@@ -216,7 +216,7 @@ func cloudInfo(ctx context.Context, db *journal.DB) (string, staffapi.CloudSetti
 	u, _, _ := store.Get(ctx, settingCloudURL)
 	sn, _, _ := store.Get(ctx, settingCloudSerial)
 	k, _, _ := store.Get(ctx, settingCloudKey)
-	return ch, staffapi.CloudSetting{URL: u, Serial: sn, KeySet: strings.TrimSpace(k) != ""}
+	return ch, staffapi.CloudSetting{URL: u, Serial: sn, KeySet: strings.TrimSpace(k) != "", On: ch != "local", LANFirst: ch == channelBoth}
 }
 
 // SetCloud saves the channel for the next start. The cloud needs a base

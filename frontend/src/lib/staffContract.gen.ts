@@ -234,12 +234,16 @@ export interface CloudChoice {
 // From staffapi/staffapi.go
 /**
  * CloudSetting is the cloud terminal as staff see it: the key is never
- * shown, only whether one is saved.
+ * shown, only whether one is saved. On and LANFirst are the saved channel
+ * as CloudChoice sets it: payments through the cloud, and then the LAN
+ * first, the cloud behind it.
  */
 export interface CloudSetting {
     url: string;
     serial: string;
     keySet: boolean;
+    on: boolean;
+    lanFirst: boolean;
 }
 
 // From staff/payments.go

@@ -462,6 +462,28 @@ describe("staff shell", () => {
     expect(await screen.findByTestId("terminal-restart")).toBeTruthy();
   });
 
+  it("shows the saved channel from its flags: the cloud, the LAN first", async () => {
+    const saved = { url: "https://cloud.example.test", serial: "SN-77", keySet: true, on: true, lanFirst: true };
+    const panel = {
+      status: { reachable: true, mode: "kiosk", clientTimeoutSeconds: 62, refundTimeoutSeconds: 62, requestOpenSeconds: 900 },
+      source: "address",
+      state: "",
+      inUse: { instance: "T1", address: "" },
+      candidates: [],
+      saved: { instance: "T1", address: "" },
+      restartRequired: false,
+      note: "",
+      https: false,
+      channel: "both",
+      cloud: saved,
+    };
+    await unlocked({ answers: { Terminal: () => panel } });
+    await screen.findByTestId("terminal-reachable");
+    await vi.waitFor(() => expect((screen.getByTestId("cloud-on") as HTMLInputElement).checked).toBe(true));
+    expect((screen.getByTestId("cloud-lan-first") as HTMLInputElement).checked).toBe(true);
+    expect((screen.getByTestId("cloud-serial") as HTMLInputElement).value).toBe("SN-77");
+  });
+
   it("chooses the provider's cloud for the next start, never showing the key", async () => {
     const { staff } = await unlocked();
     await screen.findByTestId("terminal-reachable");
@@ -478,7 +500,7 @@ describe("staff shell", () => {
         note: "",
         https: false,
         channel: c.on ? "cloud" : "local",
-        cloud: { url: c.url, serial: c.serial, keySet: true },
+        cloud: { url: c.url, serial: c.serial, keySet: true, on: c.on, lanFirst: false },
       };
     };
     await fireEvent.click(screen.getByTestId("cloud-on"));
