@@ -106,3 +106,15 @@ func TestAProviderChargeSaysWhereItWasTaken(t *testing.T) {
 		t.Errorf("online: %s %s", ch, term)
 	}
 }
+
+// Staff's list marks what the LAN is not: the cloud and the links (the
+// LAN is the usual way; a refund by API shows in its own detail).
+func TestStaffsListMarksTheCloudAndTheLinks(t *testing.T) {
+	for ch, want := range map[journal.Channel]bool{
+		journal.ChannelLocal: false, journal.ChannelCloud: true, journal.ChannelLink: true, journal.ChannelWebservices: false,
+	} {
+		if got := TraitsOf(ch).Marked; got != want {
+			t.Errorf("%s marked: %v, want %v", ch, got, want)
+		}
+	}
+}
