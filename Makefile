@@ -1,6 +1,6 @@
 # Developer shortcuts. The two commands a new user needs are scripts/start and
 # scripts/test (see README); these targets wrap them and add the rest.
-.PHONY: run test build dev simulator contract vet lint gotest frontend-test smoke crashtest fuzz bench mutation clean
+.PHONY: run test build dev simulator contract archdoc vet lint gotest frontend-test smoke crashtest fuzz bench mutation clean
 
 run:
 	scripts/start
@@ -24,6 +24,11 @@ simulator:
 # the Go types; scripts/test fails when it is not current.
 contract:
 	cd scripts/contractgen && go run .
+
+# docs/architecture.md's package graph and its list of the files that name a
+# payment channel, from the code; go test ./scripts/archgen fails when stale.
+archdoc:
+	go run ./scripts/archgen
 
 vet:
 	go vet ./...

@@ -170,7 +170,7 @@ func TestTheKioskShowsWhichWayAPaymentWent(t *testing.T) {
 	defer stack.Close()
 	openKiosk(t, stack)
 	kioskPays(t, stack, kiosk.PhaseApproved)
-	if p := stack.Svc.Checkout().Payment; p == nil || p.Via != kiosk.ViaLAN {
+	if p := stack.Svc.Checkout().Payment; p == nil || p.AttemptUUID == "" || p.ThroughCloud {
 		t.Fatalf("LAN up: %+v", p)
 	}
 	stack.Svc.Finish()
@@ -178,7 +178,7 @@ func TestTheKioskShowsWhichWayAPaymentWent(t *testing.T) {
 		t.Fatal(err)
 	}
 	kioskPays(t, stack, kiosk.PhaseApproved)
-	if p := stack.Svc.Checkout().Payment; p == nil || p.Via != kiosk.ViaCloud {
+	if p := stack.Svc.Checkout().Payment; p == nil || !p.ThroughCloud {
 		t.Fatalf("LAN down: %+v", p)
 	}
 }
@@ -196,7 +196,7 @@ func TestStaffChooseTheLANFirstWithTheCloudBehind(t *testing.T) {
 	if err := c.SetCloud(ctx, staffapi.CloudChoice{On: true, URL: "https://cloud.example.test", Serial: "SN-9", Key: key, LANFirst: true}); err != nil {
 		t.Fatal(err)
 	}
-	if info := c.Info(ctx); info.Channel != channelBoth || !info.RestartRequired || info.Source != "address" {
+	if info := c.Info(ctx); info.Channel != channelBoth || !info.RestartRequired || info.Source != "address" || !info.Cloud.On || !info.Cloud.LANFirst {
 		t.Fatalf("after choosing both ways: %+v", info)
 	}
 	flags := commonFlags{}

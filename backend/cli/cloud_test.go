@@ -145,14 +145,14 @@ func TestStaffChooseTheCloudForTheNextStart(t *testing.T) {
 			t.Fatalf("%+v: %v", bad, err)
 		}
 	}
-	if info := c.Info(ctx); info.Channel != "local" || info.Cloud.KeySet {
+	if info := c.Info(ctx); info.Channel != "local" || info.Cloud.KeySet || info.Cloud.On {
 		t.Fatalf("after refusals: %+v", info)
 	}
 	if err := c.SetCloud(ctx, staffapi.CloudChoice{On: true, URL: srv.URL, Serial: "SN-1", Key: key}); err != nil {
 		t.Fatal(err)
 	}
 	info := c.Info(ctx)
-	if info.Channel != "cloud" || info.Cloud.Serial != "SN-1" || !info.Cloud.KeySet || !info.RestartRequired {
+	if info.Channel != "cloud" || info.Cloud.Serial != "SN-1" || !info.Cloud.KeySet || !info.RestartRequired || !info.Cloud.On || info.Cloud.LANFirst {
 		t.Fatalf("after choosing the cloud: %+v", info)
 	}
 	raw, _ := json.Marshal(info)

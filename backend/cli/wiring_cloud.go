@@ -95,13 +95,13 @@ func openCloudPayments(ctx context.Context, c commonFlags, db *journal.DB, dir s
 	}
 	vendor := &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: version}
 	o, err := payment.New(payment.Config{
-		Journal: db, Channel: payment.Cloud(client, c.serial, vendor, poll), TerminalID: "cloud:" + c.serial,
+		Journal: db, Channel: payment.Cloud(client, c.serial, vendor, poll), TerminalID: payment.CloudTerminal(c.serial),
 		Limits: lim, Emitter: em, Logger: logger, OtherChannels: terminalOthers(ctx, c, db),
 	})
 	if err != nil {
 		return fail(err)
 	}
-	link := &terminalLink{id: "cloud:" + c.serial, url: client.BaseURL(), how: "cloud", device: device.Cloud(client, c.serial),
+	link := &terminalLink{id: payment.CloudTerminal(c.serial), url: client.BaseURL(), how: "cloud", device: device.Cloud(client, c.serial),
 		source: kiosk.FixedTerminal("Terminal "+c.serial+" (cloud)", client.BaseURL()), stop: func() {}}
 	return &payments{dir: dir, db: db, link: link, o: o, cloud: client, cloudKey: key, serial: c.serial, close: func() { o.Close(); db.Close() }}, nil
 }
@@ -216,7 +216,7 @@ func cloudInfo(ctx context.Context, db *journal.DB) (string, staffapi.CloudSetti
 	u, _, _ := store.Get(ctx, settingCloudURL)
 	sn, _, _ := store.Get(ctx, settingCloudSerial)
 	k, _, _ := store.Get(ctx, settingCloudKey)
-	return ch, staffapi.CloudSetting{URL: u, Serial: sn, KeySet: strings.TrimSpace(k) != ""}
+	return ch, staffapi.CloudSetting{URL: u, Serial: sn, KeySet: strings.TrimSpace(k) != "", On: ch != "local", LANFirst: ch == channelBoth}
 }
 
 // SetCloud saves the channel for the next start. The cloud needs a base

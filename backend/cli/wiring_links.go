@@ -28,9 +28,6 @@ const (
 	// or cancelling a link (the provider adds cartId and status); default:
 	// see linkReturnURL.
 	settingLinkReturnURL = "cloud.link_return_url"
-	// linksTerminalID names the payment links in the journal (each link
-	// below it: "links/<order>").
-	linksTerminalID = "links"
 )
 
 // linkSetup is where payment links go, when they are set up.
@@ -114,7 +111,7 @@ func openLinksBeside(ctx context.Context, c commonFlags, p *payments, others []j
 		ReturnURL: ret, BrandName: settings.Merchant.Name, Currency: settings.Currency,
 		Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: version},
 	})
-	o, err := payment.New(payment.Config{Journal: p.db, Channel: ch, TerminalID: linksTerminalID, Limits: lim, Emitter: em,
+	o, err := payment.New(payment.Config{Journal: p.db, Channel: ch, TerminalID: payment.LinksTerminal, Limits: lim, Emitter: em,
 		Logger: logger, OtherChannels: others})
 	if err != nil {
 		stop()

@@ -137,7 +137,7 @@ func (p *payments) reconciler() func(ctx context.Context, day string) (reconcile
 			return device.ReadHistory(ctx, hist, from, to, 0, 30*time.Second)
 		}
 	}
-	if serial, ok := strings.CutPrefix(p.o.TerminalID(), "cloud:"); ok {
+	if serial, ok := payment.CloudSerial(p.o.TerminalID()); ok {
 		cfg.Serials = []string{serial}
 	}
 	if p.serial != "" {

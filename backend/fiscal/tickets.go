@@ -11,6 +11,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/orders"
+	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 	"github.com/comptoir-pos/comptoir/backend/settings"
 )
@@ -294,7 +295,7 @@ func (l *Ledger) credit(ctx context.Context, st settings.Settings, a journal.Att
 		t.TotalExclTax += v.Net
 	}
 	means := "card"
-	if a.Channel == journal.ChannelWebservices {
+	if payment.TraitsOf(a.Channel).WithoutCard {
 		means = "card (by API)"
 	}
 	t.Payments = append(t.Payments, Payment{Means: means, Amount: -a.Paid(), Tip: -a.Gift(), TransactionID: a.TransactionID})

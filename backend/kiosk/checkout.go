@@ -177,7 +177,7 @@ func (s *Service) again(byCard bool) (CheckoutView, error) {
 		s.enterLocked(PhasePaying)
 		p := *co.payment
 		p.Step, p.Amount, p.AttemptUUID, p.Deadline, p.Message, p.ChargedDespiteCancel = att.step, att.amount, "", time.Time{}, "", false
-		p.Outcome, p.Via = "", ""
+		p.Outcome, p.ThroughCloud = "", false
 		p.Link, p.LinkPaid, p.LinkPrinted = "", 0, false
 		co.payment = &p
 		return ""

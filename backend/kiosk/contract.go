@@ -30,7 +30,6 @@ package kiosk
 import (
 	"time"
 
-	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 )
@@ -209,29 +208,10 @@ type PaymentView struct {
 	Link        string `json:"link,omitempty"`
 	LinkPaid    int64  `json:"linkPaid,omitempty"`
 	LinkPrinted bool   `json:"linkPrinted,omitempty"`
-	// Via is which way the card payment reached the terminal: ViaLAN, or
-	// ViaCloud (the provider's cloud, when the terminal does not answer on
-	// the LAN); "" before it left, and for a payment by phone.
-	Via Via `json:"via,omitempty"`
-}
-
-// Via is which way a card payment reached the terminal.
-type Via string
-
-const (
-	ViaLAN   Via = "lan"
-	ViaCloud Via = "cloud"
-)
-
-// viaOf is the way of an attempt's channel, "" for a payment link.
-func viaOf(ch journal.Channel) Via {
-	switch ch {
-	case journal.ChannelLocal:
-		return ViaLAN
-	case journal.ChannelCloud:
-		return ViaCloud
-	}
-	return ""
+	// ThroughCloud: the card payment reached the terminal through the
+	// provider's cloud (the terminal did not answer on the LAN), which the
+	// customer is told; false before it left, and for a payment by phone.
+	ThroughCloud bool `json:"throughCloud,omitempty"`
 }
 
 // Outcome is how an attempt ended, as the customer lived it.

@@ -96,9 +96,9 @@ func (s *Service) progress(gen int, att *attempt, v payment.View) {
 		p.Message, changed = v.Message, true
 		s.co.payment = &p
 	}
-	if via := viaOf(v.Channel); via != s.co.payment.Via {
+	if cloud := payment.TraitsOf(v.Channel).ThroughCloud; cloud != s.co.payment.ThroughCloud {
 		p := *s.co.payment
-		p.Via, changed = via, true
+		p.ThroughCloud, changed = cloud, true
 		s.co.payment = &p
 	}
 	if att.link && (s.co.payment.Link != v.Link || s.co.payment.LinkPaid != v.Paid) {
@@ -135,7 +135,7 @@ func (s *Service) settle(gen int, att *attempt, v payment.View) {
 	}
 	s.co.att, s.co.last = nil, att
 	p := *s.co.payment
-	p.AttemptUUID, p.Deadline, p.Message, p.Via = v.UUID, time.Time{}, v.Message, viaOf(v.Channel)
+	p.AttemptUUID, p.Deadline, p.Message, p.ThroughCloud = v.UUID, time.Time{}, v.Message, payment.TraitsOf(v.Channel).ThroughCloud
 	p.Paid = s.paidLocked(ord, att, v, sum.Paid, sumErr)
 	p.Due = max(ord.total-p.Paid, 0)
 	// The customer asked to stop: no further part starts behind their back.

@@ -144,7 +144,7 @@ func (s *Service) followAway(h *payment.Handle) {
 // to its end when it still runs, its end acted on when it came meanwhile.
 // It reports whether v was a link.
 func (s *Service) linkAway(v payment.View) bool {
-	if s.cfg.Links == nil || v.Channel != journal.ChannelLink {
+	if s.cfg.Links == nil || !payment.TraitsOf(v.Channel).Phone {
 		return false
 	}
 	if h, ok := s.cfg.Links.Active(v.UUID); ok {

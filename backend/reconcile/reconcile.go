@@ -268,7 +268,7 @@ func covers(source string, a journal.Attempt) bool {
 	if source == SourceProvider {
 		return true
 	}
-	return a.Channel == journal.ChannelLocal || a.Channel == journal.ChannelCloud
+	return payment.TraitsOf(a.Channel).Terminal
 }
 
 // column matches a list's entries to the attempts; what matches nothing
@@ -387,7 +387,7 @@ func (r *run) attempts() {
 			Amount: a.Paid(), GiftAmount: a.Gift(), TransactionID: a.TransactionID, Currency: r.currency[a.OrderID], Created: a.CreatedAt}
 		line := Line{Journal: ja, Terminal: orEmpty(r.terminal[i]), Provider: orEmpty(r.provider[i])}
 		r.rep.Lines = append(r.rep.Lines, line)
-		if a.State.Open() && a.Channel != journal.ChannelLink && r.now.Sub(a.CreatedAt) > r.cfg.PendingLimit {
+		if a.State.Open() && !payment.TraitsOf(a.Channel).LongLived && r.now.Sub(a.CreatedAt) > r.cfg.PendingLimit {
 			r.rep.Differences = append(r.rep.Differences, Difference{Kind: KindPending, Source: SourceJournal, At: a.CreatedAt,
 				AttemptUUID: a.UUID, OrderID: a.OrderID, JournalAmount: a.Total(), JournalState: a.State,
 				Message: fmt.Sprintf("The %s of %s started at %s has had no outcome for more than %s.", a.Kind, money(a.Total(), ""), a.CreatedAt.In(r.cfg.Location).Format("15:04"), r.cfg.PendingLimit),

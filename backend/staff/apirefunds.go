@@ -121,12 +121,7 @@ func (s *Staff) adoptFromProvider(ctx context.Context, sess Session, transaction
 		return journal.Attempt{}, errorf(EINVALID, "Only an approved card payment can be refunded; the provider lists this one as a %s (%s).", pc.Type, pc.Status)
 	}
 	currency := s.currency(ctx)
-	// How it was taken: on a terminal of the company's (through the cloud),
-	// or online (a payment link).
-	channel, terminal := journal.ChannelLink, "links"
-	if pc.Serial != "" {
-		channel, terminal = journal.ChannelCloud, "cloud:"+pc.Serial
-	}
+	channel, terminal := pc.Origin()
 	at := pc.At
 	if at.IsZero() {
 		at = s.now()

@@ -214,7 +214,7 @@ func (s *Staff) CancelLink(ctx context.Context, sessionID, uuid string) (Attempt
 		switch {
 		case err != nil:
 			return AttemptView{}, journalErr(err, "Finding the link")
-		case att.Channel != journal.ChannelLink:
+		case !payment.TraitsOf(att.Channel).Phone:
 			return AttemptView{}, errorf(EINVALID, "This payment is not a payment link.")
 		case att.State.Final():
 			return AttemptView{}, errorf(EINVALID, "This link has already ended (%s): there is nothing to cancel.", att.State)

@@ -31,9 +31,10 @@ type AttemptView struct {
 	OrderStatus journal.OrderStatus `json:"orderStatus,omitempty"`
 	Currency    string              `json:"currency,omitempty"`
 	Kind        journal.Kind        `json:"kind"`
-	// Channel is how the attempt reached the terminal: local (the LAN) or
-	// cloud (the provider's Cloud API).
+	// Channel is how the attempt reached the provider (its name, for
+	// words only); Traits what staff may do with it and how it is shown.
 	Channel       journal.Channel `json:"channel"`
+	Traits        payment.Traits  `json:"traits"`
 	Policy        journal.Policy  `json:"policy"`
 	State         journal.State   `json:"state"`
 	Amount        int64           `json:"amount"`
@@ -151,7 +152,7 @@ func (s *Staff) order(ctx context.Context, cache orderCache, id string) *journal
 
 func (s *Staff) view(ctx context.Context, a journal.Attempt, cache orderCache) AttemptView {
 	v := AttemptView{
-		UUID: a.UUID, OrderID: a.OrderID, Kind: a.Kind, Channel: a.Channel, Policy: a.Policy, State: a.State,
+		UUID: a.UUID, OrderID: a.OrderID, Kind: a.Kind, Channel: a.Channel, Traits: payment.TraitsOf(a.Channel), Policy: a.Policy, State: a.State,
 		Amount: a.Amount, GiftAmount: a.Gift(), TransactionID: a.TransactionID, Error: a.Error,
 		SendCount: a.SendCount, CreatedAt: a.CreatedAt, FirstSentAt: a.FirstSentAt, FinalAt: a.FinalAt,
 		InitialTransactionID: a.InitialTransactionID,
@@ -176,7 +177,7 @@ func (s *Staff) view(ctx context.Context, a journal.Attempt, cache orderCache) A
 	v.NeedsAttention = a.State == journal.StateUnknown || v.OrderStatus == journal.OrderNeedsAttention
 	v.CanAccept = v.OrderStatus == journal.OrderNeedsAttention && (a.Flag != "" || a.Witness == journal.WitnessDenied || v.OrderAttention != "") &&
 		a.State.Final() && a.State != journal.StateUnknown
-	if a.Channel == journal.ChannelLink {
+	if v.Traits.Phone {
 		v.Link, v.ProviderStatus = a.ProviderID, a.ProviderStatus
 		if s.cfg.Links != nil {
 			if h, ok := s.cfg.Links.Active(a.UUID); ok {
@@ -188,7 +189,7 @@ func (s *Staff) view(ctx context.Context, a journal.Attempt, cache orderCache) A
 		}
 		v.CanCapture = s.cfg.Links != nil && a.State == journal.StateApproved && a.ProviderStatus == journal.ProviderAuthorised
 	}
-	if a.Channel == journal.ChannelWebservices {
+	if v.Traits.WithoutCard {
 		v.ProviderStatus = a.ProviderStatus
 		if a.State.Open() || a.State == journal.StateUnknown {
 			v.ApprovalURL = s.approvalURL(ctx, a)
@@ -305,7 +306,7 @@ func (s *Staff) withActions(ctx context.Context, v *AttemptView) error {
 		case a.Kind == journal.KindReversal && v.TransactionID != "" && a.InitialTransactionID == v.TransactionID:
 			// The latest counts: a failed reversal may be followed by another.
 			v.Reversal = &ReversalView{UUID: a.UUID, State: a.State, TransactionID: a.TransactionID, Message: a.Error}
-		case a.Channel == journal.ChannelWebservices && v.TransactionID != "" && a.InitialTransactionID == v.TransactionID:
+		case payment.TraitsOf(a.Channel).WithoutCard && v.TransactionID != "" && a.InitialTransactionID == v.TransactionID:
 			v.APIRefund = &ReversalView{UUID: a.UUID, State: a.State, TransactionID: a.TransactionID, Message: a.Error}
 		}
 	}
@@ -321,8 +322,7 @@ func (s *Staff) withActions(ctx context.Context, v *AttemptView) error {
 	live := v.Reversal != nil && v.Reversal.State != journal.StateFailed && v.Reversal.State != journal.StateDeclined
 	// A reversal goes to the terminal that took the debit, through the
 	// channel this process runs: the terminal must be the one in use.
-	reversible := debit.Channel == journal.ChannelLocal || debit.Channel == journal.ChannelCloud
-	v.CanReverse = debit.TransactionID != "" && reversible && !live &&
+	v.CanReverse = debit.TransactionID != "" && payment.TraitsOf(debit.Channel).Reversible && !live &&
 		m.Givable() >= debit.Total() && s.cfg.Payments != nil && s.cfg.Payments.TerminalID() == debit.Terminal
 	// The provider refunds a transaction once; after a reversal, nothing.
 	refunded := v.APIRefund != nil && v.APIRefund.State != journal.StateFailed && v.APIRefund.State != journal.StateDeclined
@@ -491,7 +491,7 @@ type matcher struct {
 // onTerminal: the attempt went to a terminal, whose history lists it (a
 // payment link's is the provider's cart, never on a terminal).
 func onTerminal(a journal.Attempt) bool {
-	return a.Channel == "" || a.Channel == journal.ChannelLocal || a.Channel == journal.ChannelCloud
+	return payment.TraitsOf(a.Channel).Terminal
 }
 
 func newMatcher(atts []journal.Attempt) *matcher {

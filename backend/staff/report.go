@@ -76,10 +76,6 @@ type Sale struct {
 	Net    int64  `json:"net"`
 }
 
-// SchemeLink is the scheme line of the payments made through payment
-// links in the journal's totals.
-const SchemeLink = "link"
-
 // DiffCurrency is a movement in another currency than the kiosk's, left
 // out of the report's totals.
 const DiffCurrency = "currency_mismatch"
@@ -205,13 +201,13 @@ func (s *Staff) Report(ctx context.Context, sessionID, day string) (Report, erro
 				gift = tx.GiftAmount
 			}
 		}
-		switch {
+		switch line := payment.TraitsOf(a.Channel).ReportLine; {
 		case a.Kind == journal.KindReversal:
 			scheme = schemeOf[a.InitialTransactionID]
-		case a.Channel == journal.ChannelLink:
-			// Paid on the customer's phone: its own line, which the
+		case line != "":
+			// Paid on the customer's phone, say: its own line, which the
 			// terminal's totals never have.
-			scheme = SchemeLink
+			scheme = line
 		}
 		jt.add(string(a.Kind), scheme, a.Paid(), gift)
 	}

@@ -511,7 +511,7 @@ func TestCompareLeavesPaymentLinksOut(t *testing.T) {
 		t.Fatalf("compare %+v, %v", cmp, err)
 	}
 	rep, err := e.st.Report(e.ctx, s.ID, "")
-	if err != nil || len(rep.Differences) != 0 || len(rep.Journal.ByScheme) != 1 || rep.Journal.ByScheme[0].Scheme != SchemeLink || rep.Journal.ByScheme[0].Amount != 1500 {
+	if err != nil || len(rep.Differences) != 0 || len(rep.Journal.ByScheme) != 1 || rep.Journal.ByScheme[0].Scheme != "link" || rep.Journal.ByScheme[0].Amount != 1500 {
 		t.Fatalf("report %+v, %v", rep, err)
 	}
 }

@@ -141,11 +141,15 @@ type KnownAddress struct {
 }
 
 // CloudSetting is the cloud terminal as staff see it: the key is never
-// shown, only whether one is saved.
+// shown, only whether one is saved. On and LANFirst are the saved channel
+// as CloudChoice sets it: payments through the cloud, and then the LAN
+// first, the cloud behind it.
 type CloudSetting struct {
-	URL    string `json:"url"`
-	Serial string `json:"serial"`
-	KeySet bool   `json:"keySet"`
+	URL      string `json:"url"`
+	Serial   string `json:"serial"`
+	KeySet   bool   `json:"keySet"`
+	On       bool   `json:"on"`
+	LANFirst bool   `json:"lanFirst"`
 }
 
 // CloudChoice is staff's choice of channel. Key "" keeps the saved key.

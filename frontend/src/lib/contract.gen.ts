@@ -247,11 +247,11 @@ export interface PaymentView {
     linkPaid?: number;
     linkPrinted?: boolean;
     /**
-     * Via is which way the card payment reached the terminal: ViaLAN, or
-     * ViaCloud (the provider's cloud, when the terminal does not answer on
-     * the LAN); "" before it left, and for a payment by phone.
+     * ThroughCloud: the card payment reached the terminal through the
+     * provider's cloud (the terminal did not answer on the LAN), which the
+     * customer is told; false before it left, and for a payment by phone.
      */
-    via?: Via;
+    throughCloud?: boolean;
 }
 
 // From kiosk/contract.go
@@ -352,9 +352,6 @@ export interface VATPart {
     rate: number; // basis points
     amount: number; // cents, VAT included, for one
 }
-
-// From kiosk/contract.go
-export type Via = "cloud" | "lan";
 
 // From kiosk/intents.go
 /**

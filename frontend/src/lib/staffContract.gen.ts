@@ -56,10 +56,11 @@ export interface AttemptView {
     currency?: string;
     kind: JournalKind;
     /**
-     * Channel is how the attempt reached the terminal: local (the LAN) or
-     * cloud (the provider's Cloud API).
+     * Channel is how the attempt reached the provider (its name, for
+     * words only); Traits what staff may do with it and how it is shown.
      */
     channel: JournalChannel;
+    traits: PaymentTraits;
     policy: JournalPolicy;
     state: JournalState;
     amount: number;
@@ -233,12 +234,16 @@ export interface CloudChoice {
 // From staffapi/staffapi.go
 /**
  * CloudSetting is the cloud terminal as staff see it: the key is never
- * shown, only whether one is saved.
+ * shown, only whether one is saved. On and LANFirst are the saved channel
+ * as CloudChoice sets it: payments through the cloud, and then the LAN
+ * first, the cloud behind it.
  */
 export interface CloudSetting {
     url: string;
     serial: string;
     keySet: boolean;
+    on: boolean;
+    lanFirst: boolean;
 }
 
 // From staff/payments.go
@@ -782,6 +787,65 @@ export interface MerchantSetting {
 
 // From payment/view.go
 export type PaymentAbortAnswer = "busy" | "delivered" | "failed" | "" | "not_possible" | "nothing" | "ok" | "pending";
+
+// From payment/traits.go
+/**
+ * Traits are what the rest of Comptoir needs to know of a channel beyond
+ * its protocol: what staff may do with its attempts, how the books and the
+ * screens name them. The kiosk, staff mode, the fiscal journal, the
+ * reconciliation and the screens ask these (the staff contract carries
+ * them with each attempt) and never switch on a channel's name, so that a
+ * new channel is described here once and they follow.
+ */
+export interface PaymentTraits {
+    /**
+     * Terminal: a payment terminal took the attempt, on the LAN or through
+     * the provider's cloud. The terminal's own history lists it, and the
+     * terminal can send its receipt (email, SMS). A payment link's or a
+     * refund by API's is the provider's alone.
+     */
+    terminal: boolean;
+    /**
+     * Reversible: an approved debit can be reversed (cancelled the same
+     * day, on the terminal that took it, through the channel this process
+     * runs).
+     */
+    reversible: boolean;
+    /**
+     * ThroughCloud: the terminal is reached through the provider's cloud,
+     * which may be slower: the customer is told.
+     */
+    throughCloud: boolean;
+    /**
+     * Phone: the customer pays on their own phone (a payment link): the
+     * kiosk's links follow it, staff see its link and may cancel or
+     * capture it.
+     */
+    phone: boolean;
+    /**
+     * WithoutCard: a refund the provider makes by API, without the card. A
+     * manager may have to approve it at the provider: staff see the
+     * provider's word on it and the approval link; the fiscal ticket names
+     * its means as such.
+     */
+    withoutCard: boolean;
+    /**
+     * Marked: staff's list of payments marks the attempt with its
+     * channel's name (translated: staff.attempts.<name>).
+     */
+    marked: boolean;
+    /**
+     * LongLived: its outcome may rightly take days (the customer pays when
+     * they choose): an open attempt is not late for the reconciliation.
+     */
+    longLived: boolean;
+    /**
+     * ReportLine is the scheme line under which the day's report counts
+     * its payments, one the terminal's totals never have; "": the card's
+     * own scheme.
+     */
+    reportLine?: string;
+}
 
 // From payment/view.go
 /**

@@ -24,7 +24,7 @@ describe("Paying", () => {
   afterEach(() => vi.useRealTimers());
 
   it("says when the terminal is reached through the provider's cloud", () => {
-    const { context } = kioskWith({ phase: "paying", payment: { ...card, via: "cloud" } });
+    const { context } = kioskWith({ phase: "paying", payment: { ...card, throughCloud: true } });
     render(Paying, { context });
     expect(screen.getByTestId("via-cloud").textContent).toBe("The terminal is reached through the provider's cloud.");
   });
@@ -259,11 +259,11 @@ describe("Approved", () => {
   });
 
   it("says when the payment went through the provider's cloud", () => {
-    const { context } = kioskWith({ phase: "approved", payment: { ...card, paid: 1500, due: 0, via: "cloud" } });
+    const { context } = kioskWith({ phase: "approved", payment: { ...card, paid: 1500, due: 0, throughCloud: true } });
     render(Approved, { context });
     expect(screen.getByTestId("via-cloud").textContent).toBe("Paid through the provider's cloud.");
     cleanup();
-    const lan = kioskWith({ phase: "approved", payment: { ...card, paid: 1500, due: 0, via: "lan" } });
+    const lan = kioskWith({ phase: "approved", payment: { ...card, paid: 1500, due: 0, throughCloud: false } });
     render(Approved, { context: lan.context });
     expect(screen.queryByTestId("via-cloud")).toBeNull();
   });

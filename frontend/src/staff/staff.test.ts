@@ -5,7 +5,7 @@ import App from "../App.svelte";
 import { EventCheckout } from "../lib/contract";
 import type { Setting } from "../lib/staffContract";
 import { baseView, fakeTransport } from "../test/fakes";
-import { approvedAttempt, baseAbout, baseSession, fakeStaff, fail, ok, staffWith } from "../test/staffFakes";
+import { approvedAttempt, baseAbout, baseSession, fakeStaff, fail, ok, staffWith, traitsOf } from "../test/staffFakes";
 import StaffEntry from "./StaffEntry.svelte";
 import StaffRoot from "./StaffRoot.svelte";
 
@@ -462,6 +462,28 @@ describe("staff shell", () => {
     expect(await screen.findByTestId("terminal-restart")).toBeTruthy();
   });
 
+  it("shows the saved channel from its flags: the cloud, the LAN first", async () => {
+    const saved = { url: "https://cloud.example.test", serial: "SN-77", keySet: true, on: true, lanFirst: true };
+    const panel = {
+      status: { reachable: true, mode: "kiosk", clientTimeoutSeconds: 62, refundTimeoutSeconds: 62, requestOpenSeconds: 900 },
+      source: "address",
+      state: "",
+      inUse: { instance: "T1", address: "" },
+      candidates: [],
+      saved: { instance: "T1", address: "" },
+      restartRequired: false,
+      note: "",
+      https: false,
+      channel: "both",
+      cloud: saved,
+    };
+    await unlocked({ answers: { Terminal: () => panel } });
+    await screen.findByTestId("terminal-reachable");
+    await vi.waitFor(() => expect((screen.getByTestId("cloud-on") as HTMLInputElement).checked).toBe(true));
+    expect((screen.getByTestId("cloud-lan-first") as HTMLInputElement).checked).toBe(true);
+    expect((screen.getByTestId("cloud-serial") as HTMLInputElement).value).toBe("SN-77");
+  });
+
   it("chooses the provider's cloud for the next start, never showing the key", async () => {
     const { staff } = await unlocked();
     await screen.findByTestId("terminal-reachable");
@@ -478,7 +500,7 @@ describe("staff shell", () => {
         note: "",
         https: false,
         channel: c.on ? "cloud" : "local",
-        cloud: { url: c.url, serial: c.serial, keySet: true },
+        cloud: { url: c.url, serial: c.serial, keySet: true, on: c.on, lanFirst: false },
       };
     };
     await fireEvent.click(screen.getByTestId("cloud-on"));
@@ -712,7 +734,7 @@ describe("money actions", () => {
   });
 
   it("marks a payment taken through the provider's cloud", async () => {
-    const cloud = { ...approvedAttempt, idempotentUuid: "0192-c", channel: "cloud" as const };
+    const cloud = { ...approvedAttempt, idempotentUuid: "0192-c", channel: "cloud" as const, traits: traitsOf.cloud };
     await unlocked({ answers: { Attempts: () => ({ attempts: [approvedAttempt, cloud], total: 2, limit: 20, offset: 0 }) } });
     await fireEvent.click(screen.getByTestId("staff-tab-payments"));
     const rows = await screen.findAllByTestId("attempt-row");
@@ -840,6 +862,7 @@ describe("payment links", () => {
     orderNumber: "",
     orderStatus: "open" as const,
     channel: "link" as const,
+    traits: traitsOf.link,
     policy: "counter" as const,
     state: "sent" as const,
     amount: 2450,
@@ -1063,6 +1086,7 @@ describe("refunds without the card", () => {
     kind: "refund" as const,
     policy: "refund" as const,
     channel: "webservices" as const,
+    traits: traitsOf.webservices,
     state: "sent" as const,
     amount: 1200,
     giftAmount: 0,
@@ -1162,7 +1186,7 @@ describe("reconciliation", () => {
     const { staff } = await unlocked({
       answers: {
         Reconcile: () => old,
-        RefundTransactionByAPI: () => ({ ...approvedAttempt, idempotentUuid: "0192-r", kind: "refund", channel: "webservices", state: "approved", amount: 640 }),
+        RefundTransactionByAPI: () => ({ ...approvedAttempt, idempotentUuid: "0192-r", kind: "refund", channel: "webservices", traits: traitsOf.webservices, state: "approved", amount: 640 }),
       },
     });
     await fireEvent.click(screen.getByTestId("staff-tab-report"));

@@ -6,7 +6,17 @@ import { Staff, staffContextKey, type StaffOptions } from "../lib/staff.svelte";
 import { createStaffApi, defaultStaffApi, envelope, type StaffTransport } from "../lib/staffBridge";
 import { StaffDoor } from "../lib/staffDoor.svelte";
 import StaffRoot from "../staff/StaffRoot.svelte";
-import type { About, AttemptView, Envelope, Gate, Session, StaffCallName, StaffError } from "../lib/staffContract";
+import type {
+  About,
+  AttemptView,
+  Envelope,
+  Gate,
+  JournalChannel,
+  PaymentTraits,
+  Session,
+  StaffCallName,
+  StaffError,
+} from "../lib/staffContract";
 import { kioskWith } from "./fakes";
 
 export const ok = <T>(value: T): Envelope<T> => ({ ok: true, value });
@@ -29,6 +39,24 @@ export const baseAbout: About = {
   apiRefunds: false,
 };
 
+const none: PaymentTraits = {
+  terminal: false,
+  reversible: false,
+  throughCloud: false,
+  phone: false,
+  withoutCard: false,
+  marked: false,
+  longLived: false,
+};
+
+/** Each channel's traits as the backend sends them with an attempt (backend/payment/traits.go). */
+export const traitsOf: Record<JournalChannel, PaymentTraits> = {
+  local: { ...none, terminal: true, reversible: true },
+  cloud: { ...none, terminal: true, reversible: true, throughCloud: true, marked: true },
+  link: { ...none, phone: true, marked: true, longLived: true, reportLine: "link" },
+  webservices: { ...none, withoutCard: true },
+};
+
 export const approvedAttempt: AttemptView = {
   idempotentUuid: "0192-a",
   orderId: "ord_41",
@@ -37,6 +65,7 @@ export const approvedAttempt: AttemptView = {
   currency: "EUR",
   kind: "debit",
   channel: "local",
+  traits: traitsOf.local,
   policy: "kiosk",
   state: "approved",
   amount: 1500,
