@@ -7,7 +7,9 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/receipt"
 )
 
 // cartOf is the cart of the order the kiosk shows.
@@ -67,6 +69,15 @@ func TestPayByPhone(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no receipt saying it was paid by phone: %+v", e.printedFrom("print"))
+	}
+	// A reprint, rebuilt from the journal, says the same.
+	r, opt, err := orders.OrderReceipt(e.ctx, e.db, e.s.Settings(), v.OrderID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Payments) != 1 || r.Payments[0].Kind != receipt.KindLink ||
+		!strings.Contains(receipt.CustomerReceiptText(r, opt), "Paiement par téléphone") {
+		t.Fatalf("the journal's receipt of a phone payment: %+v", r.Payments)
 	}
 }
 

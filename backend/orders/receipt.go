@@ -76,6 +76,11 @@ func OrderReceipt(ctx context.Context, db *journal.DB, st settings.Settings, ord
 		// What the journal says was charged: the answer's, or what staff or
 		// the history settled.
 		c.Amount, c.GiftAmount = a.Paid(), a.Gift()
+		if payment.TraitsOf(a.Channel).Phone {
+			// Paid on the customer's phone: as the kiosk's own receipt says.
+			r.Payments = append(r.Payments, receipt.Part{Kind: receipt.KindLink, Amount: c.Amount, Tip: c.GiftAmount, TransactionID: c.TransactionID})
+			continue
+		}
 		r.Payments = append(r.Payments, CardPart(c))
 	}
 	return r, receipt.Options{Columns: st.ReceiptColumns, Locale: lang}, nil
