@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cli"
-	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 	"github.com/comptoir-pos/comptoir/backend/staffapi"
@@ -196,11 +196,11 @@ func startupProblem(err error) string {
 		return "No payment terminal is configured or found."
 	case errors.Is(err, cli.ErrSeveralTerminals):
 		return "Several payment terminals answer: staff choose one in staff mode."
-	case journal.ErrorCode(err) == journal.ELOCKED:
+	case fault.CodeOf(err) == fault.ELOCKED:
 		return "Comptoir is already running on this computer with the same data."
-	case journal.ErrorCode(err) == journal.EFULL:
+	case fault.CodeOf(err) == fault.EFULL:
 		return "The disk is full: Comptoir cannot record payments."
-	case journal.ErrorCode(err) == journal.EREADONLY:
+	case fault.CodeOf(err) == fault.EREADONLY:
 		return "Comptoir's data folder cannot be written."
 	}
 	return "The kiosk cannot start: " + err.Error()
@@ -310,7 +310,7 @@ func (a *App) Staff(name string, args []json.RawMessage) staffapi.Result {
 	}
 	res, err := api.Call(a.ctx, name, args)
 	if err != nil {
-		return staffapi.Result{Error: &staffapi.ErrorView{Code: staffapi.EBADCALL, Message: err.Error()}}
+		return staffapi.Result{Error: staffapi.View(err)}
 	}
 	return res
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -141,7 +142,7 @@ func TestStaffChooseTheCloudForTheNextStart(t *testing.T) {
 		{On: true, URL: srv.URL, Serial: "SN-1"}, // no key saved yet
 		{On: true, URL: "http://cloud.example.com", Serial: "SN-1", Key: key},
 	} {
-		if err := c.SetCloud(ctx, bad); staff.ErrorCode(err) != staff.EINVALID {
+		if err := c.SetCloud(ctx, bad); fault.CodeOf(err) != staff.EINVALID {
 			t.Fatalf("%+v: %v", bad, err)
 		}
 	}

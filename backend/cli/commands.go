@@ -109,8 +109,7 @@ func cmdSimulator(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return 2
 	}
 	if err := sim.Start(*addr); err != nil {
-		fmt.Fprintln(stderr, "comptoir simulator:", err)
-		return 1
+		return failed(stderr, "simulator", err)
 	}
 	defer sim.Close()
 	if *mdns {
@@ -173,8 +172,7 @@ func cmdCloudSim(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		err = cloud.Start(*addr)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir cloudsim:", err)
-		return 1
+		return failed(stderr, "cloudsim", err)
 	}
 	defer cloud.Close()
 	fmt.Fprintf(stdout, "Simulated cloud at %s (control API: %s/sim/), terminals %s.\n"+

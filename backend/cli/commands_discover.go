@@ -42,8 +42,7 @@ func cmdDiscover(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	var id discovery.Identity
 	if dir, err := common.resolveDataDir(); err == nil {
 		if id, err = readIdentity(ctx, peekSettings{dir}, common.terminalPin); err != nil {
-			fmt.Fprintln(stderr, "comptoir discover:", err)
-			return 1
+			return failed(stderr, "discover", err)
 		}
 	}
 	opts.HTTPS = id.HTTPS
@@ -55,8 +54,7 @@ func cmdDiscover(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	printJSON(stdout, found)
 	if err != nil && !errors.Is(err, context.Canceled) {
-		fmt.Fprintln(stderr, "comptoir discover:", err)
-		return 1
+		return failed(stderr, "discover", err)
 	}
 	return 0
 }
@@ -69,19 +67,16 @@ func cmdDiscover(ctx context.Context, args []string, stdout, stderr io.Writer) i
 func chooseTerminal(ctx context.Context, c commonFlags, name string, opts discovery.Options, stdout, stderr io.Writer) int {
 	dir, err := c.resolveDataDir()
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir discover:", err)
-		return 1
+		return failed(stderr, "discover", err)
 	}
 	db, err := journal.Open(ctx, dir)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir discover:", err)
-		return 1
+		return failed(stderr, "discover", err)
 	}
 	defer db.Close()
 	trust, err := loadTrust(ctx, c, db)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir discover:", err)
-		return 1
+		return failed(stderr, "discover", err)
 	}
 	opts.HTTPS = trust.https
 	t, err := discovery.Resolve(ctx, name, opts)
@@ -99,12 +94,10 @@ func chooseTerminal(ctx context.Context, c commonFlags, name string, opts discov
 	id.Instance = t.Instance
 	// The name first: an identity is only stored for the chosen name.
 	if err := (settingsStore{db}).Set(ctx, discovery.DefaultStoreKey, t.Instance); err != nil {
-		fmt.Fprintln(stderr, "comptoir discover:", err)
-		return 1
+		return failed(stderr, "discover", err)
 	}
 	if err := store.SaveIdentity(ctx, id); err != nil {
-		fmt.Fprintln(stderr, "comptoir discover:", err)
-		return 1
+		return failed(stderr, "discover", err)
 	}
 	printJSON(stdout, t)
 	return 0

@@ -121,8 +121,7 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 func verifyArchive(path string, pub []byte, stdout, stderr io.Writer) int {
 	f, err := os.Open(path)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir verify:", err)
-		return 1
+		return failed(stderr, "verify", err)
 	}
 	defer f.Close()
 	return reportArchive(f, pub, "", stdout, stderr)
@@ -136,8 +135,7 @@ func reportArchive(r io.Reader, pub []byte, period string, stdout, stderr io.Wri
 		err = fmt.Errorf("the archive covers %s, not %s", v.Header.Period, period)
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir verify:", err)
-		return 1
+		return failed(stderr, "verify", err)
 	}
 	printJSON(stdout, v)
 	if v.Note != "" {
@@ -156,13 +154,11 @@ func reportArchive(r io.Reader, pub []byte, period string, stdout, stderr io.Wri
 func verifyJournal(ctx context.Context, common commonFlags, pubArg []byte, expect []fiscal.Head, stdout, stderr io.Writer) int {
 	dir, err := common.resolveDataDir()
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir verify:", err)
-		return 1
+		return failed(stderr, "verify", err)
 	}
 	ks, err := keyStore(dir)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir verify:", err)
-		return 1
+		return failed(stderr, "verify", err)
 	}
 	opt := fiscal.VerifyOptions{Expect: expect, KeyGiven: len(pubArg) > 0}
 	var pub ed25519.PublicKey
@@ -175,19 +171,16 @@ func verifyJournal(ctx context.Context, common commonFlags, pubArg []byte, expec
 		opt.Witness, _, err = fiscal.ReadWitness(ks.WitnessPath())
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir verify:", err)
-		return 1
+		return failed(stderr, "verify", err)
 	}
 	db, err := journal.Open(ctx, dir)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir verify:", err)
-		return 1
+		return failed(stderr, "verify", err)
 	}
 	defer db.Close()
 	v, err := fiscal.VerifyJournal(ctx, db, pub, opt)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir verify:", err)
-		return 1
+		return failed(stderr, "verify", err)
 	}
 	printJSON(stdout, v)
 	if v.Note != "" {
@@ -221,8 +214,7 @@ func cmdFiscal(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	db, l, ks, err := openFiscal(ctx, common, stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir fiscal key:", err)
-		return 1
+		return failed(stderr, "fiscal key", err)
 	}
 	defer db.Close()
 	pub := l.PublicKey()
@@ -268,25 +260,21 @@ func cmdClose(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	db, l, ks, err := openFiscal(ctx, common, stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir close:", err)
-		return 1
+		return failed(stderr, "close", err)
 	}
 	defer db.Close()
 	if _, err := l.RecordTickets(ctx, warnLogger(stderr)); err != nil {
-		fmt.Fprintln(stderr, "comptoir close:", err)
-		return 1
+		return failed(stderr, "close", err)
 	}
 	var out []fiscal.Closing
 	if *day != "" {
 		c, err := l.CloseDay(ctx, *day, time.Local)
 		if err != nil {
-			fmt.Fprintln(stderr, "comptoir close:", err)
-			return 1
+			return failed(stderr, "close", err)
 		}
 		out = append(out, c)
 	} else if out, err = closeDue(ctx, l, db, ks.DataDir, stderr); err != nil {
-		fmt.Fprintln(stderr, "comptoir close:", err)
-		return 1
+		return failed(stderr, "close", err)
 	}
 	if out == nil {
 		out = []fiscal.Closing{}
@@ -327,8 +315,7 @@ func cmdArchive(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	db, l, ks, err := openFiscal(ctx, common, stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir archive:", err)
-		return 1
+		return failed(stderr, "archive", err)
 	}
 	defer db.Close()
 	if *outDir == "" {
@@ -336,8 +323,7 @@ func cmdArchive(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	path, rec, err := l.Archive(ctx, *period, time.Local, *outDir)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir archive:", err)
-		return 1
+		return failed(stderr, "archive", err)
 	}
 	printJSON(stdout, struct {
 		Path string `json:"path"`

@@ -59,8 +59,7 @@ func cmdRefund(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	p, err := openPayments(context.WithoutCancel(ctx), common, lf.limits(), nil, warnLogger(stderr), false)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir refund:", err)
-		return 1
+		return failed(stderr, "refund", err)
 	}
 	defer p.close()
 	order := *orderID
@@ -80,8 +79,7 @@ func cmdRefund(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	v, err := p.o.Pay(ctx, payment.Request{OrderID: *orderID, Amount: *amount, Policy: journal.PolicyRefund, Reference: cliWho()})
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir refund:", err)
-		return 1
+		return failed(stderr, "refund", err)
 	}
 	return printGiveBack(ctx, p, v, false, stdout, stderr)
 }
@@ -98,14 +96,12 @@ func refundByAPI(ctx context.Context, p *payments, orderID, attempt string, amou
 	var err error
 	if attempt == "" {
 		if attempt, err = onlyApprovedDebit(ctx, p.db, orderID); err != nil {
-			fmt.Fprintln(stderr, "comptoir refund:", err)
-			return 1
+			return failed(stderr, "refund", err)
 		}
 	}
 	v, err := p.refunds.APIRefund(ctx, attempt, amount)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir refund:", err)
-		return 1
+		return failed(stderr, "refund", err)
 	}
 	if !v.Final() {
 		// Pending or waiting: the provider decides, and this process
@@ -141,8 +137,7 @@ func cmdReverse(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	p, err := openPayments(context.WithoutCancel(ctx), common, lf.limits(), nil, warnLogger(stderr), false)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir reverse:", err)
-		return 1
+		return failed(stderr, "reverse", err)
 	}
 	defer p.close()
 	order := *orderID
@@ -160,16 +155,14 @@ func cmdReverse(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if *attempt == "" {
 		id, err := onlyApprovedDebit(ctx, p.db, *orderID)
 		if err != nil {
-			fmt.Fprintln(stderr, "comptoir reverse:", err)
-			return 1
+			return failed(stderr, "reverse", err)
 		}
 		*attempt = id
 	}
 	// A reversal is not cancelled: Ctrl-C does not stop it.
 	v, err := p.o.Reverse(context.WithoutCancel(ctx), *attempt)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir reverse:", err)
-		return 1
+		return failed(stderr, "reverse", err)
 	}
 	return printGiveBack(ctx, p, v, false, stdout, stderr)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/settings"
@@ -94,14 +95,12 @@ func cmdPay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// the abort-then-wait protocol still needs the process.
 	p, err := openPayments(context.WithoutCancel(ctx), common, lf.limits(), nil, warnLogger(stderr), false)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir pay:", err)
-		return 1
+		return failed(stderr, "pay", err)
 	}
 	defer p.close()
 	open, reran, err := openAttemptOf(ctx, p.db, *orderID)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir pay:", err)
-		return 1
+		return failed(stderr, "pay", err)
 	}
 	if code := recoverFirst(ctx, p, stderr); code != 0 {
 		return code
@@ -113,13 +112,11 @@ func cmdPay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err := ensureOrder(ctx, p.db, orderID, *amount); err != nil {
-		fmt.Fprintln(stderr, "comptoir pay:", err)
-		return 1
+		return failed(stderr, "pay", err)
 	}
 	v, err := p.o.Pay(ctx, payment.Request{OrderID: *orderID, Amount: *amount, GiftAmount: *gift, Policy: policy, AcceptedMedium: *medium})
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir pay:", err)
-		return 1
+		return failed(stderr, "pay", err)
 	}
 	printJSON(stdout, payResultOf(v, false))
 	return exitCode(v)
@@ -147,7 +144,7 @@ func ensureOrder(ctx context.Context, db *journal.DB, id *string, amount int64) 
 		*id = newOrderID()
 	}
 	_, err := db.Order(ctx, *id)
-	if journal.ErrorCode(err) == journal.ENOTFOUND {
+	if fault.CodeOf(err) == fault.ENOTFOUND {
 		return db.CreateOrder(ctx, journal.Order{ID: *id, Currency: configuredCurrency(ctx, db), Total: amount})
 	}
 	return err
@@ -217,19 +214,16 @@ func cmdAttempts(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	dir, err := common.resolveDataDir()
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir attempts:", err)
-		return 1
+		return failed(stderr, "attempts", err)
 	}
 	db, err := journal.Open(ctx, dir)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir attempts:", err)
-		return 1
+		return failed(stderr, "attempts", err)
 	}
 	defer db.Close()
 	atts, err := db.ListAttempts(ctx, journal.AttemptFilter{OnlyOpen: *open, Limit: *limit})
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir attempts:", err)
-		return 1
+		return failed(stderr, "attempts", err)
 	}
 	rows := make([]attemptRow, 0, len(atts))
 	for _, a := range atts {

@@ -70,13 +70,11 @@ func cmdPurge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	dir, err := common.resolveDataDir()
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir purge:", err)
-		return 1
+		return failed(stderr, "purge", err)
 	}
 	db, err := journal.Open(ctx, dir)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir purge:", err)
-		return 1
+		return failed(stderr, "purge", err)
 	}
 	defer db.Close()
 	keep := cardRetention(ctx, db, warnLogger(stderr))
@@ -89,8 +87,7 @@ func cmdPurge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	n, before, err := purgeCards(ctx, db, keep, time.Now())
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir purge:", err)
-		return 1
+		return failed(stderr, "purge", err)
 	}
 	printJSON(stdout, struct {
 		Purged int64     `json:"purged"`

@@ -30,24 +30,20 @@ func cmdReceipt(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	dir, err := common.resolveDataDir()
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir receipt:", err)
-		return 1
+		return failed(stderr, "receipt", err)
 	}
 	db, err := journal.Open(ctx, dir)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir receipt:", err)
-		return 1
+		return failed(stderr, "receipt", err)
 	}
 	defer db.Close()
 	st, err := settings.LoadSettings(ctx, db, warnLogger(stderr))
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir receipt:", err)
-		return 1
+		return failed(stderr, "receipt", err)
 	}
 	r, opt, err := orders.OrderReceipt(ctx, db, st, *orderID)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir receipt:", err)
-		return 1
+		return failed(stderr, "receipt", err)
 	}
 	if !*toPrinter {
 		fmt.Fprint(stdout, receipt.CustomerReceiptText(r, opt))
@@ -55,8 +51,7 @@ func cmdReceipt(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	b, err := receipt.CustomerReceipt(r, opt)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir receipt:", err)
-		return 1
+		return failed(stderr, "receipt", err)
 	}
 	// The stored trust applies here as everywhere: a terminal bound to
 	// HTTPS is never sent a receipt over plain HTTP.
@@ -70,8 +65,7 @@ func cmdReceipt(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 2
 	}
 	if _, err := client.Print(ctx, &localapi.PrintRequest{Data: hex.EncodeToString(b), Format: localapi.FormatESCPOS}); err != nil {
-		fmt.Fprintln(stderr, "comptoir receipt:", err)
-		return 1
+		return failed(stderr, "receipt", err)
 	}
 	fmt.Fprintln(stdout, "sent to the printer (the terminal accepts a print even without paper: check it came out)")
 	return 0

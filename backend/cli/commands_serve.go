@@ -42,8 +42,7 @@ func cmdServe(ctx context.Context, ui fs.FS, args []string, stdout, stderr io.Wr
 	}
 	dist, err := frontendAssets(ui)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir serve:", err)
-		return 1
+		return failed(stderr, "serve", err)
 	}
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 	dir, dirErr := common.resolveDataDir()
@@ -54,8 +53,7 @@ func cmdServe(ctx context.Context, ui fs.FS, args []string, stdout, stderr io.Wr
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir serve:", err)
-		return 1
+		return failed(stderr, "serve", err)
 	}
 	defer ln.Close()
 	var pairing *httpui.Pairing
@@ -65,15 +63,13 @@ func cmdServe(ctx context.Context, ui fs.FS, args []string, stdout, stderr io.Wr
 			return 1
 		}
 		if pairing, err = openPairing(dir, *unpair, ln.Addr(), stderr, logger); err != nil {
-			fmt.Fprintln(stderr, "comptoir serve:", err)
-			return 1
+			return failed(stderr, "serve", err)
 		}
 	}
 	events := httpui.NewBroadcaster()
 	stack, err := startKiosk(ctx, common, lf.limits(), events, logger)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir serve:", err)
-		return 1
+		return failed(stderr, "serve", err)
 	}
 	defer stack.Close()
 	srv := httpui.NewServer(httpui.New(httpui.Options{

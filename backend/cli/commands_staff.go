@@ -57,19 +57,16 @@ func cmdPin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	dir, err := common.resolveDataDir()
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir pin:", err)
-		return 1
+		return failed(stderr, "pin", err)
 	}
 	db, err := journal.Open(ctx, dir)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir pin:", err)
-		return 1
+		return failed(stderr, "pin", err)
 	}
 	defer db.Close()
 	st, err := staff.New(staff.Config{Journal: db, Terminal: device.LocalAt(func() string { return "" }), Ledger: pinLedger(ctx, dir, db, stderr)})
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir pin:", err)
-		return 1
+		return failed(stderr, "pin", err)
 	}
 	switch {
 	case *clearLockout:
@@ -91,11 +88,7 @@ func cmdPin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir pin:", err)
-		if staff.ErrorCode(err) == staff.EINVALID {
-			return 2
-		}
-		return 1
+		return failed(stderr, "pin", err)
 	}
 	return 0
 }
@@ -113,19 +106,16 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	dir, err := common.resolveDataDir()
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir audit:", err)
-		return 1
+		return failed(stderr, "audit", err)
 	}
 	db, err := journal.Open(ctx, dir)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir audit:", err)
-		return 1
+		return failed(stderr, "audit", err)
 	}
 	defer db.Close()
 	recs, err := db.Audit(ctx, journal.AuditQuery{Limit: *limit, Action: *action})
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir audit:", err)
-		return 1
+		return failed(stderr, "audit", err)
 	}
 	type line struct {
 		At      time.Time `json:"at"`

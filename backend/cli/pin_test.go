@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 )
@@ -61,7 +62,7 @@ func TestPinResetsADamagedPINRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := st.Unlock(ctx, "4829")
-		if staff.ErrorCode(err) != staff.EPINDAMAGED || !strings.Contains(err.Error(), "comptoir pin") {
+		if fault.CodeOf(err) != staff.EPINDAMAGED || !strings.Contains(err.Error(), "comptoir pin") {
 			t.Fatalf("unlock with a damaged record: %v", err)
 		}
 	})
@@ -88,7 +89,7 @@ func TestPinClearsLockoutsAndMakesARecoveryCode(t *testing.T) {
 			for range staff.MaxPINFailures {
 				st.UnlockFrom(ctx, o, "0000")
 			}
-			if _, err := st.UnlockFrom(ctx, o, "4829"); staff.ErrorCode(err) != staff.ELOCKEDOUT {
+			if _, err := st.UnlockFrom(ctx, o, "4829"); fault.CodeOf(err) != staff.ELOCKEDOUT {
 				t.Fatalf("%s not locked: %v", o, err)
 			}
 		}

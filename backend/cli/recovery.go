@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 )
@@ -93,7 +94,7 @@ func openAttemptOf(ctx context.Context, db *journal.DB, orderID string) (journal
 		return journal.Attempt{}, false, nil
 	}
 	atts, err := db.AttemptsForOrder(ctx, orderID)
-	if err != nil && journal.ErrorCode(err) != journal.ENOTFOUND {
+	if err != nil && fault.CodeOf(err) != fault.ENOTFOUND {
 		return journal.Attempt{}, false, err
 	}
 	for _, a := range atts {
@@ -145,7 +146,7 @@ func (p *payments) followOpen(ctx context.Context, open journal.Attempt, stderr 
 func attemptView(ctx context.Context, db *journal.DB, uuid string) payment.View {
 	a, err := db.Attempt(ctx, uuid)
 	if err != nil {
-		return payment.View{UUID: uuid, Message: journal.ErrorMessage(err)}
+		return payment.View{UUID: uuid, Message: fault.MessageOf(err)}
 	}
 	v := payment.View{UUID: a.UUID, OrderID: a.OrderID, Kind: a.Kind, Policy: a.Policy, State: a.State, Channel: a.Channel,
 		Amount: a.Amount, GiftAmount: a.GiftAmount, TransactionID: a.TransactionID, Message: a.Error, SendCount: a.SendCount,
@@ -255,14 +256,12 @@ func cmdRecover(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	p, termErr, err := openRecovery(context.WithoutCancel(ctx), common, lf.limits(), warnLogger(stderr))
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir recover:", err)
-		return 1
+		return failed(stderr, "recover", err)
 	}
 	defer p.close()
 	before, err := p.db.OpenAttempts(ctx)
 	if err != nil {
-		fmt.Fprintln(stderr, "comptoir recover:", err)
-		return 1
+		return failed(stderr, "recover", err)
 	}
 	views, recErr := p.recoverAll(ctx)
 	p.await(ctx, before, *wait)
@@ -316,7 +315,7 @@ func (p *payments) recoveryRows(ctx context.Context, before []journal.Attempt, v
 		seen[uuid] = true
 		a, err := p.db.Attempt(ctx, uuid)
 		if err != nil {
-			rows = append(rows, recoveryRow{IdempotentUUID: uuid, Before: was, Open: "the journal could not be read: " + journal.ErrorMessage(err)})
+			rows = append(rows, recoveryRow{IdempotentUUID: uuid, Before: was, Open: "the journal could not be read: " + fault.MessageOf(err)})
 			return
 		}
 		r := recoveryRow{IdempotentUUID: a.UUID, Order: a.OrderID, Channel: a.Channel, Kind: a.Kind, Terminal: a.Terminal,

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/settings"
 	"github.com/comptoir-pos/comptoir/backend/staff"
@@ -122,7 +123,7 @@ func TestStaffCannotSendTheSavedKeyToAnotherHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := c.SetCloud(ctx, staffapi.CloudChoice{On: true, URL: evil, Serial: "SN-1"})
-	if staff.ErrorCode(err) != staff.EINVALID || !strings.Contains(err.Error(), "key") {
+	if fault.CodeOf(err) != staff.EINVALID || !strings.Contains(err.Error(), "key") {
 		t.Fatalf("a new address with the saved key: %v", err)
 	}
 	if info := c.Info(ctx); info.Cloud.URL != a {
@@ -141,7 +142,7 @@ func TestStaffCannotSendTheSavedKeyToAnotherHost(t *testing.T) {
 	if err := (settingsStore{c2.db}).Set(ctx, settingCloudKey, "sk_from_the_pc"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c2.SetCloud(ctx, staffapi.CloudChoice{On: true, URL: evil, Serial: "SN-1"}); staff.ErrorCode(err) != staff.EINVALID {
+	if err := c2.SetCloud(ctx, staffapi.CloudChoice{On: true, URL: evil, Serial: "SN-1"}); fault.CodeOf(err) != staff.EINVALID {
 		t.Fatalf("the PC's key sent to the first address staff type: %v", err)
 	}
 }

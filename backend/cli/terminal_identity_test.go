@@ -16,6 +16,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/discovery"
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
@@ -365,7 +366,7 @@ func TestTheKioskPinsAnHTTPSTerminalOnFirstUse(t *testing.T) {
 	if p := c.Info(ctx).Pending; p.Reason != "other_certificate" || p.Certificate != other.CertificateFingerprint() {
 		t.Fatalf("pending %+v", p)
 	}
-	if err := c.ConfirmDevice(ctx, sim.URL(), other.CertificateFingerprint()); staff.ErrorCode(err) != staff.ENOTFOUND {
+	if err := c.ConfirmDevice(ctx, sim.URL(), other.CertificateFingerprint()); fault.CodeOf(err) != staff.ENOTFOUND {
 		t.Fatalf("confirmed a device that is not waiting: %v", err)
 	}
 }

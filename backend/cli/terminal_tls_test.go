@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
@@ -84,7 +85,7 @@ func TestHTTPSOnceSetUpIsNeverDowngraded(t *testing.T) {
 	}
 	// From then on an http:// address is refused by staff mode and by the
 	// wiring alike, whatever answers there.
-	if err := c.SetAddress(ctx, "http://10.0.0.9"); staff.ErrorCode(err) != staff.EINVALID {
+	if err := c.SetAddress(ctx, "http://10.0.0.9"); fault.CodeOf(err) != staff.EINVALID {
 		t.Fatalf("http address after HTTPS: %v", err)
 	}
 	if c.saved(ctx).Address != sim.URL() {
@@ -111,7 +112,7 @@ func TestStaffPinsTheCertificateTheTerminalPresents(t *testing.T) {
 	if cert.Fingerprint != sim.CertificateFingerprint() || cert.Trusted {
 		t.Fatalf("certificate %+v, the terminal shows %s (self-signed: not trusted by the system)", cert, sim.CertificateFingerprint())
 	}
-	if err := c.Pin(ctx, "not a fingerprint"); staff.ErrorCode(err) != staff.EINVALID {
+	if err := c.Pin(ctx, "not a fingerprint"); fault.CodeOf(err) != staff.EINVALID {
 		t.Fatalf("a bad fingerprint: %v", err)
 	}
 	if err := c.Pin(ctx, cert.Fingerprint); err != nil {

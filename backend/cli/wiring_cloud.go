@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"log/slog"
 	"os"
 	"slices"
@@ -228,7 +229,7 @@ func (t *terminalControl) SetCloud(ctx context.Context, c staffapi.CloudChoice) 
 	save := func(kv ...[2]string) error {
 		for _, p := range kv {
 			if err := store.Set(ctx, p[0], p[1]); err != nil {
-				return &staff.Error{Code: staff.EINTERNAL, Message: "The choice could not be saved: " + journal.ErrorMessage(err) + ".", Err: err}
+				return &staff.Error{Code: staff.EINTERNAL, Message: "The choice could not be saved: " + fault.MessageOf(err) + ".", Err: err}
 			}
 		}
 		return nil

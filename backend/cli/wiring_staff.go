@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"log/slog"
 	"strings"
 	"time"
@@ -273,13 +274,13 @@ func (t *terminalControl) Choose(ctx context.Context, instance string) error {
 	}
 	store := settingsStore{t.db}
 	if err := forgetIdentity(ctx, t.db, instance); err != nil {
-		return &staff.Error{Code: staff.EINTERNAL, Message: "The choice could not be saved: " + journal.ErrorMessage(err) + ".", Err: err}
+		return &staff.Error{Code: staff.EINTERNAL, Message: "The choice could not be saved: " + fault.MessageOf(err) + ".", Err: err}
 	}
 	if err := store.Set(ctx, discovery.DefaultStoreKey, instance); err != nil {
-		return &staff.Error{Code: staff.EINTERNAL, Message: "The choice could not be saved: " + journal.ErrorMessage(err) + ".", Err: err}
+		return &staff.Error{Code: staff.EINTERNAL, Message: "The choice could not be saved: " + fault.MessageOf(err) + ".", Err: err}
 	}
 	if err := store.Set(ctx, settingTerminalAddress, ""); err != nil {
-		return &staff.Error{Code: staff.EINTERNAL, Message: "The choice could not be saved: " + journal.ErrorMessage(err) + ".", Err: err}
+		return &staff.Error{Code: staff.EINTERNAL, Message: "The choice could not be saved: " + fault.MessageOf(err) + ".", Err: err}
 	}
 	return nil
 }
@@ -318,11 +319,11 @@ func (t *terminalControl) SetAddress(ctx context.Context, address string) error 
 	store := settingsStore{t.db}
 	if https {
 		if err := store.Set(ctx, settingTerminalHTTPS, httpsRequired); err != nil {
-			return &staff.Error{Code: staff.EINTERNAL, Message: "The address could not be saved: " + journal.ErrorMessage(err) + ".", Err: err}
+			return &staff.Error{Code: staff.EINTERNAL, Message: "The address could not be saved: " + fault.MessageOf(err) + ".", Err: err}
 		}
 	}
 	if err := store.Set(ctx, settingTerminalAddress, address); err != nil {
-		return &staff.Error{Code: staff.EINTERNAL, Message: "The address could not be saved: " + journal.ErrorMessage(err) + ".", Err: err}
+		return &staff.Error{Code: staff.EINTERNAL, Message: "The address could not be saved: " + fault.MessageOf(err) + ".", Err: err}
 	}
 	return nil
 }
@@ -361,7 +362,7 @@ func (t *terminalControl) Pin(ctx context.Context, fingerprint string) error {
 	store := settingsStore{t.db}
 	for _, kv := range [][2]string{{settingTerminalHTTPS, httpsRequired}, {settingTerminalPin, pin}} {
 		if err := store.Set(ctx, kv[0], kv[1]); err != nil {
-			return &staff.Error{Code: staff.EINTERNAL, Message: "The pin could not be saved: " + journal.ErrorMessage(err) + ".", Err: err}
+			return &staff.Error{Code: staff.EINTERNAL, Message: "The pin could not be saved: " + fault.MessageOf(err) + ".", Err: err}
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/discovery"
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -33,13 +34,13 @@ func TestManualAddressSavedOnlyWhenATerminalAnswers(t *testing.T) {
 	c := newControl(t, &terminalLink{how: "discovery", instance: "Yavin A", url: "http://10.0.0.5:16125/localapi/v4"})
 	c.ping = func(context.Context, string) error { return errors.New("connection refused") }
 	err := c.SetAddress(ctx, "10.0.0.9:16125")
-	if staff.ErrorCode(err) != staff.ETERMINAL {
+	if fault.CodeOf(err) != staff.ETERMINAL {
 		t.Fatalf("an address where nothing answers: %v", err)
 	}
 	if c.saved(ctx).Address != "" {
 		t.Fatal("an address where nothing answers was saved")
 	}
-	if err := c.SetAddress(ctx, "http://"); staff.ErrorCode(err) != staff.EINVALID {
+	if err := c.SetAddress(ctx, "http://"); fault.CodeOf(err) != staff.EINVALID {
 		t.Fatalf("not an address: %v", err)
 	}
 
@@ -67,7 +68,7 @@ func TestManualAddressSavedOnlyWhenATerminalAnswers(t *testing.T) {
 	if !c.Info(ctx).RestartRequired {
 		t.Fatal("another terminal saved, yet no restart required")
 	}
-	if err := c.Choose(ctx, "  "); staff.ErrorCode(err) != staff.EINVALID {
+	if err := c.Choose(ctx, "  "); fault.CodeOf(err) != staff.EINVALID {
 		t.Fatalf("empty choice: %v", err)
 	}
 }

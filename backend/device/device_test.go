@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
 // pagedHistory is a Historian over a fixed list, newest first, that
@@ -154,4 +156,25 @@ func BenchmarkReadHistoryEndless(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(h.entries), "entries/op")
+}
+
+// A refusal is named by the Local API's own code, whichever channel
+// carried the terminal's words; words no specification lists are
+// CodeOther, never a code they do not mean.
+func TestRefusalsAreNamedByTheLocalAPIsCodes(t *testing.T) {
+	for msg, want := range map[string]Code{
+		localapi.MsgReversalAmountMismatch:       CodeReversalAmount,
+		localapi.ReversalNotFoundMessage("T-12"): CodeReversalNotFound,
+		localapi.MsgShareMedium:                  CodeShareMedium,
+		"Error : the printer is on fire":         CodeOther,
+		"":                                       CodeOther,
+	} {
+		if got := RefusalCode(msg); got != want {
+			t.Errorf("RefusalCode(%q) = %q, want %q", msg, got, want)
+		}
+	}
+	err := localErr(&localapi.APIError{Endpoint: "/print", Message: localapi.MsgPrintWrongFormat, Code: localapi.CodePrintWrongFormat})
+	if KindOf(err) != Refused || CodeOf(err) != CodePrintWrongFormat {
+		t.Errorf("a print refusal: %v (%s %q)", err, KindOf(err), CodeOf(err))
+	}
 }

@@ -3,6 +3,8 @@ package device
 import (
 	"errors"
 	"fmt"
+
+	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
 // Kind is what a failure means for what the terminal did.
@@ -37,26 +39,29 @@ func (k Kind) String() string {
 	return "unknown kind"
 }
 
-// Code names a refusal the specifications list. The Cloud API carries the
-// terminal's own messages, so both channels give the same codes.
-type Code string
+// Code names a refusal the specifications list: the Local API's codes
+// (backend/localapi writes each once), which the Cloud API carries in the
+// terminal's own words, and two of this package's (CodeOther,
+// CodeUnauthorized). The names below are the refusals the packages above
+// branch on, without importing the Local API.
+type Code = localapi.Code
 
 const (
 	CodeOther               Code = "other" // a refusal no specification lists
 	CodeUnauthorized        Code = "unauthorized"
-	CodePrintDataMissing    Code = "print_data_missing"
-	CodePrintWrongFormat    Code = "print_wrong_format"
-	CodeShareTransactionID  Code = "share_transaction_id"
-	CodeShareReceiptTicket  Code = "share_receipt_ticket"
-	CodeShareMedium         Code = "share_medium"
-	CodeShareBadRequest     Code = "share_bad_request"
-	CodeReversalIDMandatory Code = "reversal_id_mandatory"
-	CodeReversalNotFound    Code = "reversal_not_found"
-	CodeReversalAmount      Code = "reversal_amount_mismatch"
-	CodeReversalAlready     Code = "reversal_already_reversed"
-	CodeReversalNotEligible Code = "reversal_not_eligible"
-	CodeReversalNoGateway   Code = "reversal_no_gateway"
-	CodeReversalUnexpected  Code = "reversal_unexpected"
+	CodePrintDataMissing         = localapi.CodePrintDataMissing
+	CodePrintWrongFormat         = localapi.CodePrintWrongFormat
+	CodeShareTransactionID       = localapi.CodeShareTransactionID
+	CodeShareReceiptTicket       = localapi.CodeShareReceiptTicket
+	CodeShareMedium              = localapi.CodeShareMedium
+	CodeShareBadRequest          = localapi.CodeShareBadRequest
+	CodeReversalIDMandatory      = localapi.CodeReversalIDMandatory
+	CodeReversalNotFound         = localapi.CodeReversalNotFound
+	CodeReversalAmount           = localapi.CodeReversalAmount
+	CodeReversalAlready          = localapi.CodeReversalAlready
+	CodeReversalNotEligible      = localapi.CodeReversalNotEligible
+	CodeReversalNoGateway        = localapi.CodeReversalNoGateway
+	CodeReversalUnexpected       = localapi.CodeReversalUnexpected
 )
 
 // Error is a request to the terminal that failed.

@@ -140,28 +140,13 @@ func localErr(err error) error {
 	return &Error{Kind: Unsure, Err: err}
 }
 
-// localCodes are the refusals the Local API lists, in this package's words.
-var localCodes = map[localapi.Code]Code{
-	localapi.CodePrintDataMissing:    CodePrintDataMissing,
-	localapi.CodePrintWrongFormat:    CodePrintWrongFormat,
-	localapi.CodeShareTransactionID:  CodeShareTransactionID,
-	localapi.CodeShareReceiptTicket:  CodeShareReceiptTicket,
-	localapi.CodeShareMedium:         CodeShareMedium,
-	localapi.CodeShareBadRequest:     CodeShareBadRequest,
-	localapi.CodeReversalIDMandatory: CodeReversalIDMandatory,
-	localapi.CodeReversalNotFound:    CodeReversalNotFound,
-	localapi.CodeReversalAmount:      CodeReversalAmount,
-	localapi.CodeReversalAlready:     CodeReversalAlready,
-	localapi.CodeReversalNotEligible: CodeReversalNotEligible,
-	localapi.CodeReversalNoGateway:   CodeReversalNoGateway,
-	localapi.CodeReversalUnexpected:  CodeReversalUnexpected,
-}
-
+// localCode is a Local API refusal in this package's words: the Local
+// API's own code, CodeOther for a message no specification lists.
 func localCode(c localapi.Code) Code {
-	if d, ok := localCodes[c]; ok {
-		return d
+	if c == localapi.CodeUnknown || c == localapi.CodeUnspecified || c == "" {
+		return CodeOther
 	}
-	return CodeOther
+	return c
 }
 
 // RefusalCode names a terminal's refusal from its message: the words of

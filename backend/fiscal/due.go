@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 )
 
@@ -63,7 +64,7 @@ func (l *Ledger) latest(ctx context.Context) (Latest, error) {
 func (l *Ledger) named(ctx context.Context, period, name string) (Closing, bool, error) {
 	rec, err := l.db.FiscalBySource(ctx, journal.FiscalClosing, ClosingSource(period, name))
 	l.rd.reads.Add(1)
-	if journal.ErrorCode(err) == journal.ENOTFOUND {
+	if fault.CodeOf(err) == fault.ENOTFOUND {
 		return Closing{}, false, nil
 	}
 	if err != nil {

@@ -32,8 +32,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
-	"github.com/comptoir-pos/comptoir/backend/staff"
 	"github.com/comptoir-pos/comptoir/backend/staffapi"
 )
 
@@ -237,14 +237,12 @@ func (s *server) intent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	result, err := s.opt.Service.Call(name, args)
-	var ae *kiosk.ArgError
-	switch {
-	case errors.As(err, &ae):
-		writeError(w, http.StatusBadRequest, ae.Error())
-		return
-	case err != nil:
-		s.log.Error("intent failed", "intent", name, "err", err)
-		writeError(w, http.StatusInternalServerError, err.Error())
+	if err != nil {
+		var ae *kiosk.ArgError
+		if !errors.As(err, &ae) {
+			s.log.Error("intent failed", "intent", name, "err", err)
+		}
+		writeError(w, statusOf(err), err.Error())
 		return
 	}
 	writeJSON(w, http.StatusOK, result)
@@ -271,17 +269,42 @@ func (s *server) staff(w http.ResponseWriter, r *http.Request) {
 	// dropped connection: the desktop runs them on the app's context too.
 	result, err := s.opt.Staff.Call(context.WithoutCancel(r.Context()), name, args)
 	if err != nil {
-		status := http.StatusBadRequest
+		status := statusOf(err)
 		if !slices.Contains(staffapi.Names(), name) {
 			status = http.StatusNotFound
 		}
 		writeError(w, status, err.Error())
 		return
 	}
-	if result.Error != nil && result.Error.Code == staff.EINTERNAL {
+	if result.Error != nil && result.Error.Code == fault.EINTERNAL {
 		s.log.Error("staff call failed", "call", name, "err", result.Error.Message)
 	}
 	writeJSON(w, http.StatusOK, result)
+}
+
+// statusOf is the one mapping of a call's failure to an HTTP status, for
+// the kiosk's intents and the staff calls alike (a staff call answers
+// staff in its envelope, HTTP 200: only a call that does not fit comes
+// here). The domain's codes say whose the failure is: the request's (4xx),
+// or the machine's (503: a full or read-only disk, a data directory
+// another process holds; 500: anything else).
+func statusOf(err error) int {
+	var ka *kiosk.ArgError
+	var sa *staffapi.ArgError
+	if errors.As(err, &ka) || errors.As(err, &sa) {
+		return http.StatusBadRequest
+	}
+	switch fault.CodeOf(err) {
+	case fault.EINVALID:
+		return http.StatusBadRequest
+	case fault.ENOTFOUND:
+		return http.StatusNotFound
+	case fault.ECONFLICT:
+		return http.StatusConflict
+	case fault.ELOCKED, fault.EFULL, fault.EREADONLY:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
 }
 
 // events streams the snapshots: the current ones first, then every event,

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/google/uuid"
 )
 
@@ -333,7 +334,7 @@ func mayPrepare(ctx context.Context, tx *sql.Tx, a Attempt) error {
 	}
 	if _, err := getAttempt(ctx, tx, a.UUID); err == nil {
 		return Errorf(ECONFLICT, "attempt %s already exists", a.UUID)
-	} else if ErrorCode(err) != ENOTFOUND {
+	} else if fault.CodeOf(err) != ENOTFOUND {
 		return err
 	}
 	// The partial unique indexes would refuse these too; asking first

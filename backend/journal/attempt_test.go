@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/comptoir-pos/comptoir/backend/fault"
 )
 
 func TestPrepareAttemptValidation(t *testing.T) {
@@ -351,7 +353,7 @@ func TestTransitionCompareAndSetRace(t *testing.T) {
 		wg.Wait()
 		won := -1
 		for i, err := range errs {
-			switch ErrorCode(err) {
+			switch fault.CodeOf(err) {
 			case "":
 				if won >= 0 {
 					t.Fatalf("round %d: both transitions won", round)
@@ -403,7 +405,7 @@ func TestPrepareAttemptRace(t *testing.T) {
 	wg.Wait()
 	wins := 0
 	for _, err := range errs {
-		switch ErrorCode(err) {
+		switch fault.CodeOf(err) {
 		case "":
 			wins++
 		case ECONFLICT:

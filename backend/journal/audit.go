@@ -90,7 +90,7 @@ func (db *DB) ImportAudit(ctx context.Context, key string, convert func(value js
 		}
 		recs, err := convert(json.RawMessage(v))
 		if err != nil {
-			return &Error{Code: EINVALID, Message: "setting " + key + " does not hold audit lines", Err: err}
+			return failure(EINVALID, "setting "+key+" does not hold audit lines", err)
 		}
 		for _, r := range recs {
 			if err := validateAudit(r); err != nil {

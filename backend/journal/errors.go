@@ -6,90 +6,57 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// Error codes. Callers branch on the code (ErrorCode), never on the message,
-// which is written for a person: an operator reading a log or a staff screen.
+// Error codes: fault's (backend/fault), under the journal's names. Callers
+// branch on the code (fault.CodeOf), never on the message, which is written
+// for a person: an operator reading a log or a staff screen.
 const (
 	// ECONFLICT: a guarded transition lost the race or found the record in
 	// another state; an order or attempt that must be unique already exists;
 	// an order already has an unresolved attempt.
-	ECONFLICT = "conflict"
+	ECONFLICT = fault.ECONFLICT
 	// ENOTFOUND: no order or attempt with that id.
-	ENOTFOUND = "not_found"
+	ENOTFOUND = fault.ENOTFOUND
 	// EINVALID: the caller asked for something the journal never allows (a
 	// transition outside the table, a malformed uuid or body). Nothing was written.
-	EINVALID = "invalid"
+	EINVALID = fault.EINVALID
 	// ELOCKED: another process holds the data directory.
-	ELOCKED = "locked"
+	ELOCKED = fault.ELOCKED
 	// EFULL: the disk is full or refused a write or a flush. The transaction
 	// was rolled back as a whole: nothing is half-written.
-	EFULL = "full"
+	EFULL = fault.EFULL
 	// EREADONLY: the data directory or database cannot be written.
-	EREADONLY = "readonly"
+	EREADONLY = fault.EREADONLY
 	// EINTERNAL: anything else, a corrupt database included.
-	EINTERNAL = "internal"
+	EINTERNAL = fault.EINTERNAL
 )
 
-// Error is the journal's error type: a code to branch on, a message for a
-// person, and the underlying cause for logs.
-type Error struct {
-	Code    string
-	Message string
-	Err     error
+// from is the journal's name on its errors (fault.Error.From).
+const from = "journal"
+
+// Errorf returns the journal's *fault.Error with code and a formatted message.
+func Errorf(code, format string, args ...any) *fault.Error {
+	return &fault.Error{Code: code, Message: fmt.Sprintf(format, args...), From: from}
 }
 
-func (e *Error) Error() string {
-	if e.Err != nil {
-		return "journal: " + e.Message + ": " + e.Err.Error()
-	}
-	return "journal: " + e.Message
+// failure is the journal's *fault.Error with code, message and cause.
+func failure(code, message string, err error) *fault.Error {
+	return &fault.Error{Code: code, Message: message, From: from, Err: err}
 }
 
-func (e *Error) Unwrap() error { return e.Err }
-
-// Errorf returns an *Error with code and a formatted message.
-func Errorf(code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
-}
-
-// ErrorCode returns the code of the first *Error in err's chain, "" for nil
-// and EINTERNAL for any other error.
-func ErrorCode(err error) string {
-	if err == nil {
-		return ""
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return EINTERNAL
-}
-
-// ErrorMessage returns the human message of the first *Error in err's chain,
-// or a generic one: a raw SQLite message is not for a customer's eyes.
-func ErrorMessage(err error) string {
-	if err == nil {
-		return ""
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Message
-	}
-	return "Internal error."
-}
-
-// mapErr turns a driver error into an *Error. what names the operation for the
-// message ("prepare attempt 0190..."). Context errors pass through unchanged so
-// that errors.Is(err, context.Canceled) keeps working for callers.
+// mapErr turns a driver error into the journal's *fault.Error. what names
+// the operation for the message ("prepare attempt 0190..."). Context
+// errors pass through unchanged so that errors.Is(err, context.Canceled)
+// keeps working for callers.
 func mapErr(err error, what string) error {
 	if err == nil {
 		return nil
 	}
-	var je *Error
-	if errors.As(err, &je) {
+	if fault.As(err) != nil {
 		return err
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -97,7 +64,7 @@ func mapErr(err error, what string) error {
 	}
 	var se *sqlite.Error
 	if !errors.As(err, &se) {
-		return &Error{Code: EINTERNAL, Message: what, Err: err}
+		return failure(EINTERNAL, what, err)
 	}
 	code := se.Code()
 	switch code {
@@ -106,30 +73,30 @@ func mapErr(err error, what string) error {
 		// fails (a full disk seen only at fsync, a dying SD card) comes back
 		// as an I/O error. For the kiosk both mean the same thing: this write
 		// did not reach the disk, stop taking payments.
-		return &Error{Code: EFULL, Message: what + ": the disk refused the write (full or failing)", Err: err}
+		return failure(EFULL, what+": the disk refused the write (full or failing)", err)
 	case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-		return &Error{Code: ECONFLICT, Message: what + ": " + uniqueMessage(se.Error()), Err: err}
+		return failure(ECONFLICT, what+": "+uniqueMessage(se.Error()), err)
 	case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
-		return &Error{Code: ENOTFOUND, Message: what + ": a referenced record does not exist", Err: err}
+		return failure(ENOTFOUND, what+": a referenced record does not exist", err)
 	case sqlite3.SQLITE_CONSTRAINT_TRIGGER:
 		if m := triggerConflict(se.Error()); m != "" {
-			return &Error{Code: ECONFLICT, Message: what + ": " + m, Err: err}
+			return failure(ECONFLICT, what+": "+m, err)
 		}
-		return &Error{Code: EINVALID, Message: what + ": refused by the journal's schema", Err: err}
+		return failure(EINVALID, what+": refused by the journal's schema", err)
 	}
 	switch code & 0xff {
 	case sqlite3.SQLITE_FULL:
-		return &Error{Code: EFULL, Message: what + ": the disk or database is full", Err: err}
+		return failure(EFULL, what+": the disk or database is full", err)
 	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_CANTOPEN:
-		return &Error{Code: EREADONLY, Message: what + ": the database cannot be written", Err: err}
+		return failure(EREADONLY, what+": the database cannot be written", err)
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
-		return &Error{Code: EINTERNAL, Message: what + ": the database file is corrupt or is not a Comptoir database", Err: err}
+		return failure(EINTERNAL, what+": the database file is corrupt or is not a Comptoir database", err)
 	case sqlite3.SQLITE_CONSTRAINT:
-		return &Error{Code: EINVALID, Message: what + ": a value is out of range", Err: err}
+		return failure(EINVALID, what+": a value is out of range", err)
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
-		return &Error{Code: EINTERNAL, Message: what + ": the database stayed busy", Err: err}
+		return failure(EINTERNAL, what+": the database stayed busy", err)
 	}
-	return &Error{Code: EINTERNAL, Message: what, Err: err}
+	return failure(EINTERNAL, what, err)
 }
 
 // conflictTriggers are the messages of the triggers that refuse an insert

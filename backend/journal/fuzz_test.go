@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/comptoir-pos/comptoir/backend/fault"
 )
 
 // FuzzRequestBody: whatever body the journal accepts, it gives back byte for
@@ -34,10 +36,10 @@ func FuzzRequestBody(f *testing.F) {
 		a, err := db.PrepareAttempt(ctx, Attempt{UUID: id, OrderID: "o1", Kind: KindDebit, Amount: 100,
 			Policy: PolicyKiosk, Terminal: "t", RequestBody: body})
 		if err != nil {
-			if ErrorCode(err) != EINVALID {
+			if fault.CodeOf(err) != EINVALID {
 				t.Fatalf("body %q: %v", body, err)
 			}
-			if _, err := db.Attempt(ctx, id); ErrorCode(err) != ENOTFOUND {
+			if _, err := db.Attempt(ctx, id); fault.CodeOf(err) != ENOTFOUND {
 				t.Fatalf("a refused attempt left a row: %v", err)
 			}
 			return

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/comptoir-pos/comptoir/backend/fault"
 )
 
 // lastEvent is the attempt's latest event.
@@ -226,7 +228,7 @@ func TestSettingsWrittenWithAnOrderAreCheckedAndAllWritten(t *testing.T) {
 	db := openMemory(t)
 	wantCode(t, db.CreateOrder(ctx, Order{ID: "a", Currency: "EUR", Total: 1}, SettingWrite{Key: "", Value: []byte(`1`)}), EINVALID)
 	wantCode(t, db.CreateOrder(ctx, Order{ID: "a", Currency: "EUR", Total: 1}, SettingWrite{Key: "k", Value: []byte(`{`)}), EINVALID)
-	if _, err := db.Order(ctx, "a"); ErrorCode(err) != ENOTFOUND {
+	if _, err := db.Order(ctx, "a"); fault.CodeOf(err) != ENOTFOUND {
 		t.Fatalf("an order refused for its settings was recorded: %v", err)
 	}
 	if err := db.CreateOrder(ctx, Order{ID: "b", Currency: "EUR", Total: 1},

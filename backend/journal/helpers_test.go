@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/comptoir-pos/comptoir/backend/fault"
 )
 
 // Child processes: the test binary re-executes itself with childRoleEnv set
@@ -39,7 +41,7 @@ func runChild(role, dir string) int {
 	ctx := context.Background()
 	db, err := Open(ctx, dir)
 	if err != nil {
-		fmt.Printf("error %s %v\n", ErrorCode(err), err)
+		fmt.Printf("error %s %v\n", fault.CodeOf(err), err)
 		return 2
 	}
 	switch role {
@@ -54,7 +56,7 @@ func runChild(role, dir string) int {
 	case "prepare-exit", "prepare-hang":
 		uuids, err := childPrepare(ctx, db)
 		if err != nil {
-			fmt.Printf("error %s %v\n", ErrorCode(err), err)
+			fmt.Printf("error %s %v\n", fault.CodeOf(err), err)
 			return 2
 		}
 		// PrepareAttempt and MarkSent have returned: the parent may now
@@ -70,7 +72,7 @@ func runChild(role, dir string) int {
 		for i := range 3 {
 			r := AuditRecord{Who: "staff:child", Action: "child", Subject: fmt.Sprint(i)}
 			if err := db.AppendAudit(ctx, r); err != nil {
-				fmt.Printf("error %s %v\n", ErrorCode(err), err)
+				fmt.Printf("error %s %v\n", fault.CodeOf(err), err)
 				return 2
 			}
 		}
@@ -265,7 +267,7 @@ func attemptIn(t testing.TB, db *DB, s State) Attempt {
 
 func wantCode(t testing.TB, err error, code string) {
 	t.Helper()
-	if got := ErrorCode(err); got != code {
+	if got := fault.CodeOf(err); got != code {
 		t.Fatalf("error code = %q, want %q (err: %v)", got, code, err)
 	}
 }

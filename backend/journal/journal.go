@@ -118,7 +118,7 @@ func Open(ctx context.Context, dir string, opts ...Option) (*DB, error) {
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, &Error{Code: EINVALID, Message: fmt.Sprintf("data directory %q", dir), Err: err}
+		return nil, failure(EINVALID, fmt.Sprintf("data directory %q", dir), err)
 	}
 	if err := PrivateDir(abs); err != nil {
 		return nil, notWritable(abs, err)
@@ -342,7 +342,7 @@ func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 
 // notWritable reports a data directory that cannot be created or written.
 func notWritable(dir string, err error) error {
-	return &Error{Code: EREADONLY, Message: fmt.Sprintf("data directory %s is not writable", dir), Err: err}
+	return failure(EREADONLY, fmt.Sprintf("data directory %s is not writable", dir), err)
 }
 
 // migration is one numbered script.
@@ -392,7 +392,7 @@ func loadMigrations(fsys fs.FS) ([]migration, error) {
 func migrate(ctx context.Context, w *sql.DB, fsys fs.FS, where string) error {
 	ms, err := loadMigrations(fsys)
 	if err != nil {
-		return &Error{Code: EINTERNAL, Message: "load migrations", Err: err}
+		return failure(EINTERNAL, "load migrations", err)
 	}
 	for {
 		done, err := migrateOne(ctx, w, ms, where)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/comptoir-pos/comptoir/backend/fault"
 )
 
 func TestMigrationsApplyAndAreIdempotent(t *testing.T) {
@@ -273,29 +275,22 @@ func TestSettings(t *testing.T) {
 	}
 }
 
-func TestErrorCode(t *testing.T) {
+// The journal's errors are fault's, named after the journal, with the
+// cause kept for logs; context errors pass through for errors.Is.
+func TestTheJournalsErrorsAreFaults(t *testing.T) {
 	e := Errorf(ECONFLICT, "attempt %s is %s", "x", StateApproved)
-	tests := []struct {
-		err  error
-		code string
-		msg  string
-	}{
-		{nil, "", ""},
-		{errors.New("boom"), EINTERNAL, "Internal error."},
-		{e, ECONFLICT, "attempt x is approved"},
-		{fmt.Errorf("pay: %w", e), ECONFLICT, "attempt x is approved"},
-		{&Error{Code: EFULL, Message: "disk", Err: errors.New("SQLITE_FULL")}, EFULL, "disk"},
+	if fault.CodeOf(fmt.Errorf("pay: %w", e)) != fault.ECONFLICT || e.Error() != "journal: attempt x is approved" {
+		t.Errorf("Errorf: %q %v", e.Code, e)
 	}
-	for _, tt := range tests {
-		if got := ErrorCode(tt.err); got != tt.code {
-			t.Errorf("ErrorCode(%v) = %q, want %q", tt.err, got, tt.code)
-		}
-		if got := ErrorMessage(tt.err); got != tt.msg {
-			t.Errorf("ErrorMessage(%v) = %q, want %q", tt.err, got, tt.msg)
-		}
+	full := failure(EFULL, "disk", errors.New("SQLITE_FULL"))
+	if fault.CodeOf(full) != fault.EFULL || fault.MessageOf(full) != "disk" || full.Error() != "journal: disk: SQLITE_FULL" {
+		t.Errorf("failure: %q %q %v", full.Code, full.Message, full)
 	}
 	if mapErr(context.Canceled, "x") != context.Canceled {
 		t.Error("context errors must pass through")
+	}
+	if err := mapErr(e, "y"); err != error(e) {
+		t.Errorf("a journal error is mapped again: %v", err)
 	}
 }
 

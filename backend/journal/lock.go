@@ -31,7 +31,7 @@ func lockDir(dir string) (*dirLock, error) {
 	ok, err := tryLock(f)
 	if err != nil {
 		f.Close()
-		return nil, &Error{Code: EINTERNAL, Message: "lock data directory " + dir, Err: err}
+		return nil, failure(EINTERNAL, "lock data directory "+dir, err)
 	}
 	if !ok {
 		pid := readHolder(f)
@@ -40,7 +40,7 @@ func lockDir(dir string) (*dirLock, error) {
 		if pid > 0 {
 			msg = fmt.Sprintf("data directory %s is in use by another Comptoir process (pid %d)", dir, pid)
 		}
-		return nil, &Error{Code: ELOCKED, Message: msg}
+		return nil, failure(ELOCKED, msg, nil)
 	}
 	// The PID is for the message above only: the lock, not the file's
 	// content, says who holds the directory.
@@ -75,7 +75,7 @@ func (l *dirLock) release() error {
 	}
 	l.f = nil
 	if err != nil {
-		return &Error{Code: EINTERNAL, Message: "unlock data directory " + l.dir, Err: err}
+		return failure(EINTERNAL, "unlock data directory "+l.dir, err)
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package journal
 import (
 	"context"
 	"testing"
+
+	"github.com/comptoir-pos/comptoir/backend/fault"
 )
 
 // TestCreateOrderWithASetting: the order and the setting are one write;
@@ -18,17 +20,17 @@ func TestCreateOrderWithASetting(t *testing.T) {
 		t.Fatalf("setting %s %v %v", v, ok, err)
 	}
 	again := SettingWrite{Key: seq.Key, Value: []byte(`{"day":"2026-11-22","last":2}`)}
-	if err := db.CreateOrder(ctx, Order{ID: "o-1", Currency: "EUR", Total: 100}, again); ErrorCode(err) != ECONFLICT {
+	if err := db.CreateOrder(ctx, Order{ID: "o-1", Currency: "EUR", Total: 100}, again); fault.CodeOf(err) != ECONFLICT {
 		t.Fatalf("a taken id: %v", err)
 	}
 	if v, _, _ := db.Setting(ctx, seq.Key); string(v) != string(seq.Value) {
 		t.Fatalf("a refused order changed the setting: %s", v)
 	}
 	bad := SettingWrite{Key: seq.Key, Value: []byte(`{`)}
-	if err := db.CreateOrder(ctx, Order{ID: "o-2", Currency: "EUR", Total: 100}, bad); ErrorCode(err) != EINVALID {
+	if err := db.CreateOrder(ctx, Order{ID: "o-2", Currency: "EUR", Total: 100}, bad); fault.CodeOf(err) != EINVALID {
 		t.Fatalf("a setting that is not JSON: %v", err)
 	}
-	if _, err := db.Order(ctx, "o-2"); ErrorCode(err) != ENOTFOUND {
+	if _, err := db.Order(ctx, "o-2"); fault.CodeOf(err) != ENOTFOUND {
 		t.Fatalf("the order of a refused write exists: %v", err)
 	}
 }

@@ -29,13 +29,13 @@ func PeekSetting(ctx context.Context, dir, key string) (json.RawMessage, bool, e
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, false, &Error{Code: EINVALID, Message: fmt.Sprintf("data directory %q", dir), Err: err}
+		return nil, false, failure(EINVALID, fmt.Sprintf("data directory %q", dir), err)
 	}
 	p := filepath.Join(abs, dbFileName)
 	what := "peek at setting " + key + " in " + p
 	if missing, err := absent(p); missing || err != nil {
 		if err != nil {
-			return nil, false, &Error{Code: EINTERNAL, Message: what, Err: err}
+			return nil, false, failure(EINTERNAL, what, err)
 		}
 		return nil, false, nil
 	}

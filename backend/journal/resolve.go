@@ -75,37 +75,24 @@ func (db *DB) Resolve(ctx context.Context, id string, r Resolution) (Attempt, er
 		if err != nil {
 			return err
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return lostRace(ctx, tx, id, StateUnknown, to)
-		}
-		out, err = getAttempt(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		detail := r.Note
-		if r.TransactionID != "" {
-			detail = strings.TrimSpace(detail + "\ntransactionId " + r.TransactionID)
-		}
-		if out.Flag != "" && to == StateApproved {
-			detail = strings.TrimSpace(detail + "\nflagged: " + out.Flag)
-		}
-		if out.Witness == WitnessAwaiting {
-			detail = strings.TrimSpace(detail + "\nawaiting the provider's record")
-		}
-		if err := insertEvent(ctx, tx, out.ID, now, StateUnknown, to, EventResolution, r.Who, detail, raw); err != nil {
-			return err
-		}
-		if err := storeCard(ctx, tx, out.ID, now, card); err != nil {
-			return err
-		}
-		if _, err = settleStatus(ctx, tx, out.OrderID, now, fmt.Sprintf("%s %s resolved %s by %s", out.Kind, id, to, r.Who)); err != nil {
-			return err
-		}
-		return outboxGiveBack(ctx, tx, out, now)
+		out, err = moved{
+			id: id, from: StateUnknown, to: to, kind: EventResolution, actor: r.Who, raw: raw, card: card, now: now,
+			why: fmt.Sprintf("resolved %s by %s", to, r.Who),
+			detail: func(out Attempt) string {
+				detail := r.Note
+				if r.TransactionID != "" {
+					detail = strings.TrimSpace(detail + "\ntransactionId " + r.TransactionID)
+				}
+				if out.Flag != "" && to == StateApproved {
+					detail = strings.TrimSpace(detail + "\nflagged: " + out.Flag)
+				}
+				if out.Witness == WitnessAwaiting {
+					detail = strings.TrimSpace(detail + "\nawaiting the provider's record")
+				}
+				return detail
+			},
+		}.write(ctx, tx, res)
+		return err
 	})
 	if err != nil {
 		return Attempt{}, err

@@ -55,42 +55,72 @@ func (db *DB) Transition(ctx context.Context, id string, from, to State, info Tr
 		if err != nil {
 			return err
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return lostRace(ctx, tx, id, from, to)
-		}
-		out, err = getAttempt(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		detail := transitionDetail(info)
-		if out.Flag != "" && to == StateApproved {
-			detail = strings.TrimPrefix(detail+"; flagged: "+out.Flag, "; ")
-		}
-		if out.Witness == WitnessAwaiting {
-			detail = strings.TrimPrefix(detail+"; awaiting the provider's record", "; ")
-		}
-		if err := insertEvent(ctx, tx, out.ID, now, from, to, EventTransition, "", detail, raw); err != nil {
-			return err
-		}
-		if err := storeCard(ctx, tx, out.ID, now, card); err != nil {
-			return err
-		}
-		if !to.Final() {
-			return nil
-		}
-		if _, err = settleStatus(ctx, tx, out.OrderID, now, fmt.Sprintf("%s %s %s", out.Kind, id, to)); err != nil {
-			return err
-		}
-		return outboxGiveBack(ctx, tx, out, now)
+		out, err = moved{
+			id: id, from: from, to: to, kind: EventTransition, raw: raw, card: card, now: now, why: string(to),
+			detail: func(out Attempt) string {
+				detail := transitionDetail(info)
+				if out.Flag != "" && to == StateApproved {
+					detail = strings.TrimPrefix(detail+"; flagged: "+out.Flag, "; ")
+				}
+				if out.Witness == WitnessAwaiting {
+					detail = strings.TrimPrefix(detail+"; awaiting the provider's record", "; ")
+				}
+				return detail
+			},
+		}.write(ctx, tx, res)
+		return err
 	})
 	if err != nil {
 		return Attempt{}, err
 	}
 	return out, nil
+}
+
+// moved is an attempt's move from one state to another, its row just
+// updated: what Transition and Resolve then write alike.
+type moved struct {
+	id        string
+	from, to  State
+	kind      EventKind
+	actor     string
+	raw, card []byte // the answer without, and with only, the card's details (splitCard)
+	now       int64
+	// detail is the event's detail, from the attempt as written (its flag
+	// and witness are known only once the row is read back).
+	detail func(Attempt) string
+	// why ends the order status's reason, after the attempt's kind and id.
+	why string
+}
+
+// write checks that the update res moved the row (else the race was lost),
+// then writes in tx the event, the card's details and, for a final state,
+// the order's status and the money given back for sure: one transaction
+// with the move, so that none is ever written without the others.
+func (m moved) write(ctx context.Context, tx *sql.Tx, res sql.Result) (Attempt, error) {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return Attempt{}, err
+	}
+	if n == 0 {
+		return Attempt{}, lostRace(ctx, tx, m.id, m.from, m.to)
+	}
+	out, err := getAttempt(ctx, tx, m.id)
+	if err != nil {
+		return Attempt{}, err
+	}
+	if err := insertEvent(ctx, tx, out.ID, m.now, m.from, m.to, m.kind, m.actor, m.detail(out), m.raw); err != nil {
+		return Attempt{}, err
+	}
+	if err := storeCard(ctx, tx, out.ID, m.now, m.card); err != nil {
+		return Attempt{}, err
+	}
+	if !m.to.Final() {
+		return out, nil
+	}
+	if _, err := settleStatus(ctx, tx, out.OrderID, m.now, fmt.Sprintf("%s %s %s", out.Kind, m.id, m.why)); err != nil {
+		return Attempt{}, err
+	}
+	return out, outboxGiveBack(ctx, tx, out, m.now)
 }
 
 // chargeArgs are the columns an outcome's charge writes, as bound

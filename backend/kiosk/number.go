@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/settings"
@@ -59,7 +60,7 @@ func (s *Service) createOrder(ctx context.Context, ord *order) (id, number strin
 		raw, _ := json.Marshal(seq)
 		err = s.cfg.Journal.CreateOrder(ctx, journal.Order{ID: id, Currency: ord.currency, Total: ord.total, Data: data, CreatedAt: ord.created},
 			journal.SettingWrite{Key: settingOrderSequence, Value: raw})
-		if journal.ErrorCode(err) == journal.ECONFLICT {
+		if fault.CodeOf(err) == fault.ECONFLICT {
 			continue
 		}
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -32,7 +33,7 @@ func TestOrderReceiptFromTheJournal(t *testing.T) {
 			t.Errorf("receipt text lacks %q:\n%s", want, text)
 		}
 	}
-	if _, _, err := orders.OrderReceipt(e.ctx, e.db, e.s.Settings(), "nope"); journal.ErrorCode(err) != journal.ENOTFOUND {
+	if _, _, err := orders.OrderReceipt(e.ctx, e.db, e.s.Settings(), "nope"); fault.CodeOf(err) != fault.ENOTFOUND {
 		t.Errorf("unknown order: %v", err)
 	}
 }

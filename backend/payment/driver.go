@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 )
 
@@ -690,7 +691,7 @@ func (d *driver) finish(to journal.State, a *Answer, note string, ref *refusal) 
 	att, err := d.o.cfg.Journal.Transition(d.o.ctx, d.r.uuid, d.att.State, to, info)
 	if err != nil {
 		d.o.log.Error("journal the outcome", "uuid", d.r.uuid, "to", to, "err", err)
-		msg = fmt.Sprintf("%s (not recorded: %s)", note, journal.ErrorMessage(err))
+		msg = fmt.Sprintf("%s (not recorded: %s)", note, fault.MessageOf(err))
 	} else {
 		d.att = att
 		if att.Witness == journal.WitnessAwaiting {
@@ -754,7 +755,7 @@ func (d *driver) awaitCancelAnswer() {
 // disk): nothing is sent without its record. A first send becomes failed
 // when that can be recorded; a resend leaves the attempt open for recovery.
 func (d *driver) journalFailed(what string, err error) {
-	msg := fmt.Sprintf("could not %s: %s", what, journal.ErrorMessage(err))
+	msg := fmt.Sprintf("could not %s: %s", what, fault.MessageOf(err))
 	d.o.log.Error("journal", "uuid", d.r.uuid, "err", err)
 	if d.att.State == journal.StatePrepared {
 		if att, terr := d.o.cfg.Journal.Transition(d.o.ctx, d.r.uuid, journal.StatePrepared, journal.StateFailed,

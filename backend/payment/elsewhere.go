@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 )
 
@@ -63,7 +64,7 @@ func (o *Orchestrator) GivenBackElsewhere(ctx context.Context, from time.Time, o
 	var out []journal.AdoptedGiveBack
 	for order, es := range byOrder {
 		atts, err := o.cfg.Journal.AttemptsForOrder(ctx, order)
-		if journal.ErrorCode(err) == journal.ENOTFOUND || (err == nil && len(atts) == 0) {
+		if fault.CodeOf(err) == fault.ENOTFOUND || (err == nil && len(atts) == 0) {
 			continue // not an order of this journal
 		}
 		if err != nil {
@@ -182,7 +183,7 @@ func (o *Orchestrator) AdoptGivenBack(ctx context.Context, who, orderID string) 
 	for _, g := range gbs {
 		g.Who = who
 		a, err := o.cfg.Journal.AdoptGiveBack(ctx, g)
-		if journal.ErrorCode(err) == journal.ECONFLICT {
+		if fault.CodeOf(err) == fault.ECONFLICT {
 			continue // recorded meanwhile
 		}
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
@@ -307,7 +308,7 @@ func testOneUnresolvedAttemptPerOrderAndTerminal(t *testing.T, e *env) {
 	e.order("O2", 500)
 	h := e.start(Request{OrderID: "O1", Amount: 500, Policy: journal.PolicyKiosk})
 	for _, order := range []string{"O1", "O2"} {
-		if _, err := e.o.Start(e.ctx, Request{OrderID: order, Amount: 500, Policy: journal.PolicyKiosk}); journal.ErrorCode(err) != journal.ECONFLICT {
+		if _, err := e.o.Start(e.ctx, Request{OrderID: order, Amount: 500, Policy: journal.PolicyKiosk}); fault.CodeOf(err) != fault.ECONFLICT {
 			t.Errorf("second attempt on %s: %v", order, err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/google/uuid"
 )
@@ -136,7 +137,7 @@ func (v *reversal) run() {
 func (v *reversal) markSent() bool {
 	att, err := v.o.cfg.Journal.MarkSent(v.o.ctx, v.r.uuid)
 	if err != nil {
-		msg := fmt.Sprintf("could not record the send: %s", journal.ErrorMessage(err))
+		msg := fmt.Sprintf("could not record the send: %s", fault.MessageOf(err))
 		if v.att.State == journal.StatePrepared {
 			v.finish(journal.StateFailed, nil, nil, msg+": nothing was sent")
 		} else {
@@ -275,7 +276,7 @@ func (v *reversal) finish(to journal.State, raw []byte, c *Charge, note string) 
 	att, err := v.o.cfg.Journal.Transition(v.o.ctx, v.r.uuid, v.att.State, to, info)
 	if err != nil {
 		v.o.log.Error("journal the outcome", "uuid", v.r.uuid, "to", to, "err", err)
-		msg = fmt.Sprintf("%s (not recorded: %s)", note, journal.ErrorMessage(err))
+		msg = fmt.Sprintf("%s (not recorded: %s)", note, fault.MessageOf(err))
 	} else {
 		v.att = att
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
@@ -152,7 +153,7 @@ func TestAnAttemptStaysOnItsWayWhenTheLANDrops(t *testing.T) {
 	// The driver is cut off mid-request and asks again, over the LAN only.
 	waitFor(t, func() bool { return w.attempt(h.UUID()).SendCount >= 3 })
 	w.order("next", 400)
-	if _, err := w.o.Start(w.ctx, Request{OrderID: "next", Amount: 400, Policy: journal.PolicyKiosk}); journal.ErrorCode(err) != journal.ECONFLICT {
+	if _, err := w.o.Start(w.ctx, Request{OrderID: "next", Amount: 400, Policy: journal.PolicyKiosk}); fault.CodeOf(err) != fault.ECONFLICT {
 		t.Fatalf("a second attempt while the terminal holds one: %v, want refused", err)
 	}
 	if err := w.sim.PresentCard(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -94,7 +95,7 @@ func (s *Staff) ReverseTransaction(ctx context.Context, sessionID, transactionID
 			return s.reverse(ctx, sess, att)
 		}
 		return ReversalResult{}, errorf(EINVALID, "The journal holds transaction %s as a %s %s: only an approved card payment can be reversed.", transactionID, att.State, att.Kind)
-	} else if journal.ErrorCode(err) != journal.ENOTFOUND {
+	} else if fault.CodeOf(err) != fault.ENOTFOUND {
 		return ReversalResult{}, journalErr(err, "Finding the transaction")
 	}
 	// Reversible means under 16 h: the last day of history holds it.
@@ -176,7 +177,7 @@ func (s *Staff) reverse(ctx context.Context, sess Session, debit journal.Attempt
 		if code == device.CodeOther {
 			return res, &Error{Code: ETERMINAL, Message: "The reversal was not made: " + v.Message + ".", TerminalMessage: v.Message}
 		}
-		return res, &Error{Code: ETERMINAL, Message: ReversalMessage(code), TerminalCode: code, TerminalMessage: v.Message}
+		return res, &Error{Code: ETERMINAL, Message: ReversalMessage(code), TerminalCode: string(code), TerminalMessage: v.Message}
 	case journal.StateUnknown:
 		return res, errorf(EUNKNOWN, "The reversal was sent but no clear answer came back, and the terminal's history cannot tell: it is listed under \"needs attention\" for a decision. Do not give this money back another way before it is settled.")
 	}
@@ -314,8 +315,7 @@ func (s *Staff) receiptFor(ctx context.Context, uuid string) (receipt.Receipt, r
 	}
 	r, opt, err := orders.OrderReceipt(ctx, s.cfg.Journal, st, att.OrderID)
 	if err != nil {
-		var je *journal.Error
-		if errors.As(err, &je) {
+		if fault.As(err) != nil {
 			return receipt.Receipt{}, receipt.Options{}, att, journalErr(err, "Rebuilding the receipt")
 		}
 		return receipt.Receipt{}, receipt.Options{}, att, &Error{Code: EINVALID, Message: "This order's lines were not recorded (it was not taken at this kiosk): no receipt can be rebuilt.", Err: err}

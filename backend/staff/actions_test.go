@@ -134,7 +134,7 @@ func TestReverseTerminalErrors(t *testing.T) {
 			tt.setup(e)
 			_, err := e.st.Reverse(e.ctx, s.ID, v.UUID)
 			se := wantCode(t, err, ETERMINAL)
-			if se.TerminalCode != tt.code || se.Message != ReversalMessage(tt.code) || se.TerminalMessage == "" {
+			if se.TerminalCode != string(tt.code) || se.Message != ReversalMessage(tt.code) || se.TerminalMessage == "" {
 				t.Fatalf("error %+v, want terminal code %s", se, tt.code)
 			}
 			if !strings.HasSuffix(se.Message, ".") || strings.Contains(se.Message, "Error :") {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 )
@@ -47,8 +48,8 @@ func (s *Staff) RefundByAPI(ctx context.Context, sessionID, uuid string, amount 
 		switch {
 		case errors.Is(err, payment.ErrNotReady):
 			msg = "The kiosk is still checking unfinished refunds with the provider: try again in a moment. Nothing was sent."
-		case journal.ErrorCode(err) == journal.ECONFLICT:
-			msg = "This payment cannot be refunded by API again: " + journal.ErrorMessage(err) + ". Nothing was sent."
+		case fault.CodeOf(err) == fault.ECONFLICT:
+			msg = "This payment cannot be refunded by API again: " + fault.MessageOf(err) + ". Nothing was sent."
 		}
 		return AttemptView{}, &Error{Code: EINVALID, Message: msg, Err: err}
 	}
@@ -92,7 +93,7 @@ func (s *Staff) RefundTransactionByAPI(ctx context.Context, sessionID, transacti
 	case err == nil && att.Kind == journal.KindDebit && att.State == journal.StateApproved:
 	case err == nil:
 		return AttemptView{}, errorf(EINVALID, "The journal holds transaction %s as a %s %s: only an approved card payment can be refunded.", transactionID, att.State, att.Kind)
-	case journal.ErrorCode(err) != journal.ENOTFOUND:
+	case fault.CodeOf(err) != fault.ENOTFOUND:
 		return AttemptView{}, journalErr(err, "Finding the transaction")
 	default:
 		if att, err = s.adoptFromProvider(ctx, sess, transactionID); err != nil {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/fault"
 )
 
 // Money given back outside Comptoir (a refund in the provider's back
@@ -41,7 +41,7 @@ func (s *Staff) adoptGivenBack(ctx context.Context, who string, from time.Time, 
 	for _, g := range gbs {
 		g.Who = who
 		att, err := s.cfg.Journal.AdoptGiveBack(ctx, g)
-		if journal.ErrorCode(err) == journal.ECONFLICT {
+		if fault.CodeOf(err) == fault.ECONFLICT {
 			continue // recorded meanwhile
 		}
 		if err != nil {

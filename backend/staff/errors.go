@@ -2,14 +2,13 @@ package staff
 
 import (
 	"errors"
-	"fmt"
-	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/device"
-	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/fault"
 )
 
-// Error codes. Callers branch on the code; the message is a sentence for
+// Error codes: staff mode's own, beside fault's (EINVALID, ENOTFOUND,
+// EINTERNAL). Callers branch on the code; the message is a sentence for
 // the member of staff in front of the kiosk.
 const (
 	ELOCKEDOUT = "ELOCKED_OUT" // too many wrong PINs: wait RetryAfter
@@ -19,65 +18,38 @@ const (
 	// EPINDAMAGED: the stored PIN record cannot be checked safely (damaged,
 	// or parameters out of range): `comptoir pin` on the PC sets a new one.
 	EPINDAMAGED = "EPIN_DAMAGED"
-	ESESSION    = "ESESSION"  // no such session, or it expired or was locked
-	EINVALID    = "EINVALID"  // the request cannot be done as asked; nothing was done
-	ENOTFOUND   = "ENOTFOUND" // no such attempt, order or transaction
-	ETERMINAL   = "ETERMINAL" // the terminal refused, or could not be reached before anything was sent
-	EUNKNOWN    = "EUNKNOWN"  // the request may have reached the terminal: check its history
-	EINTERNAL   = "EINTERNAL" // the journal or something else failed
+	ESESSION    = "ESESSION"      // no such session, or it expired or was locked
+	EINVALID    = fault.EINVALID  // the request cannot be done as asked; nothing was done
+	ENOTFOUND   = fault.ENOTFOUND // no such attempt, order or transaction
+	ETERMINAL   = "ETERMINAL"     // the terminal refused, or could not be reached before anything was sent
+	EUNKNOWN    = "EUNKNOWN"      // the request may have reached the terminal: check its history
+	EINTERNAL   = fault.EINTERNAL // the journal or something else failed
 )
 
-// Error is the staff service's error.
-type Error struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	// RetryAfter: with ELOCKED_OUT, how long the PIN pad stays locked.
-	RetryAfter time.Duration `json:"retryAfter,omitempty"`
-	// TerminalCode names the terminal's refusal (device.Code).
-	TerminalCode device.Code `json:"terminalCode,omitempty"`
-	// TerminalMessage is the terminal's message, verbatim.
-	TerminalMessage string `json:"terminalMessage,omitempty"`
-	Err             error  `json:"-"`
-}
-
-// Error returns the sentence for staff; the cause is in Err, for logs.
-func (e *Error) Error() string { return e.Message }
-
-func (e *Error) Unwrap() error { return e.Err }
+// Error is the staff service's error: the domain's one error type, its
+// message a sentence for staff (fault.Error.From is empty).
+type Error = fault.Error
 
 func errorf(code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return fault.Errorf(code, format, args...)
 }
 
-// ErrorCode returns the code of the first *Error in err's chain, "" for nil
-// and EINTERNAL for any other error.
-func ErrorCode(err error) string {
-	if err == nil {
-		return ""
-	}
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
-	return EINTERNAL
-}
-
-// journalErr turns a journal error into a staff error.
+// journalErr words a journal error for staff; an error already worded for
+// staff passes as it is.
 func journalErr(err error, what string) error {
 	if err == nil {
 		return nil
 	}
-	var e *Error
-	if errors.As(err, &e) {
+	if e := fault.As(err); e != nil && e.From == "" {
 		return err
 	}
-	switch journal.ErrorCode(err) {
-	case journal.ENOTFOUND:
-		return &Error{Code: ENOTFOUND, Message: what + ": " + journal.ErrorMessage(err) + ".", Err: err}
-	case journal.ECONFLICT, journal.EINVALID:
-		return &Error{Code: EINVALID, Message: what + ": " + journal.ErrorMessage(err) + ".", Err: err}
+	switch fault.CodeOf(err) {
+	case fault.ENOTFOUND:
+		return &Error{Code: ENOTFOUND, Message: what + ": " + fault.MessageOf(err) + ".", Err: err}
+	case fault.ECONFLICT, fault.EINVALID:
+		return &Error{Code: EINVALID, Message: what + ": " + fault.MessageOf(err) + ".", Err: err}
 	}
-	return &Error{Code: EINTERNAL, Message: what + ": the journal could not be read or written (" + journal.ErrorMessage(err) + ").", Err: err}
+	return &Error{Code: EINTERNAL, Message: what + ": the journal could not be read or written (" + fault.MessageOf(err) + ").", Err: err}
 }
 
 // ReversalMessage is the sentence for a reversal the terminal refused.
@@ -129,9 +101,9 @@ func terminalErr(err error, refused func(device.Code) string, what string) error
 		case device.Refused:
 			if de.Code == device.CodeUnauthorized {
 				return &Error{Code: ETERMINAL, Message: what + ": the provider's cloud refused the API key for this terminal. Check the key and the serial number in the terminal's settings.",
-					TerminalCode: de.Code, TerminalMessage: de.Message, Err: err}
+					TerminalCode: string(de.Code), TerminalMessage: de.Message, Err: err}
 			}
-			return &Error{Code: ETERMINAL, Message: refused(de.Code), TerminalCode: de.Code, TerminalMessage: de.Message, Err: err}
+			return &Error{Code: ETERMINAL, Message: refused(de.Code), TerminalCode: string(de.Code), TerminalMessage: de.Message, Err: err}
 		case device.Invalid:
 			return &Error{Code: EINVALID, Message: what + ": the request is not valid (" + de.Message + "). Nothing was sent.", Err: err}
 		}

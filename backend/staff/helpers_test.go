@@ -251,8 +251,8 @@ func (e *env) reversals() []terminalsim.LedgerEntry {
 func wantCode(t *testing.T, err error, code string) *Error {
 	t.Helper()
 	var se *Error
-	if !errors.As(err, &se) {
-		t.Fatalf("error %v (%T), want a *staff.Error with code %s", err, err, code)
+	if !errors.As(err, &se) || se.From != "" {
+		t.Fatalf("error %v (%T), want an error worded for staff with code %s", err, err, code)
 	}
 	if se.Code != code {
 		t.Fatalf("error code %s (%s), want %s", se.Code, se.Message, code)

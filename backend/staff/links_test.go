@@ -11,6 +11,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 )
@@ -228,7 +229,7 @@ func TestCaptureLink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.st.CaptureLink(e.ctx, sid, v.UUID); ErrorCode(err) != EINVALID {
+	if _, err := e.st.CaptureLink(e.ctx, sid, v.UUID); fault.CodeOf(err) != EINVALID {
 		t.Fatalf("capture of an unpaid link: %v", err)
 	}
 	if _, err := e.cloud.PayCart(e.cartOf(v).CartID, 0, 0, cloudsim.PayCard, false); err != nil {

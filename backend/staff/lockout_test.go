@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 )
 
@@ -231,7 +232,7 @@ func TestADamagedPINRecordIsAClearError(t *testing.T) {
 					t.Fatalf("message %q does not say how to reset it", se.Message)
 				}
 			}
-			if has, err := e.st.HasPIN(e.ctx); ErrorCode(err) != EPINDAMAGED || has {
+			if has, err := e.st.HasPIN(e.ctx); fault.CodeOf(err) != EPINDAMAGED || has {
 				t.Fatalf("HasPIN = %v, %v: a damaged PIN is not \"no PIN\"", has, err)
 			}
 			wantCode(t, e.st.SetPIN(e.ctx, "1357"), EPINDAMAGED)

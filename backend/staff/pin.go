@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/fiscal"
 	"golang.org/x/crypto/argon2"
 )
@@ -253,11 +254,11 @@ func (s *Staff) ChangePIN(ctx context.Context, sessionID, current, next string) 
 	}
 	if !ok {
 		err := s.wrongPIN(ctx, fs, origin, sess.Who, "pin_change_refused")
-		if ErrorCode(err) == ELOCKEDOUT {
+		if fault.CodeOf(err) == ELOCKEDOUT {
 			s.Lock(ctx, sessionID)
 			return err
 		}
-		if ErrorCode(err) == EWRONGPIN {
+		if fault.CodeOf(err) == EWRONGPIN {
 			return &Error{Code: EWRONGPIN, Message: "The current PIN is not right: the PIN was not changed. " + err.Error()}
 		}
 		return err

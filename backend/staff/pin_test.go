@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/fault"
 )
 
 func TestSetPINFirstRunOnly(t *testing.T) {
@@ -26,7 +28,7 @@ func TestSetPINFirstRunOnly(t *testing.T) {
 	if strings.Contains(string(raw), "2468") || !strings.Contains(string(raw), `"alg":"argon2id"`) {
 		t.Fatalf("stored PIN record %s", raw)
 	}
-	if _, err := e.st.Unlock(e.ctx, "1357"); ErrorCode(err) != EWRONGPIN {
+	if _, err := e.st.Unlock(e.ctx, "1357"); fault.CodeOf(err) != EWRONGPIN {
 		t.Fatalf("unlock with another PIN: %v", err)
 	}
 	s, err := e.st.Unlock(e.ctx, "2468")
@@ -181,7 +183,7 @@ func TestResetPINFromTheMachine(t *testing.T) {
 	if err := e.st.ResetPIN(e.ctx, "7391", "cli"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.st.Touch(old.ID); ErrorCode(err) != ESESSION {
+	if _, err := e.st.Touch(old.ID); fault.CodeOf(err) != ESESSION {
 		t.Fatalf("a session survived the reset: %v", err)
 	}
 	wantCode(t, func() error { _, err := e.st.Unlock(e.ctx, "482916"); return err }(), EWRONGPIN)
@@ -215,7 +217,7 @@ func TestChangePINCannotGuessPastTheLockout(t *testing.T) {
 		wantCode(t, e.st.ChangePIN(e.ctx, s.ID, fmt.Sprintf("%04d", i), "5555"), EWRONGPIN)
 	}
 	wantCode(t, e.st.ChangePIN(e.ctx, s.ID, "0000", "5555"), ELOCKEDOUT)
-	if _, err := e.st.Touch(s.ID); ErrorCode(err) != ESESSION {
+	if _, err := e.st.Touch(s.ID); fault.CodeOf(err) != ESESSION {
 		t.Fatalf("the session survived the lockout: %v", err)
 	}
 	wantCode(t, func() error { _, err := e.st.Unlock(e.ctx, "482916"); return err }(), ELOCKEDOUT)

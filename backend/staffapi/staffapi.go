@@ -21,6 +21,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 )
@@ -318,14 +319,20 @@ func Names() []string {
 	return out
 }
 
-// View turns an error into what the UI shows.
+// View is the one mapping of a failure to what the staff screens show, for
+// the window and browser mode alike: an error worded for staff keeps its
+// code and sentence; a call that does not fit is EBADCALL; anything else
+// (a layer's own words, a bare Go error) is EINTERNAL.
 func View(err error) *ErrorView {
-	var se *staff.Error
-	if errors.As(err, &se) {
-		return &ErrorView{Code: se.Code, Message: se.Message, RetryAfterMs: se.RetryAfter.Milliseconds(),
-			TerminalCode: string(se.TerminalCode), TerminalMessage: se.TerminalMessage}
+	var ae *ArgError
+	if errors.As(err, &ae) {
+		return &ErrorView{Code: EBADCALL, Message: ae.Msg}
 	}
-	return &ErrorView{Code: staff.EINTERNAL, Message: "Something went wrong: " + err.Error()}
+	if e := fault.As(err); e != nil && e.From == "" {
+		return &ErrorView{Code: e.Code, Message: e.Message, RetryAfterMs: e.RetryAfter.Milliseconds(),
+			TerminalCode: e.TerminalCode, TerminalMessage: e.TerminalMessage}
+	}
+	return &ErrorView{Code: fault.EINTERNAL, Message: "Something went wrong: " + err.Error()}
 }
 
 // session checks the session of a call that staff's own methods do not.

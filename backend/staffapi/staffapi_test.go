@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"slices"
 	"strings"
@@ -350,10 +351,24 @@ func TestCloseCheckoutWithoutKiosk(t *testing.T) {
 	}
 }
 
+// View is the envelope's one mapping: staff's words keep their code, a
+// lower layer's words and a bare error are internal, a call that does not
+// fit is the caller's bug.
 func TestViewOfOtherErrors(t *testing.T) {
 	v := View(errors.New("disk on fire"))
 	if v.Code != staff.EINTERNAL || !strings.Contains(v.Message, "disk on fire") {
 		t.Fatalf("%+v", v)
+	}
+	raw := journal.Errorf(journal.ENOTFOUND, "attempt %s", "x")
+	if v := View(fmt.Errorf("read: %w", raw)); v.Code != staff.EINTERNAL || !strings.Contains(v.Message, "journal: attempt x") {
+		t.Fatalf("a journal error not worded for staff: %+v", v)
+	}
+	worded := &staff.Error{Code: staff.ETERMINAL, Message: "Refused.", TerminalCode: "reversal_amount_mismatch", TerminalMessage: "Error : Amount mismatch", Err: raw}
+	if v := View(worded); v.Code != staff.ETERMINAL || v.Message != "Refused." || v.TerminalCode != "reversal_amount_mismatch" || v.TerminalMessage == "" {
+		t.Fatalf("staff's words: %+v", v)
+	}
+	if v := View(&ArgError{Msg: "Touch: expected 1 argument(s), got 0"}); v.Code != EBADCALL || !strings.Contains(v.Message, "expected 1") {
+		t.Fatalf("a call that does not fit: %+v", v)
 	}
 }
 

@@ -56,6 +56,7 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
@@ -403,7 +404,7 @@ func killNine(t *testing.T, bin string, term crashTerminal) {
 func openAttempts(t *testing.T, dir string, byWay map[journal.Channel]int) (open, giving int) {
 	t.Helper()
 	db, err := journal.Open(context.Background(), dir)
-	if journal.ErrorCode(err) == journal.EINVALID || os.IsNotExist(err) {
+	if fault.CodeOf(err) == fault.EINVALID || os.IsNotExist(err) {
 		return 0, 0
 	}
 	if err != nil {
@@ -434,7 +435,7 @@ func settled(t *testing.T, dir, order string) bool {
 	}
 	defer db.Close()
 	o, err := db.Order(context.Background(), order)
-	if journal.ErrorCode(err) == journal.ENOTFOUND {
+	if fault.CodeOf(err) == fault.ENOTFOUND {
 		return false
 	}
 	if err != nil {

@@ -341,7 +341,8 @@ export const EBADCALL = "EBADCALL"; // no such call, or arguments that do not fi
 
 // From staff/errors.go
 /**
- * Error codes. Callers branch on the code; the message is a sentence for
+ * Error codes: staff mode's own, beside fault's (EINVALID, ENOTFOUND,
+ * EINTERNAL). Callers branch on the code; the message is a sentence for
  * the member of staff in front of the kiosk.
  */
 export const EINTERNAL = "EINTERNAL"; // the journal or something else failed
@@ -349,7 +350,8 @@ export const EINTERNAL = "EINTERNAL"; // the journal or something else failed
 
 // From staff/errors.go
 /**
- * Error codes. Callers branch on the code; the message is a sentence for
+ * Error codes: staff mode's own, beside fault's (EINVALID, ENOTFOUND,
+ * EINTERNAL). Callers branch on the code; the message is a sentence for
  * the member of staff in front of the kiosk.
  */
 export const EINVALID = "EINVALID"; // the request cannot be done as asked; nothing was done
@@ -357,7 +359,8 @@ export const EINVALID = "EINVALID"; // the request cannot be done as asked; noth
 
 // From staff/errors.go
 /**
- * Error codes. Callers branch on the code; the message is a sentence for
+ * Error codes: staff mode's own, beside fault's (EINVALID, ENOTFOUND,
+ * EINTERNAL). Callers branch on the code; the message is a sentence for
  * the member of staff in front of the kiosk.
  */
 export const ELOCKEDOUT = "ELOCKED_OUT"; // too many wrong PINs: wait RetryAfter
@@ -365,7 +368,8 @@ export const ELOCKEDOUT = "ELOCKED_OUT"; // too many wrong PINs: wait RetryAfter
 
 // From staff/errors.go
 /**
- * Error codes. Callers branch on the code; the message is a sentence for
+ * Error codes: staff mode's own, beside fault's (EINVALID, ENOTFOUND,
+ * EINTERNAL). Callers branch on the code; the message is a sentence for
  * the member of staff in front of the kiosk.
  */
 export const ENOPIN = "ENOPIN"; // no PIN set yet (first run)
@@ -373,7 +377,8 @@ export const ENOPIN = "ENOPIN"; // no PIN set yet (first run)
 
 // From staff/errors.go
 /**
- * Error codes. Callers branch on the code; the message is a sentence for
+ * Error codes: staff mode's own, beside fault's (EINVALID, ENOTFOUND,
+ * EINTERNAL). Callers branch on the code; the message is a sentence for
  * the member of staff in front of the kiosk.
  */
 export const ENOTFOUND = "ENOTFOUND"; // no such attempt, order or transaction
@@ -381,7 +386,8 @@ export const ENOTFOUND = "ENOTFOUND"; // no such attempt, order or transaction
 
 // From staff/errors.go
 /**
- * Error codes. Callers branch on the code; the message is a sentence for
+ * Error codes: staff mode's own, beside fault's (EINVALID, ENOTFOUND,
+ * EINTERNAL). Callers branch on the code; the message is a sentence for
  * the member of staff in front of the kiosk.
  * EPINDAMAGED: the stored PIN record cannot be checked safely (damaged,
  * or parameters out of range): `comptoir pin` on the PC sets a new one.
@@ -390,7 +396,8 @@ export const EPINDAMAGED = "EPIN_DAMAGED";
 
 // From staff/errors.go
 /**
- * Error codes. Callers branch on the code; the message is a sentence for
+ * Error codes: staff mode's own, beside fault's (EINVALID, ENOTFOUND,
+ * EINTERNAL). Callers branch on the code; the message is a sentence for
  * the member of staff in front of the kiosk.
  */
 export const EPINSET = "EPIN_SET"; // a PIN is already set: SetPIN is for the first run only
@@ -398,7 +405,8 @@ export const EPINSET = "EPIN_SET"; // a PIN is already set: SetPIN is for the fi
 
 // From staff/errors.go
 /**
- * Error codes. Callers branch on the code; the message is a sentence for
+ * Error codes: staff mode's own, beside fault's (EINVALID, ENOTFOUND,
+ * EINTERNAL). Callers branch on the code; the message is a sentence for
  * the member of staff in front of the kiosk.
  */
 export const ESESSION = "ESESSION"; // no such session, or it expired or was locked
@@ -406,7 +414,8 @@ export const ESESSION = "ESESSION"; // no such session, or it expired or was loc
 
 // From staff/errors.go
 /**
- * Error codes. Callers branch on the code; the message is a sentence for
+ * Error codes: staff mode's own, beside fault's (EINVALID, ENOTFOUND,
+ * EINTERNAL). Callers branch on the code; the message is a sentence for
  * the member of staff in front of the kiosk.
  */
 export const ETERMINAL = "ETERMINAL"; // the terminal refused, or could not be reached before anything was sent
@@ -421,7 +430,8 @@ export const EUNAVAILABLE = "EUNAVAILABLE"; // the kiosk is not running, so neit
 
 // From staff/errors.go
 /**
- * Error codes. Callers branch on the code; the message is a sentence for
+ * Error codes: staff mode's own, beside fault's (EINVALID, ENOTFOUND,
+ * EINTERNAL). Callers branch on the code; the message is a sentence for
  * the member of staff in front of the kiosk.
  */
 export const EUNKNOWN = "EUNKNOWN"; // the request may have reached the terminal: check its history
@@ -429,7 +439,8 @@ export const EUNKNOWN = "EUNKNOWN"; // the request may have reached the terminal
 
 // From staff/errors.go
 /**
- * Error codes. Callers branch on the code; the message is a sentence for
+ * Error codes: staff mode's own, beside fault's (EINVALID, ENOTFOUND,
+ * EINTERNAL). Callers branch on the code; the message is a sentence for
  * the member of staff in front of the kiosk.
  */
 export const EWRONGPIN = "EWRONG_PIN"; // the PIN is not the staff PIN
