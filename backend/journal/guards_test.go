@@ -285,6 +285,15 @@ func TestAClosedOrderIsCancelledOnlyWhenAllItsMoneyWentBack(t *testing.T) {
 	if st := orderStatus(t, db, "ref"); st != OrderNeedsAttention {
 		t.Fatalf("closed with 400 kept: %s, want needs_attention", st)
 	}
+	// Refunded to the last cent is given back as surely as reversed.
+	approvedDebit(t, db, "all", 1000, 600, 0, "T3")
+	finish(t, db, refundOf(t, "all", 600, "T3"), StateApproved)
+	if err := db.CloseOrder(ctx, "all", "the customer left"); err != nil {
+		t.Fatal(err)
+	}
+	if st := orderStatus(t, db, "all"); st != OrderCancelled {
+		t.Fatalf("closed with its part refunded: %s, want cancelled", st)
+	}
 }
 
 // Money given back counts its tip part too: a refund may not give back,

@@ -159,3 +159,30 @@ func TestOutboxWrittenSignals(t *testing.T) {
 		t.Fatal("no signal after a commit")
 	}
 }
+
+// An order's fact tells other machines all the money it gave back,
+// reversed and refunded alike: head office and the kitchen read it there.
+func TestAnOrdersFactSaysAllItGaveBack(t *testing.T) {
+	ctx := t.Context()
+	db := openMemory(t)
+	debit := approvedDebit(t, db, "g", 1000, 600, 0, "T1")
+	finish(t, db, reversalOf(t, debit, 600, "T1"), StateApproved)
+	if err := db.CloseOrder(ctx, "g", "the customer left"); err != nil {
+		t.Fatal(err)
+	}
+	es, err := db.Unpublished(ctx, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f OrderFact
+	for _, e := range es {
+		if e.Kind == OutboxCancelled {
+			if err := json.Unmarshal(e.Payload, &f); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if f.OrderID != "g" || f.To != OrderCancelled || f.GivenBack != 600 {
+		t.Fatalf("the cancelled order's fact %+v: want 600 given back", f)
+	}
+}
