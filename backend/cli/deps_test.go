@@ -110,11 +110,13 @@ var arrows = map[string][]string{
 	// the composition root, the binary, and the tools around it
 	"backend/cli":             {"*"},
 	".":                       {"cli", "fault", "kiosk", "staff", "staffapi"},
+	"scripts/archgen":         {},
 	"scripts/bench/report":    {},
 	"scripts/bench/simserver": {"terminalsim"},
 	"scripts/bench/wire":      {"terminalsim"},
 	"tests/chain":             {},
 	"tests/crash":             {},
+	"tests/house":             {},
 	"tests/netns":             {},
 	"tests/release":           {},
 }
