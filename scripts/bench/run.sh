@@ -11,6 +11,7 @@
 #              terminal in its own process (scripts/bench/simserver); journal
 #              vs ledger (backend/kiosk, -tags bench)
 #   wire       per-payment overhead and memory of `comptoir serve` (scripts/bench/wire),
+#              with the restaurant's site (the default) and without it (site.off),
 #              pure Go; then memory of serve from the desktop binary
 #   browser    start-up in Chromium (scripts/bench/startup-browser.mjs)
 #   desktop    start-up and PSS under Xvfb beside an empty Wails app
@@ -134,6 +135,9 @@ step soak soak
 # soak's process, polled every millisecond).
 step soak-cloud env SOAK_CHANNEL=cloud go test -tags bench -count=1 -timeout 10m -run '^TestSoak$' -v ./backend/kiosk/
 step wire go run ./scripts/bench/wire -bin "$results/comptoir-purego" -n "${WIRE_N:-2000}" -out "$results/wire.json"
+# The same without the restaurant's site (no embedded NATS server, no
+# kitchen consumer): what the site costs in memory and time.
+step wire-site-off go run ./scripts/bench/wire -bin "$results/comptoir-purego" -n "${WIRE_N:-2000}" -set site.off=true -out "$results/wire_site_off.json"
 # The same serve from the desktop binary (cgo, GTK and WebKit linked): memory.
 step wire-desktop-binary go run ./scripts/bench/wire -bin build/bin/comptoir -n 500 -out "$results/wire_desktop_binary.json"
 step browser browser

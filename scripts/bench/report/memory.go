@@ -58,6 +58,33 @@ func (r *report) serveMemory() {
 	}
 	r.row(fmt.Sprintf("`comptoir serve` (pure Go) RSS growth, idle → after %d payments", w.Payments), fmb(growth), "< 5 MB", verdict(growth < 5*1024, "by "+fmb(growth-5*1024)+": a one-time warm-up step"))
 	r.row(fmt.Sprintf("`comptoir serve` (pure Go) RSS growth, steady state (payment %d → %d)", steadyFrom, w.Payments), fmb(growthSteady), "< 5 MB", verdict(growthSteady < 5*1024, "by "+fmb(growthSteady-5*1024)))
+	r.siteOffMemory(w)
+}
+
+// siteOffMemory compares §1's serve with the same run without the
+// restaurant's site (site.off: no embedded NATS server, no kitchen
+// consumer, the outbox waiting).
+func (r *report) siteOffMemory(w wireResult) {
+	var o wireResult
+	if !load("wire_site_off.json", &o) {
+		return
+	}
+	steady := func(x wireResult) (int, int64) {
+		for _, s := range x.Memory {
+			if s.Payments >= 250 {
+				return s.Payments, x.AfterRSSKB - s.RSSKB
+			}
+		}
+		return 0, 0
+	}
+	from, g := steady(o)
+	var parts []string
+	for _, s := range o.Memory {
+		parts = append(parts, fmt.Sprintf("%d: %s", s.Payments, fmb(s.RSSKB)))
+	}
+	r.p("**Without the restaurant's site** (`site.off` true: no embedded NATS server, no kitchen consumer), the same %d payments: idle RSS %s (%s with the site), %s after (%s with it); over the run: %s. The difference is the site's: the NATS server's code and its JetStream store, whose block cache fills with the stream's recent messages and is bounded (with the site, the RSS levels off once the cache is full).\n\n",
+		o.Payments, fmb(o.IdleRSSKB), fmb(w.IdleRSSKB), fmb(o.AfterRSSKB), fmb(w.AfterRSSKB), strings.Join(parts, ", "))
+	r.row(fmt.Sprintf("`comptoir serve` (pure Go, site off) RSS growth, steady state (payment %d → %d)", from, o.Payments), fmb(g), "< 5 MB", verdict(g < 5*1024, "by "+fmb(g-5*1024)))
 }
 
 // desktopMemory is the desktop app's process tree beside an empty Wails app's.

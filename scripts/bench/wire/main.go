@@ -80,6 +80,8 @@ func main() {
 	n := flag.Int("n", 2000, "payments to measure")
 	warm := flag.Int("warmup", 50, "payments first, not counted in the percentiles")
 	out := flag.String("out", "wire.json", "result file")
+	var sets settingList
+	flag.Var(&sets, "set", "KEY=JSON: a setting saved before serve starts (repeatable), to compare")
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("wire: ")
@@ -89,7 +91,7 @@ func main() {
 	defer sim.Close()
 	simURL, _ := url.Parse(sim.URL())
 	px := startProxy(simURL)
-	srv := startServe(*bin, px.terminal)
+	srv := startServe(*bin, px.terminal, sets)
 	defer srv.stop()
 	res := result{Binary: *bin, Warmup: *warm, Outcomes: map[string]int{}}
 	res.ServeStartMs = srv.startMs
@@ -208,10 +210,14 @@ type serve struct {
 	startMs float64 // exec to the "Comptoir at" line
 }
 
-func startServe(bin, terminal string) *serve {
+func startServe(bin, terminal string, sets settingList) *serve {
 	dir, err := os.MkdirTemp("", "comptoir-bench-wire-")
 	check(err)
 	s := &serve{dir: dir}
+	for _, kv := range sets {
+		key, value, _ := strings.Cut(kv, "=")
+		check(exec.Command(bin, "settings", "--data-dir", dir, "set", key, value).Run())
+	}
 	// The staff PIN, as an installer sets it: without one the kiosk takes no order.
 	pin := exec.Command(bin, "pin", "--data-dir", dir)
 	pin.Stdin = strings.NewReader("2468\n")
@@ -473,4 +479,17 @@ func check(err error) {
 	if err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Fatal(err)
 	}
+}
+
+// settingList is the -set flags, each KEY=JSON.
+type settingList []string
+
+func (l *settingList) String() string { return strings.Join(*l, ",") }
+
+func (l *settingList) Set(v string) error {
+	if !strings.Contains(v, "=") {
+		return fmt.Errorf("-set %q: want KEY=JSON", v)
+	}
+	*l = append(*l, v)
+	return nil
 }
