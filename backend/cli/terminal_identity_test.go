@@ -188,23 +188,7 @@ func TestStaffConfirmationMakesTheKioskUseTheNewDevice(t *testing.T) {
 	sim1 := startSim(t)
 	advertise(t, sim1, name, lo)
 
-	db, err := journal.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	tr, err := discovery.NewTracker(discovery.Config{
-		Store: settingsStore{db}, Trust: identityStore{db: db}, Held: heldByOpenAttempts(db), ClientOptions: baseOptions(),
-		Browse:          discovery.Options{Interfaces: []net.Interface{lo}, NameFilter: name, Port: -1, AcceptSimulated: true, Window: time.Second},
-		ResolveInterval: 50 * time.Millisecond, SearchInterval: 100 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	db, tr := trackedJournal(t, lo, name)
 	waitFor(t, 15*time.Second, "adopted", func() bool { return tr.Status().Address == sim1.URL() })
 	source := kiosk.TrackerStatus(tr)
 
@@ -323,23 +307,7 @@ func TestTheKioskPinsAnHTTPSTerminalOnFirstUse(t *testing.T) {
 	name := "Yavin Pinned " + time.Now().Format("150405.000000")
 	sim := httpsTerminal(t)
 	advertise(t, sim, name, lo)
-	db, err := journal.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	tr, err := discovery.NewTracker(discovery.Config{
-		Store: settingsStore{db}, Trust: identityStore{db: db}, Held: heldByOpenAttempts(db), ClientOptions: baseOptions(),
-		Browse:          discovery.Options{Interfaces: []net.Interface{lo}, NameFilter: name, Port: -1, AcceptSimulated: true, Window: time.Second},
-		ResolveInterval: 50 * time.Millisecond, SearchInterval: 100 * time.Millisecond,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
+	db, tr := trackedJournal(t, lo, name)
 	waitFor(t, 15*time.Second, "adopted", func() bool { return tr.Status().Address == sim.URL() })
 
 	trust, err := loadTrust(ctx, commonFlags{}, db)
@@ -424,4 +392,29 @@ func TestTheRunningTerminalDoesNotUndoStaffsChoice(t *testing.T) {
 	if err != nil || id.Instance != "Yavin B" || id.Pin != "" || !id.HTTPS || len(id.Addresses) != 0 {
 		t.Fatalf("stored %+v, %v", id, err)
 	}
+}
+
+// trackedJournal is a fresh journal and a tracker that follows the
+// terminal advertised as name on lo, with the trust every command reads;
+// both are closed when the test ends.
+func trackedJournal(t *testing.T, lo net.Interface, name string) (*journal.DB, *discovery.Tracker) {
+	t.Helper()
+	db, err := journal.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tr, err := discovery.NewTracker(discovery.Config{
+		Store: settingsStore{db}, Trust: identityStore{db: db}, Held: heldByOpenAttempts(db), ClientOptions: baseOptions(),
+		Browse:          discovery.Options{Interfaces: []net.Interface{lo}, NameFilter: name, Port: -1, AcceptSimulated: true, Window: time.Second},
+		ResolveInterval: 50 * time.Millisecond, SearchInterval: 100 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tr.Close() })
+	return db, tr
 }
