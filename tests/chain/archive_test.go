@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
 // A kiosk's monthly archive reaches head office by itself, and
@@ -24,14 +22,7 @@ func TestArchiveVerifiedAtHeadOffice(t *testing.T) {
 	}
 	hub := startHub(t)
 	r1 := startSite(t, hub, "r1")
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.01})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := startTerminal(t)
 	k := startKiosk(t, r1, "A", sim.URL())
 	eventually(t, "the kiosk ready", time.Minute, k.ready)
 	if _, err := k.pay(0); err != nil {

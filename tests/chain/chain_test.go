@@ -32,7 +32,6 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
 // bin is the comptoir binary, built once for the package.
@@ -296,14 +295,7 @@ func TestChainSurvivesKillNine(t *testing.T) {
 	sites := map[string]*siteRig{"r1": startSite(t, hub, "r1"), "r2": startSite(t, hub, "r2")}
 	var kiosks []*kioskRig
 	for _, at := range []struct{ site, prefix string }{{"r1", "A"}, {"r1", "B"}, {"r2", "A"}} {
-		sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.01})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sim.Start("127.0.0.1:0"); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { sim.Close() })
+		sim := startTerminal(t)
 		kiosks = append(kiosks, startKiosk(t, sites[at.site], at.prefix, sim.URL()))
 	}
 	for _, k := range kiosks {

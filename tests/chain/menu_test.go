@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
 // pricedMenu is the demo catalog without its pictures, its first product
@@ -56,14 +54,7 @@ func TestMenuThroughTheSite(t *testing.T) {
 	}
 	hub := startHub(t)
 	r1 := startSite(t, hub, "r1")
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.01})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim := startTerminal(t)
 	k := startKiosk(t, r1, "A", sim.URL())
 	eventually(t, "the kiosk ready", time.Minute, k.ready)
 

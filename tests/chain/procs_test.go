@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
 // buildBinary builds the real comptoir binary into dir. Browser mode
@@ -278,4 +280,19 @@ func eventually(t *testing.T, what string, within time.Duration, cond func() err
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
+}
+
+// startTerminal is a simulated terminal on loopback at a hundredth of
+// real time, closed when the test ends.
+func startTerminal(t *testing.T) *terminalsim.Terminal {
+	t.Helper()
+	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sim.Close() })
+	return sim
 }
