@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/receipt"
 	"github.com/google/uuid"
 	_ "modernc.org/sqlite"
 )
@@ -157,6 +159,17 @@ func TestTicketsOfSalesAndCredits(t *testing.T) {
 	}
 	if gross != -550 {
 		t.Fatalf("refund VAT adds up to %d", gross)
+	}
+	// One line for what was given back, its net the rates' nets, the
+	// money going back the way it came.
+	if l := refund.Lines; len(l) != 1 || l[0].Qty != -1 || l[0].UnitPrice != 550 || l[0].Total != -550 {
+		t.Fatalf("refund lines %+v", l)
+	}
+	if net := refund.VAT[0].Net + refund.VAT[1].Net; refund.TotalExclTax != net || net >= 0 {
+		t.Fatalf("refund excl. tax %d, the rates' nets %d", refund.TotalExclTax, net)
+	}
+	if p := refund.Payments; len(p) != 1 || p[0].Amount != -550 || p[0].Means != "card" {
+		t.Fatalf("refund payments %+v", p)
 	}
 	if rev := ts[3]; rev.Type != TicketReversal || rev.RefersTo != 2 || rev.TotalInclTax != -1100 || rev.VAT[0].Gross != -500 {
 		t.Fatalf("reversal %+v", rev)
@@ -344,5 +357,38 @@ func TestStartRecordsUpdatesAndClockJumps(t *testing.T) {
 	}
 	if strings.Join(types, ",") != "start,stop,clock,update,start" {
 		t.Fatalf("events %v", types)
+	}
+}
+
+// A credit's VAT is the sale's, rate by rate, in the proportion given
+// back, negative; the cents rounding leaves go to the largest rate so the
+// rates add up to exactly what was given back; all of it gives back each
+// rate whole; nothing to share shares nothing.
+func TestProrateSharesACreditByRate(t *testing.T) {
+	neg := func(rate int, gross int64) VAT {
+		tax := receipt.TaxIncluded(gross, rate)
+		return VAT{Rate: rate, Gross: -gross, Tax: -tax, Net: -(gross - tax)}
+	}
+	sale := []VAT{{Rate: 1000, Gross: 202}, {Rate: 550, Gross: 101}}
+	tests := []struct {
+		name        string
+		vat         []VAT
+		part, whole int64
+		want        []VAT
+	}{
+		{"a third, a cent of rounding to the largest rate", sale, 100, 303, []VAT{neg(550, 33), neg(1000, 67)}},
+		{"half", []VAT{{Rate: 1000, Gross: 500}, {Rate: 2000, Gross: 600}}, 550, 1100, []VAT{neg(1000, 250), neg(2000, 300)}},
+		{"all of it", sale, 303, 303, []VAT{neg(550, 101), neg(1000, 202)}},
+		{"nothing given back", sale, 0, 303, []VAT{}},
+		{"a sale of nothing", sale, 100, 0, []VAT{}},
+		{"no rate", nil, 100, 303, []VAT{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := prorate(tt.vat, tt.part, tt.whole)
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Fatalf("prorate(%d of %d) = %+v, want %+v", tt.part, tt.whole, got, tt.want)
+			}
+		})
 	}
 }
