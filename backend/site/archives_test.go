@@ -16,16 +16,7 @@ func TestArchiveShipperSendsEachArchiveOnce(t *testing.T) {
 	ctx := t.Context()
 	dir, addr := t.TempDir(), freeAddr(t)
 	srv := startSite(t, dir, addr)
-	nc, err := Dial(DialConfig{URL: "nats://" + addr, Name: "kiosk A"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js := jsOf(t, nc)
-	subj, _ := NewSubjects("r1")
-	if err := EnsureStreams(ctx, js, subj); err != nil {
-		t.Fatal(err)
-	}
+	js, subj := kioskStreams(t, dialKiosk(t, addr))
 	data := t.TempDir()
 	archives := filepath.Join(data, "archives")
 	if err := os.MkdirAll(archives, 0o700); err != nil {
@@ -52,6 +43,7 @@ func TestArchiveShipperSendsEachArchiveOnce(t *testing.T) {
 	}
 	startSite(t, dir, addr)
 	var n int
+	var err error
 	eventually(t, "the archive sent once the site is back", func() bool {
 		n, err = ship.ShipAll(ctx)
 		return n == 1

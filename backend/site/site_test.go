@@ -110,11 +110,7 @@ func TestPublisherOnceEvenWhenReplayed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	js := jsOf(t, nc)
-	subj, _ := NewSubjects("r1")
-	if err := EnsureStreams(ctx, js, subj); err != nil {
-		t.Fatal(err)
-	}
+	js, subj := kioskStreams(t, nc)
 	db, err := journal.OpenMemory(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -157,6 +153,29 @@ func TestPublisherOnceEvenWhenReplayed(t *testing.T) {
 	}
 }
 
+// dialKiosk connects as kiosk A to the site at addr, closed when the test
+// ends.
+func dialKiosk(t testing.TB, addr string) *nats.Conn {
+	t.Helper()
+	nc, err := Dial(DialConfig{URL: "nats://" + addr, Name: "kiosk A"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// kioskStreams is restaurant r1's JetStream through nc, its streams made.
+func kioskStreams(t testing.TB, nc *nats.Conn) (jetstream.JetStream, Subjects) {
+	t.Helper()
+	js := jsOf(t, nc)
+	subj, _ := NewSubjects("r1")
+	if err := EnsureStreams(t.Context(), js, subj); err != nil {
+		t.Fatal(err)
+	}
+	return js, subj
+}
+
 func freeAddr(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -174,16 +193,7 @@ func TestPublisherWaitsForTheSite(t *testing.T) {
 	ctx := t.Context()
 	dir, addr := t.TempDir(), freeAddr(t)
 	srv := startSite(t, dir, addr)
-	nc, err := Dial(DialConfig{URL: "nats://" + addr, Name: "kiosk A"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js := jsOf(t, nc)
-	subj, _ := NewSubjects("r1")
-	if err := EnsureStreams(ctx, js, subj); err != nil {
-		t.Fatal(err)
-	}
+	js, subj := kioskStreams(t, dialKiosk(t, addr))
 	db, err := journal.OpenMemory(ctx)
 	if err != nil {
 		t.Fatal(err)
