@@ -102,8 +102,7 @@ func TestAttemptIsCommittedBeforeTheRequestLeaves(t *testing.T) {
 func TestClientTimeoutResendsTheSameRequest(t *testing.T) {
 	lim := testLimits
 	lim.KioskTimeout = 40 * time.Millisecond
-	e := newEnv(t, lim)
-	e.recover()
+	e := readyEnv(t, lim)
 	h := e.kiosk("T1", 800, terminalsim.Hold())
 	// Let several client timeouts pass, then the customer pays.
 	deadline := time.Now().Add(5 * time.Second)
@@ -139,8 +138,7 @@ func TestClientTimeoutResendsTheSameRequest(t *testing.T) {
 func TestLostAnswerIsAskedAgain(t *testing.T) {
 	for _, b := range []terminalsim.Behaviour{terminalsim.AnswerLostAfterCharge(), terminalsim.HTTP500Charged()} {
 		t.Run(string(b.Answer), func(t *testing.T) {
-			e := newEnv(t, testLimits)
-			e.recover()
+			e := readyEnv(t, testLimits)
 			h := e.kiosk("L1", 990, b)
 			v := e.wait(h)
 			if v.State != journal.StateApproved || e.charges(h.UUID()) != 1 || e.attempt(h.UUID()).SendCount != 2 {
@@ -153,8 +151,7 @@ func TestLostAnswerIsAskedAgain(t *testing.T) {
 // A crash mid-payment: the attempt stays open; recovery resends its exact
 // request, attaches to the payment still in progress, and records the charge.
 func TestRecoveryAttachesToThePaymentInProgress(t *testing.T) {
-	e := newEnv(t, testLimits)
-	e.recover()
+	e := readyEnv(t, testLimits)
 	h := e.kiosk("R1", 1500, terminalsim.Hold())
 	e.atPhase(h, terminalsim.PhaseBanking)
 	body := e.attempt(h.UUID()).RequestBody
@@ -179,8 +176,7 @@ func TestRecoveryAttachesToThePaymentInProgress(t *testing.T) {
 }
 
 func TestRecoveryOfAttemptsThatMustNotBeSent(t *testing.T) {
-	e := newEnv(t, testLimits)
-	e.recover()
+	e := readyEnv(t, testLimits)
 	e.order("P1", 100)
 	e.order("P2", 200)
 	clock := time.Now()
@@ -219,8 +215,7 @@ func TestRecoveryOfAttemptsThatMustNotBeSent(t *testing.T) {
 }
 
 func TestRecoveryWithTheTerminalUnreachable(t *testing.T) {
-	e := newEnv(t, testLimits)
-	e.recover()
+	e := readyEnv(t, testLimits)
 	h := e.kiosk("U1", 300, terminalsim.Hold())
 	e.atPhase(h, terminalsim.PhaseBanking)
 	e.close()
@@ -386,8 +381,7 @@ func cancelAfterHandover(t *testing.T, e *env, order string, card func() error) 
 
 // A busy terminal is reported, not retried blindly.
 func TestBusyTerminalIsReported(t *testing.T) {
-	e := newEnv(t, testLimits)
-	e.recover()
+	e := readyEnv(t, testLimits)
 	hold := terminalsim.Hold()
 	if _, err := e.sim.StartOnKeypad(400, &hold); err != nil {
 		t.Fatal(err)
@@ -433,8 +427,7 @@ func TestUnknownAfterTheRequestOpenLimit(t *testing.T) {
 	lim := testLimits
 	lim.KioskTimeout = 30 * time.Millisecond
 	lim.RequestOpen = 300 * time.Millisecond
-	e := newEnv(t, lim)
-	e.recover()
+	e := readyEnv(t, lim)
 	h := e.kiosk("N1", 1000, terminalsim.Hold())
 	v := e.wait(h)
 	if v.State != journal.StateUnknown || v.SendCount < 2 || !strings.Contains(v.Message, "staff") {
@@ -536,8 +529,7 @@ func TestLimitsValidate(t *testing.T) {
 func TestPersistentHTTP500EndsUnknown(t *testing.T) {
 	lim := testLimits
 	lim.RequestOpen = 200 * time.Millisecond
-	e := newEnv(t, lim)
-	e.recover()
+	e := readyEnv(t, lim)
 	e.sim.SetDefault(terminalsim.HTTP500NotCharged())
 	h := e.kiosk("H1", 1000)
 	v := e.wait(h)
@@ -582,8 +574,7 @@ func TestRefusalOfAResendIsNotAnOutcome(t *testing.T) {
 }
 
 func TestStartAfterClose(t *testing.T) {
-	e := newEnv(t, testLimits)
-	e.recover()
+	e := readyEnv(t, testLimits)
 	e.order("SC1", 100)
 	o := e.o
 	o.Close()

@@ -3,6 +3,7 @@ package payment
 import (
 	"context"
 	"encoding/json"
+	"testing"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
@@ -13,11 +14,63 @@ import (
 // once: a kiosk debit started, the orchestrator restarted on another
 // terminal, the simulated terminal reaching a state.
 
+// runSim starts a simulated terminal of cfg on a free port, closed when
+// the test ends, and a client of it.
+func runSim(tb testing.TB, cfg terminalsim.Config) (*terminalsim.Terminal, *localapi.Client) {
+	tb.Helper()
+	sim, err := terminalsim.New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := sim.Start("127.0.0.1:0"); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { sim.Close() })
+	client, err := localapi.NewClient(sim.URL())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return sim, client
+}
+
+// readyEnv is a new env whose orchestrator has recovered: ready to take
+// payments.
+func readyEnv(t *testing.T, lim Limits) *env {
+	t.Helper()
+	e := newEnv(t, lim)
+	e.recover()
+	return e
+}
+
+// channelEnv is a ready env whose orchestrator drives ch, the terminal
+// terminalID, alone (no vendor, no other channel): the simulated terminal
+// stays idle unless ch reaches it.
+func channelEnv(t *testing.T, ch Channel, terminalID string, lim Limits) *env {
+	t.Helper()
+	e := newEnv(t, lim)
+	e.close()
+	db, err := journal.Open(e.ctx, e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.db, e.events = db, &recorder{}
+	o, err := New(Config{Journal: db, Channel: ch, TerminalID: terminalID, Limits: lim, Emitter: e.events})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.o = o
+	t.Cleanup(e.close)
+	e.recover()
+	return e
+}
+
 // kiosk journals an order of amount and starts its kiosk debit, the
 // terminal scripted with script first (none: its default behaviour).
 func (e *env) kiosk(order string, amount int64, script ...terminalsim.Behaviour) *Handle {
 	e.t.Helper()
-	e.sim.Script(script...)
+	if len(script) > 0 { // an env without a terminal (links) scripts none
+		e.sim.Script(script...)
+	}
 	e.order(order, amount)
 	return e.start(Request{OrderID: order, Amount: amount, Policy: journal.PolicyKiosk})
 }
@@ -29,6 +82,13 @@ func (e *env) restartOn(term Terminal, lim Limits) {
 	e.close()
 	e.open(term, lim)
 	e.recover()
+}
+
+// answeredOnce waits until h's first send is journaled with its answer
+// (an HTTP 500, a lost answer).
+func (e *env) answeredOnce(h *Handle) {
+	e.t.Helper()
+	waitView(e.t, e, h, func(View) bool { return len(e.eventsOf(h.UUID())) >= 3 })
 }
 
 // atPhase waits until the terminal runs h's payment in phase.
