@@ -3,11 +3,11 @@ package staff
 import (
 	"context"
 	"errors"
-	"github.com/comptoir-pos/comptoir/backend/device"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
