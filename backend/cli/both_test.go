@@ -20,16 +20,8 @@ import (
 func lanAndCloud(t *testing.T, key, serial string) *cloudsim.Cloud {
 	t.Helper()
 	approve := terminalsim.Approve()
-	cloud, err := cloudsim.New(cloudsim.Config{Key: key, Serials: []string{serial}, TimeScale: 0.01, LAN: true,
+	return runCloud(t, cloudsim.Config{Key: key, Serials: []string{serial}, TimeScale: 0.01, LAN: true,
 		Terminal: terminalsim.Config{TimeScale: 0.01, NoTestAmounts: true, Default: &approve}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cloud.Start(""); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cloud.Close() })
-	return cloud
 }
 
 // attemptsOf reads `comptoir attempts`.

@@ -185,14 +185,7 @@ func TestStaffChooseTheCloudForTheNextStart(t *testing.T) {
 // key appears nowhere in the log or on stderr.
 func TestTheKioskOnTheSimulatedCloudNeverLogsTheKey(t *testing.T) {
 	const key = "sk_live_never_in_a_log_0042"
-	cloud, err := cloudsim.New(cloudsim.Config{Key: key, Serials: []string{"SN-1"}, TimeScale: 0.01})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cloud.Start(""); err != nil {
-		t.Fatal(err)
-	}
-	defer cloud.Close()
+	cloud := runCloud(t, cloudsim.Config{Key: key, Serials: []string{"SN-1"}, TimeScale: 0.01})
 	t.Setenv(envCloudKey, key)
 	dir := t.TempDir()
 	var stderr syncBuffer

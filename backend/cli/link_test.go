@@ -15,14 +15,7 @@ import (
 
 func linkCloud(t *testing.T) *cloudsim.Cloud {
 	t.Helper()
-	cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_link_cmd"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cloud.Start(""); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cloud.Close() })
+	cloud := runCloud(t, cloudsim.Config{Key: "sk_link_cmd"})
 	t.Setenv(envCloudKey, cloud.Key())
 	return cloud
 }

@@ -183,13 +183,8 @@ func TestDiscoverJudgesAndChoosePinsHTTPS(t *testing.T) {
 // the terminal payments go to.
 func TestStaffConfirmationMakesTheKioskUseTheNewDevice(t *testing.T) {
 	ctx := context.Background()
-	lo := loopbackInterface(t)
-	name := "Yavin Confirm " + time.Now().Format("150405.000000")
 	sim1 := startSim(t)
-	advertise(t, sim1, name, lo)
-
-	db, tr := trackedJournal(t, lo, name)
-	waitFor(t, 15*time.Second, "adopted", func() bool { return tr.Status().Address == sim1.URL() })
+	lo, name, db, tr := adopted(t, "Yavin Confirm", sim1)
 	source := kiosk.TrackerStatus(tr)
 
 	sim1.Close()
@@ -281,11 +276,7 @@ func loopbackInterface(t *testing.T) net.Interface {
 // advertise announces sim as name on the loopback interface at 127.0.0.1.
 func advertise(t *testing.T, sim *terminalsim.Terminal, name string, lo net.Interface) {
 	t.Helper()
-	stop, err := sim.Advertise(t.Context(), terminalsim.AdvertiseOptions{Instance: name, Interfaces: []net.Interface{lo}, Loopback: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	advertiseAs(t, sim, terminalsim.AdvertiseOptions{Instance: name, Interfaces: []net.Interface{lo}, Loopback: true})
 }
 
 func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
@@ -303,12 +294,8 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 // certificate waits for staff.
 func TestTheKioskPinsAnHTTPSTerminalOnFirstUse(t *testing.T) {
 	ctx := context.Background()
-	lo := loopbackInterface(t)
-	name := "Yavin Pinned " + time.Now().Format("150405.000000")
 	sim := httpsTerminal(t)
-	advertise(t, sim, name, lo)
-	db, tr := trackedJournal(t, lo, name)
-	waitFor(t, 15*time.Second, "adopted", func() bool { return tr.Status().Address == sim.URL() })
+	lo, name, db, tr := adopted(t, "Yavin Pinned", sim)
 
 	trust, err := loadTrust(ctx, commonFlags{}, db)
 	if err != nil || !trust.https || pinText(trust.pin) != sim.CertificateFingerprint() {
@@ -392,6 +379,20 @@ func TestTheRunningTerminalDoesNotUndoStaffsChoice(t *testing.T) {
 	if err != nil || id.Instance != "Yavin B" || id.Pin != "" || !id.HTTPS || len(id.Addresses) != 0 {
 		t.Fatalf("stored %+v, %v", id, err)
 	}
+}
+
+// adopted advertises sim on the loopback interface under a new name that
+// begins with prefix, and waits until the tracker of a fresh journal
+// adopts it; it returns the interface, the name, the journal and the
+// tracker.
+func adopted(t *testing.T, prefix string, sim *terminalsim.Terminal) (net.Interface, string, *journal.DB, *discovery.Tracker) {
+	t.Helper()
+	lo := loopbackInterface(t)
+	name := prefix + " " + time.Now().Format("150405.000000")
+	advertise(t, sim, name, lo)
+	db, tr := trackedJournal(t, lo, name)
+	waitFor(t, 15*time.Second, "adopted", func() bool { return tr.Status().Address == sim.URL() })
+	return lo, name, db, tr
 }
 
 // trackedJournal is a fresh journal and a tracker that follows the

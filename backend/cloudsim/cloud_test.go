@@ -20,6 +20,15 @@ import (
 
 const serial = "SN-TEST-1"
 
+// startApproving runs a cloud with one terminal whose customer pays at
+// once.
+func startApproving(t *testing.T) (*cloudsim.Cloud, *cloudapi.Client, *terminalsim.Terminal) {
+	t.Helper()
+	approve := terminalsim.Approve()
+	approve.Delay = 0
+	return start(t, cloudsim.Config{Terminal: terminalsim.Config{Default: &approve}})
+}
+
 // start runs a cloud with one terminal whose customer waits for the test.
 func start(t *testing.T, cfg cloudsim.Config) (*cloudsim.Cloud, *cloudapi.Client, *terminalsim.Terminal) {
 	t.Helper()
@@ -314,9 +323,7 @@ func TestAbortBeforeTheHandoverChargesNothing(t *testing.T) {
 }
 
 func TestReversalThroughTheCloud(t *testing.T) {
-	approve := terminalsim.Approve()
-	approve.Delay = 0
-	c, cl, term := start(t, cloudsim.Config{Terminal: terminalsim.Config{Default: &approve}})
+	c, cl, term := startApproving(t)
 	ctx := ctxT(t)
 	ack, err := cl.Payment(ctx, body(t, debit("u-9", 2000)))
 	if err != nil {
@@ -444,9 +451,7 @@ func TestControlAPIReachesEachTerminal(t *testing.T) {
 // debit_and_enrol: with an amount it charges like a debit; with 0 it only
 // enrols the card. Both deliver a card token.
 func TestDebitAndEnrol(t *testing.T) {
-	approve := terminalsim.Approve()
-	approve.Delay = 0
-	c, cl, term := start(t, cloudsim.Config{Terminal: terminalsim.Config{Default: &approve}})
+	c, cl, term := startApproving(t)
 	ctx := ctxT(t)
 	for _, amount := range []int64{0, 1500} {
 		b := debit("enrol-"+strconv.FormatInt(amount, 10), amount)

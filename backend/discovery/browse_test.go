@@ -182,11 +182,7 @@ func TestBrowseEndsWithContext(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
-	needMulticast(t)
-	u := tag()
-	name := "Yavin SIM " + u
-	sim := newSim(t, name)
-	advertiseSim(t, sim)
+	u, name, sim := onLoopback(t, false)
 	advertise(t, "Yavin Other "+u, deadPort(t))
 	opts := loOptions(t, "yavin")
 

@@ -100,22 +100,21 @@ func needMulticast(t *testing.T) {
 // newSim starts a simulated terminal on 127.0.0.1 at test speed.
 func newSim(t testing.TB, instance string) *terminalsim.Terminal {
 	t.Helper()
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, InstanceName: instance, Serial: "SIM-" + tag()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
-	return sim
+	return startSim(t, terminalsim.Config{TimeScale: 0.001, InstanceName: instance, Serial: "SIM-" + tag()})
 }
 
 // newTLSSim starts a simulated terminal serving HTTPS, with cert (nil: a
 // certificate of its own).
 func newTLSSim(t testing.TB, instance string, cert *tls.Certificate) *terminalsim.Terminal {
 	t.Helper()
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, InstanceName: instance, Serial: "SIM-" + tag(), TLS: true, Certificate: cert})
+	return startSim(t, terminalsim.Config{TimeScale: 0.001, InstanceName: instance, Serial: "SIM-" + tag(), TLS: true, Certificate: cert})
+}
+
+// startSim starts a simulated terminal of cfg on 127.0.0.1, closed when
+// the test ends.
+func startSim(t testing.TB, cfg terminalsim.Config) *terminalsim.Terminal {
+	t.Helper()
+	sim, err := terminalsim.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -339,11 +339,7 @@ func TestTrackerBadManualAddress(t *testing.T) {
 // another port, with the certificate pinned when it was adopted: a payment
 // reaches it there, by a real mDNS re-resolution.
 func TestTrackerFollowsSimulatorToNewAddress(t *testing.T) {
-	needMulticast(t)
-	u := tag()
-	name := "Yavin SIM " + u
-	sim1 := newTLSSim(t, name, nil)
-	advertiseSim(t, sim1)
+	u, name, sim1 := onLoopback(t, true)
 	cert := certOf(t, sim1)
 	rec := &recorder{}
 	tr := newTracker(t, Config{Browse: loOptions(t, u), Emitter: rec, ResolveInterval: 100 * time.Millisecond, SearchInterval: 200 * time.Millisecond}, nil)
@@ -386,11 +382,7 @@ func TestTrackerFollowsSimulatorToNewAddress(t *testing.T) {
 // when, and the terminal is found again when it comes back elsewhere with
 // its certificate.
 func TestTrackerPeriodicPingFindsTerminalAgain(t *testing.T) {
-	needMulticast(t)
-	u := tag()
-	name := "Yavin SIM " + u
-	sim1 := newTLSSim(t, name, nil)
-	advertiseSim(t, sim1)
+	u, name, sim1 := onLoopback(t, true)
 	cert := certOf(t, sim1)
 	store := &MemoryStore{}
 	_ = store.Set(t.Context(), DefaultStoreKey, strings.ToUpper(name)) // remembered from a previous run
@@ -464,11 +456,7 @@ func TestTrackerCloseDuringBrowse(t *testing.T) {
 // name on another port: it is heard by a real mDNS re-resolution, held for
 // staff and never paid on; staff's confirmation makes it the terminal.
 func TestTrackerHoldsARogueWithTheSameNameForStaff(t *testing.T) {
-	needMulticast(t)
-	u := tag()
-	name := "Yavin SIM " + u
-	sim1 := newSim(t, name)
-	advertiseSim(t, sim1)
+	u, name, sim1 := onLoopback(t, false)
 	tr := newTracker(t, Config{Browse: loOptions(t, u), ResolveInterval: 100 * time.Millisecond, SearchInterval: 200 * time.Millisecond}, nil)
 	eventually(t, 15*time.Second, "connected to the first simulator", func() bool { return tr.Status().Address == sim1.URL() })
 

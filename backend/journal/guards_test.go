@@ -74,8 +74,7 @@ func TestANegativeChargeIsRefused(t *testing.T) {
 // answer or as a resolution of an unknown outcome.
 func TestTheTrailOfAnApprovalThatPaysNothingSaysWhy(t *testing.T) {
 	ctx := t.Context()
-	db := openMemory(t)
-	newOrder(t, db, "o", "EUR", 130)
+	db := oneOrder(t)
 	a := approve(t, db, "o", 130, Charge{Amount: 1})
 	if ev := lastEvent(t, db, a.UUID); !strings.Contains(ev.Detail, "flagged: 1 charged where 130 was asked") {
 		t.Fatalf("approval event %+v", ev)
@@ -158,8 +157,7 @@ func TestOnlyAnAuthorisedLinkApprovalIsCaptured(t *testing.T) {
 // and the attempt's own transaction named again writes nothing.
 func TestTheProvidersRecordIsNamedInTheTrail(t *testing.T) {
 	ctx := t.Context()
-	db := openMemory(t)
-	newOrder(t, db, "o", "EUR", 130)
+	db := oneOrder(t)
 	a := approveAwaiting(t, db, "o", 130, Charge{Amount: 130})
 	got, err := db.RecordWitness(ctx, a.UUID, WitnessWord{To: WitnessUnconfirmed, ProviderID: a.TransactionID, Who: "system:witness"})
 	if err != nil || got.ProviderID != "" {
@@ -269,30 +267,25 @@ func TestCardFieldsAreTakenOnlyFromOneJSONObject(t *testing.T) {
 func TestAClosedOrderIsCancelledOnlyWhenAllItsMoneyWentBack(t *testing.T) {
 	ctx := t.Context()
 	db := openMemory(t)
-	debit := approvedDebit(t, db, "rev", 1000, 600, 0, "T1")
-	finish(t, db, reversalOf(t, debit, 600, "T1"), StateApproved)
-	if err := db.CloseOrder(ctx, "rev", "the customer left"); err != nil {
-		t.Fatal(err)
-	}
-	if st := orderStatus(t, db, "rev"); st != OrderCancelled {
-		t.Fatalf("closed with its part reversed: %s, want cancelled", st)
-	}
-	approvedDebit(t, db, "ref", 1000, 600, 0, "T2")
-	finish(t, db, refundOf(t, "ref", 200, "T2"), StateApproved)
-	if err := db.CloseOrder(ctx, "ref", "the customer left"); err != nil {
-		t.Fatal(err)
-	}
-	if st := orderStatus(t, db, "ref"); st != OrderNeedsAttention {
-		t.Fatalf("closed with 400 kept: %s, want needs_attention", st)
-	}
-	// Refunded to the last cent is given back as surely as reversed.
-	approvedDebit(t, db, "all", 1000, 600, 0, "T3")
-	finish(t, db, refundOf(t, "all", 600, "T3"), StateApproved)
-	if err := db.CloseOrder(ctx, "all", "the customer left"); err != nil {
-		t.Fatal(err)
-	}
-	if st := orderStatus(t, db, "all"); st != OrderCancelled {
-		t.Fatalf("closed with its part refunded: %s, want cancelled", st)
+	for _, tt := range []struct {
+		order, tx string
+		back      func(debit Attempt) Attempt
+		want      OrderStatus
+		what      string
+	}{
+		{"rev", "T1", func(d Attempt) Attempt { return reversalOf(t, d, 600, "T1") }, OrderCancelled, "its part reversed"},
+		{"ref", "T2", func(Attempt) Attempt { return refundOf(t, "ref", 200, "T2") }, OrderNeedsAttention, "400 kept"},
+		// Refunded to the last cent is given back as surely as reversed.
+		{"all", "T3", func(Attempt) Attempt { return refundOf(t, "all", 600, "T3") }, OrderCancelled, "its part refunded"},
+	} {
+		debit := approvedDebit(t, db, tt.order, 1000, 600, 0, tt.tx)
+		finish(t, db, tt.back(debit), StateApproved)
+		if err := db.CloseOrder(ctx, tt.order, "the customer left"); err != nil {
+			t.Fatal(err)
+		}
+		if st := orderStatus(t, db, tt.order); st != tt.want {
+			t.Fatalf("closed with %s: %s, want %s", tt.what, st, tt.want)
+		}
 	}
 }
 

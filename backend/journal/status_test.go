@@ -47,6 +47,13 @@ func TestStatusOfIsOneRule(t *testing.T) {
 // provider answered.
 func approve(t *testing.T, db *DB, order string, amount int64, c Charge) Attempt {
 	t.Helper()
+	return approveDebit(t, db, order, amount, TransitionInfo{Charged: &c})
+}
+
+// approveDebit sends a debit of amount on order and approves it with info,
+// under a transaction id of its own.
+func approveDebit(t *testing.T, db *DB, order string, amount int64, info TransitionInfo) Attempt {
+	t.Helper()
 	ctx := context.Background()
 	id := newUUID(t)
 	a, err := db.PrepareAttempt(ctx, Attempt{UUID: id, OrderID: order, Kind: KindDebit, Amount: amount,
@@ -57,11 +64,20 @@ func approve(t *testing.T, db *DB, order string, amount int64, c Charge) Attempt
 	if _, err := db.MarkSent(ctx, a.UUID); err != nil {
 		t.Fatal(err)
 	}
-	a, err = db.Transition(ctx, a.UUID, StateSent, StateApproved, TransitionInfo{TransactionID: "tx-" + id, Charged: &c})
+	info.TransactionID = "tx-" + id
+	a, err = db.Transition(ctx, a.UUID, StateSent, StateApproved, info)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// oneOrder is a journal in memory holding order "o" of 1.30 EUR.
+func oneOrder(t *testing.T) *DB {
+	t.Helper()
+	db := openMemory(t)
+	newOrder(t, db, "o", "EUR", 130)
+	return db
 }
 
 func newOrder(t *testing.T, db *DB, id, currency string, total int64) {
@@ -103,8 +119,7 @@ func TestApprovalThatDisagreesWithTheRequestPaysNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := t.Context()
-			db := openMemory(t)
-			newOrder(t, db, "o", "EUR", 130)
+			db := oneOrder(t)
 			a := approve(t, db, "o", 130, tt.charge)
 			m, err := db.OrderMoney(ctx, "o")
 			if err != nil {

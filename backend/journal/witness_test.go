@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"context"
 	"strings"
 	"testing"
 )
@@ -10,21 +9,7 @@ import (
 // LAN, awaiting the provider's record.
 func approveAwaiting(t *testing.T, db *DB, order string, amount int64, c Charge) Attempt {
 	t.Helper()
-	ctx := context.Background()
-	id := newUUID(t)
-	a, err := db.PrepareAttempt(ctx, Attempt{UUID: id, OrderID: order, Kind: KindDebit, Amount: amount,
-		Policy: PolicyKiosk, Terminal: "T-" + id, RequestBody: debitBody(id, order, amount)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.MarkSent(ctx, a.UUID); err != nil {
-		t.Fatal(err)
-	}
-	a, err = db.Transition(ctx, a.UUID, StateSent, StateApproved, TransitionInfo{TransactionID: "tx-" + id, Charged: &c, AwaitWitness: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
+	return approveDebit(t, db, order, amount, TransitionInfo{Charged: &c, AwaitWitness: true})
 }
 
 // An approval over the LAN waits for the provider's record: until the
@@ -53,8 +38,7 @@ func TestTheProvidersRecordDecidesAnApprovalOverTheLAN(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := t.Context()
-			db := openMemory(t)
-			newOrder(t, db, "o", "EUR", 130)
+			db := oneOrder(t)
 			a := approveAwaiting(t, db, "o", 130, tt.charge)
 			if a.Witness != WitnessAwaiting {
 				t.Fatalf("witness %q after the approval", a.Witness)
@@ -88,8 +72,7 @@ func TestTheProvidersRecordDecidesAnApprovalOverTheLAN(t *testing.T) {
 // with its outcome.
 func TestTheProvidersWordMovesForward(t *testing.T) {
 	ctx := t.Context()
-	db := openMemory(t)
-	newOrder(t, db, "o", "EUR", 130)
+	db := oneOrder(t)
 	a := approveAwaiting(t, db, "o", 130, Charge{Amount: 130})
 	if _, err := db.RecordWitness(ctx, a.UUID, WitnessWord{To: WitnessConfirmed, Who: "system:witness", ProviderID: "srv-1"}); err != nil {
 		t.Fatal(err)
@@ -140,8 +123,7 @@ func TestTheProvidersWordMovesForward(t *testing.T) {
 // asks about it.
 func TestAcceptOrderCountsADeniedApproval(t *testing.T) {
 	ctx := t.Context()
-	db := openMemory(t)
-	newOrder(t, db, "o", "EUR", 130)
+	db := oneOrder(t)
 	a := approveAwaiting(t, db, "o", 130, Charge{Amount: 130})
 	if _, err := db.RecordWitness(ctx, a.UUID, WitnessWord{To: WitnessDenied, Who: "system:witness"}); err != nil {
 		t.Fatal(err)

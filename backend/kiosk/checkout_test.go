@@ -100,15 +100,12 @@ func TestDeclineThenRetry(t *testing.T) {
 
 func TestCancelBeforeHandover(t *testing.T) {
 	e := newEnv(t)
-	e.sim.Script(terminalsim.HoldBeforeHandover())
-	e.cart("croissant", 1)
-	e.must(e.s.Pay(MethodCard))
-	e.waitSim(terminalsim.PhasePreparing)
+	e.payByCard(terminalsim.HoldBeforeHandover(), terminalsim.PhasePreparing, "croissant", 1)
 	v := e.must(e.s.Cancel())
 	if v.Phase != PhaseCanceling {
 		t.Fatalf("after Cancel: %s", v.Phase)
 	}
-	v = e.waitFor("outcome", func(v CheckoutView) bool { return v.Phase != PhaseCanceling && v.Phase != PhasePaying })
+	v = e.outcome()
 	if v.Phase != PhaseDeclined || v.Payment.Paid != 0 || v.Payment.ChargedDespiteCancel || v.Payment.Outcome != OutcomeCancelled {
 		t.Fatalf("cancelled: phase %s payment %+v", v.Phase, v.Payment)
 	}
@@ -132,21 +129,13 @@ func TestCancelBeforeHandover(t *testing.T) {
 
 func TestCancelTooLateIsApproved(t *testing.T) {
 	e := newEnv(t)
-	e.sim.Script(terminalsim.Hold())
-	e.cart("croissant", 1)
-	e.must(e.s.Pay(MethodCard))
-	e.waitSim(terminalsim.PhaseBanking)
-	e.must(e.s.Cancel())
+	e.payByCard(terminalsim.Hold(), terminalsim.PhaseBanking, "croissant", 1)
+	e.cancelHeld()
 	// The abort is held by the terminal; the customer taps the card anyway.
-	ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
-	defer cancel()
-	if err := e.sim.WaitFor(ctx, func(s terminalsim.State) bool { return s.Current != nil && s.Current.AbortsHeld > 0 }); err != nil {
-		t.Fatal(err)
-	}
 	if err := e.sim.PresentCard(); err != nil {
 		t.Fatal(err)
 	}
-	v := e.waitFor("outcome", func(v CheckoutView) bool { return v.Phase != PhaseCanceling && v.Phase != PhasePaying })
+	v := e.outcome()
 	if v.Phase != PhaseApproved || !v.Payment.ChargedDespiteCancel || v.Payment.Paid != 130 || v.Payment.Outcome != OutcomeChargedDespiteCancel {
 		t.Fatalf("charged despite cancel: phase %s payment %+v", v.Phase, v.Payment)
 	}
@@ -282,10 +271,7 @@ func TestUnknownOutcomeIsNeverDeclined(t *testing.T) {
 
 func TestAbandonRefusedWhilePaying(t *testing.T) {
 	e := newEnv(t)
-	e.sim.Script(terminalsim.Hold())
-	e.cart("croissant", 1)
-	e.must(e.s.Pay(MethodCard))
-	e.waitSim(terminalsim.PhaseBanking)
+	e.payByCard(terminalsim.Hold(), terminalsim.PhaseBanking, "croissant", 1)
 	v, err := e.s.Abandon()
 	if err != nil || v.Error != ErrWrongPhase || v.Phase != PhasePaying {
 		t.Fatalf("Abandon while paying: %s %q %v", v.Phase, v.Error, err)
@@ -522,20 +508,12 @@ func TestHoldKeepsOrdersOut(t *testing.T) {
 // customer's cancel: "cancelled", never "declined".
 func TestCancelAfterHandoverWithoutACardIsCancelled(t *testing.T) {
 	e := newEnv(t)
-	e.sim.Script(terminalsim.Hold())
-	e.cart("croissant", 1)
-	e.must(e.s.Pay(MethodCard))
-	e.waitSim(terminalsim.PhaseBanking)
-	e.must(e.s.Cancel())
-	ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
-	defer cancel()
-	if err := e.sim.WaitFor(ctx, func(s terminalsim.State) bool { return s.Current != nil && s.Current.AbortsHeld > 0 }); err != nil {
-		t.Fatal(err)
-	}
+	e.payByCard(terminalsim.Hold(), terminalsim.PhaseBanking, "croissant", 1)
+	e.cancelHeld()
 	if err := e.sim.Decline(); err != nil { // the card window ends without a card
 		t.Fatal(err)
 	}
-	v := e.waitFor("outcome", func(v CheckoutView) bool { return v.Phase != PhaseCanceling && v.Phase != PhasePaying })
+	v := e.outcome()
 	if v.Phase != PhaseDeclined || v.Payment.Outcome != OutcomeCancelled || v.Payment.Paid != 0 {
 		t.Fatalf("phase %s payment %+v", v.Phase, v.Payment)
 	}

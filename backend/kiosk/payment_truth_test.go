@@ -49,16 +49,11 @@ func TestRetryAfterVoucherChargedDespiteCancelNeverChargesTheVoucherTwice(t *tes
 		t.Fatalf("voucher part %+v", v.Payment)
 	}
 	e.waitSim(terminalsim.PhaseBanking)
-	e.must(e.s.Cancel())
-	ctx, cancel := context.WithTimeout(e.ctx, 5*time.Second)
-	defer cancel()
-	if err := e.sim.WaitFor(ctx, func(s terminalsim.State) bool { return s.Current != nil && s.Current.AbortsHeld > 0 }); err != nil {
-		t.Fatal(err)
-	}
+	e.cancelHeld()
 	if err := e.sim.PresentCard(); err != nil {
 		t.Fatal(err)
 	}
-	v = e.waitFor("outcome", func(v CheckoutView) bool { return v.Phase != PhaseCanceling && v.Phase != PhasePaying })
+	v = e.outcome()
 	if v.Phase != PhaseDeclined || v.Payment.Paid != 260 || v.Payment.Due != 280 {
 		t.Fatalf("voucher charged despite cancel: %s %+v", v.Phase, v.Payment)
 	}
@@ -69,7 +64,7 @@ func TestRetryAfterVoucherChargedDespiteCancelNeverChargesTheVoucherTwice(t *tes
 		t.Errorf("Retry after the voucher part was charged asks the voucher again for %d (already paid %d of %d eligible)",
 			v.Payment.Amount, v.Payment.Paid, v.VoucherEligible)
 	}
-	e.waitFor("outcome", func(v CheckoutView) bool { return v.Phase != PhaseCanceling && v.Phase != PhasePaying })
+	e.outcome()
 	var voucher int64
 	atts, _ := e.db.AttemptsForOrder(e.ctx, v.OrderID)
 	for _, a := range atts {
@@ -120,7 +115,7 @@ func TestCancelBeforeSendSendsNothing(t *testing.T) {
 	}
 	e.s.seqMu.Unlock()
 	<-paid
-	v := e.waitFor("outcome", func(v CheckoutView) bool { return v.Phase != PhaseCanceling && v.Phase != PhasePaying })
+	v := e.outcome()
 	atts, _ := e.db.AttemptsForOrder(e.ctx, v.OrderID)
 	for _, a := range atts {
 		if a.SendCount > 0 {

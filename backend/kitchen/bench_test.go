@@ -111,31 +111,11 @@ func BenchmarkCatchUp10000(b *testing.B) {
 	const n = 10000
 	for range b.N {
 		b.StopTimer()
-		r := &rig{t: b, dir: b.TempDir()}
-		r.addr, _ = netListen()
-		r.subj, _ = site.NewSubjects("r1")
-		db, err := journal.OpenMemory(b.Context())
-		if err != nil {
-			b.Fatal(err)
-		}
-		r.db = db
-		fill(b, db, n)
-		r.start()
-		if err := site.EnsureStreams(b.Context(), r.js(), r.subj); err != nil {
-			b.Fatal(err)
-		}
+		r, db := benchRig(b, n)
 		k := r.kitchen()
 		b.StartTimer()
 		stop := r.publish(b)
-		for {
-			k.mu.Lock()
-			got := len(k.st.tickets)
-			k.mu.Unlock()
-			if got == n {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		untilTickets(k, n)
 		b.StopTimer()
 		stop()
 		k.Close()
@@ -149,21 +129,9 @@ func BenchmarkCatchUp10000(b *testing.B) {
 // publisher (each one acknowledged by the stream, each marked in the
 // journal).
 func BenchmarkSiteEvents(b *testing.B) {
-	r := &rig{t: b, dir: b.TempDir()}
-	r.addr, _ = netListen()
-	r.subj, _ = site.NewSubjects("r1")
-	db, err := journal.OpenMemory(b.Context())
-	if err != nil {
-		b.Fatal(err)
-	}
+	r, db := benchRig(b, b.N)
 	defer db.Close()
-	r.db = db
-	fill(b, db, b.N)
-	r.start()
 	defer r.srv.Close()
-	if err := site.EnsureStreams(b.Context(), r.js(), r.subj); err != nil {
-		b.Fatal(err)
-	}
 	p, err := site.NewPublisher(site.PublisherConfig{Outbox: db, JS: r.js(), Subjects: r.subj, Kiosk: "A", Batch: 256})
 	if err != nil {
 		b.Fatal(err)
@@ -186,30 +154,11 @@ func BenchmarkEmbeddedSite(b *testing.B) {
 	for range b.N {
 		runtime.GC()
 		before := rss(b)
-		r := &rig{t: b, dir: b.TempDir()}
-		r.addr, _ = netListen()
-		r.subj, _ = site.NewSubjects("r1")
-		db, err := journal.OpenMemory(b.Context())
-		if err != nil {
-			b.Fatal(err)
-		}
-		r.db = db
-		r.start()
-		if err := site.EnsureStreams(b.Context(), r.js(), r.subj); err != nil {
-			b.Fatal(err)
-		}
+		r, db := benchRig(b, 0)
 		stop := r.publish(b)
 		k := r.kitchen()
 		fill(b, db, 1000)
-		for {
-			k.mu.Lock()
-			got := len(k.st.tickets)
-			k.mu.Unlock()
-			if got == 1000 {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		untilTickets(k, 1000)
 		runtime.GC()
 		after := rss(b)
 		b.ReportMetric(float64(after-before)/(1<<20), "MB-RSS-added")
@@ -218,6 +167,39 @@ func BenchmarkEmbeddedSite(b *testing.B) {
 		k.Close()
 		r.srv.Close()
 		db.Close()
+	}
+}
+
+// benchRig is a site on a free port with its streams, and a journal in
+// memory holding n paid orders; closing them is the caller's.
+func benchRig(b *testing.B, n int) (*rig, *journal.DB) {
+	b.Helper()
+	r := &rig{t: b, dir: b.TempDir()}
+	r.addr, _ = netListen()
+	r.subj, _ = site.NewSubjects("r1")
+	db, err := journal.OpenMemory(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.db = db
+	fill(b, db, n)
+	r.start()
+	if err := site.EnsureStreams(b.Context(), r.js(), r.subj); err != nil {
+		b.Fatal(err)
+	}
+	return r, db
+}
+
+// untilTickets waits until the kitchen holds n tickets.
+func untilTickets(k *Kitchen, n int) {
+	for {
+		k.mu.Lock()
+		got := len(k.st.tickets)
+		k.mu.Unlock()
+		if got == n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -60,8 +60,7 @@ func TestNothingToAbortThenThePaymentStarts(t *testing.T) {
 	e.open(term, lim)
 	e.recover()
 	e.sim.Script(terminalsim.HoldBeforeHandover()) // abortable for as long as it runs
-	e.order("NA1", 400)
-	h := e.start(Request{OrderID: "NA1", Amount: 400, Policy: journal.PolicyKiosk})
+	h := e.kiosk("NA1", 400)
 	for e.attempt(h.UUID()).SendCount == 0 { // the /payment is on its way
 		time.Sleep(time.Millisecond)
 	}

@@ -32,6 +32,25 @@ type scripted struct {
 
 func newScripted() *scripted { return &scripted{changed: make(chan struct{})} }
 
+// startScripted starts a kiosk debit of order C1 on a scripted terminal
+// and waits until its first /payment is out.
+func startScripted(t *testing.T, lim Limits) (*env, *scripted, *Handle) {
+	t.Helper()
+	e := newEnv(t, lim)
+	s := newScripted()
+	e.restartOn(s, lim)
+	h := e.kiosk("C1", 700)
+	s.waitFor(t, e.ctx, "the first /payment", func(p, a, hi int) bool { return p == 1 })
+	return e, s, h
+}
+
+// setAborts scripts the answers to the next /abort requests.
+func (s *scripted) setAborts(aborts []func() (*localapi.AbortResponse, error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.aborts = aborts
+}
+
 func (s *scripted) signal() {
 	close(s.changed)
 	s.changed = make(chan struct{})
@@ -230,20 +249,12 @@ func TestCancelProtocolRows(t *testing.T) {
 			if tt.out {
 				lim.ResendPause = 5 * time.Millisecond
 			}
-			e := newEnv(t, lim)
-			s := newScripted()
-			e.close()
-			e.open(s, lim)
-			e.recover()
-			e.order("C1", 700)
-			h := e.start(Request{OrderID: "C1", Amount: 700, Policy: journal.PolicyKiosk})
-			s.mu.Lock()
-			s.aborts = tt.aborts
-			if s.aborts == nil { // the rows about this very attempt
-				s.aborts = list(abortKO(localapi.BusyMessage(h.UUID())), abortOK)
+			e, s, h := startScripted(t, lim)
+			aborts := tt.aborts
+			if aborts == nil { // the rows about this very attempt
+				aborts = list(abortKO(localapi.BusyMessage(h.UUID())), abortOK)
 			}
-			s.mu.Unlock()
-			s.waitFor(t, e.ctx, "the first /payment", func(p, a, hi int) bool { return p == 1 })
+			s.setAborts(aborts)
 			if !tt.out {
 				// The first send fails before the terminal registers it: no
 				// /payment is out when the customer cancels.

@@ -23,16 +23,8 @@ import (
 func BenchmarkPaySimulator(b *testing.B) {
 	// The windows stay far longer than the customer's delay, or the two
 	// nanosecond timers would race.
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 1e-9, NoTestAmounts: true,
+	_, client := runSim(b, terminalsim.Config{TimeScale: 1e-9, NoTestAmounts: true,
 		Timings: terminalsim.Timings{Screens: 10000 * time.Hour, CardRead: 10000 * time.Hour}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		b.Fatal(err)
-	}
-	defer sim.Close()
-	client, _ := localapi.NewClient(sim.URL())
 	benchPay(b, client)
 }
 

@@ -71,8 +71,7 @@ func TestCloudsimOfflineTerminalIsAskedAtTheCadence(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.cloud.ResetRequests()
-	e.order("C1", 500)
-	v := e.wait(e.start(Request{OrderID: "C1", Amount: 500, Policy: journal.PolicyKiosk}))
+	v := e.wait(e.kiosk("C1", 500))
 	if v.State != journal.StateFailed {
 		t.Fatalf("view %+v", v)
 	}
@@ -156,7 +155,6 @@ func TestTheDocsSayTheCadenceTheCodeUses(t *testing.T) {
 func TestCloudsimUnpaidLinkIsReadAtTheCadence(t *testing.T) {
 	const poll = 10 * time.Millisecond
 	e := newLinkEnv(t, LinkOptions{PollEvery: poll})
-	e.recover()
 	c := LinkCadence(poll)
 	// Quick for the policy's client timeout at least (pollPause).
 	c.Fast = max(c.Fast, testLimits.KioskTimeout)

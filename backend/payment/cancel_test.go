@@ -63,12 +63,9 @@ func neverStarted(t *testing.T, sim *terminalsim.Terminal, id string) {
 func TestCancelWhileTheTerminalIsBusyWithAnother(t *testing.T) {
 	lim := testLimits
 	lim.ResendPause = 20 * time.Millisecond
-	e := newEnv(t, lim)
-	e.recover()
-	e.sim.Script(terminalsim.HTTP500NotCharged(), terminalsim.Hold())
-	e.order("B1", 900)
-	h := e.start(Request{OrderID: "B1", Amount: 900, Policy: journal.PolicyKiosk})
-	waitView(t, e, h, func(v View) bool { return len(e.eventsOf(h.UUID())) >= 3 }) // sent, answered 500
+	e := readyEnv(t, lim)
+	h := e.kiosk("B1", 900, terminalsim.HTTP500NotCharged(), terminalsim.Hold())
+	e.answeredOnce(h)
 
 	other := uuid.NewString() // someone else's payment takes the terminal
 	done := make(chan error, 1)
@@ -113,13 +110,9 @@ func TestCancelWhileTheTerminalIsUnreachable(t *testing.T) {
 	lim.ResendPause = 20 * time.Millisecond
 	e := newEnv(t, lim)
 	sw := &switchable{Client: e.client}
-	e.close()
-	e.open(sw, lim)
-	e.recover()
-	e.sim.Script(terminalsim.HTTP500NotCharged())
-	e.order("U1", 900)
-	h := e.start(Request{OrderID: "U1", Amount: 900, Policy: journal.PolicyKiosk})
-	waitView(t, e, h, func(v View) bool { return len(e.eventsOf(h.UUID())) >= 3 })
+	e.restartOn(sw, lim)
+	h := e.kiosk("U1", 900, terminalsim.HTTP500NotCharged())
+	e.answeredOnce(h)
 	sw.off.Store(true)
 	h.Cancel()
 	// Several aborts are refused while the terminal is away...
@@ -152,12 +145,9 @@ func TestCancelWhileTheTerminalIsUnreachable(t *testing.T) {
 func TestCancelAfterAChargeWhoseAnswerWasLost(t *testing.T) {
 	lim := testLimits
 	lim.ResendPause = time.Hour // the resend would come too late
-	e := newEnv(t, lim)
-	e.recover()
-	e.sim.Script(terminalsim.HTTP500Charged())
-	e.order("L1", 900)
-	h := e.start(Request{OrderID: "L1", Amount: 900, Policy: journal.PolicyKiosk})
-	waitView(t, e, h, func(v View) bool { return len(e.eventsOf(h.UUID())) >= 3 })
+	e := readyEnv(t, lim)
+	h := e.kiosk("L1", 900, terminalsim.HTTP500Charged())
+	e.answeredOnce(h)
 	h.Cancel()
 	v := e.wait(h)
 	if v.State != journal.StateApproved || !v.ChargedDespiteCancel || v.TransactionID == "" {
@@ -190,13 +180,9 @@ func TestRecoveryOfAPendingCancelDoesNotStartThePayment(t *testing.T) {
 	lim := testLimits
 	lim.ResendPause = time.Hour
 	e := newEnv(t, lim)
-	e.close()
-	e.open(hangingAborts{e.client}, lim)
-	e.recover()
-	e.sim.Script(terminalsim.HTTP500NotCharged())
-	e.order("R1", 900)
-	h := e.start(Request{OrderID: "R1", Amount: 900, Policy: journal.PolicyKiosk})
-	waitView(t, e, h, func(v View) bool { return len(e.eventsOf(h.UUID())) >= 3 })
+	e.restartOn(hangingAborts{e.client}, lim)
+	h := e.kiosk("R1", 900, terminalsim.HTTP500NotCharged())
+	e.answeredOnce(h)
 	h.Cancel()
 	waitView(t, e, h, func(v View) bool { return v.State == journal.StateAbortRequested })
 	e.close() // the process dies with the cancel pending

@@ -140,28 +140,13 @@ func cloudEnv(t *testing.T, f *fakeCloud, lim Limits) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := newEnv(t, lim)
-	e.close()
-	db, err := journal.Open(e.ctx, e.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.db, e.events = db, &recorder{}
-	o, err := New(Config{Journal: db, Channel: Cloud(client, "SN-1", nil, 5*time.Millisecond), TerminalID: "cloud:SN-1", Limits: lim, Emitter: e.events})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.o = o
-	t.Cleanup(e.close)
-	e.recover()
-	return e
+	return channelEnv(t, Cloud(client, "SN-1", nil, 5*time.Millisecond), "cloud:SN-1", lim)
 }
 
 func TestCloudPaymentAcknowledgedThenPolled(t *testing.T) {
 	f := &fakeCloud{outcome: cloudapi.StatusOK}
 	e := cloudEnv(t, f, testLimits)
-	e.order("C1", 1250)
-	h := e.start(Request{OrderID: "C1", Amount: 1250, Policy: journal.PolicyKiosk})
+	h := e.kiosk("C1", 1250)
 	v := e.wait(h)
 	a := e.attempt(h.UUID())
 	if v.State != journal.StateApproved || a.Channel != journal.ChannelCloud || a.ProviderID != "cl-1" || v.TransactionID != "cl-1" {
@@ -183,8 +168,7 @@ func TestCloudPaymentAcknowledgedThenPolled(t *testing.T) {
 func TestCloudLostAcknowledgementSettledFromHistory(t *testing.T) {
 	f := &fakeCloud{ack: "lost", outcome: cloudapi.StatusOK}
 	e := cloudEnv(t, f, testLimits)
-	e.order("L1", 800)
-	v := e.wait(e.start(Request{OrderID: "L1", Amount: 800, Policy: journal.PolicyKiosk}))
+	v := e.wait(e.kiosk("L1", 800))
 	if v.State != journal.StateApproved || v.TransactionID != "cl-1" {
 		t.Fatalf("view %+v", v)
 	}
@@ -201,8 +185,7 @@ func TestCloudOfflineTerminalChargesNothing(t *testing.T) {
 	lim.KioskTimeout, lim.SettleAfter = 100*time.Millisecond, 50*time.Millisecond
 	f := &fakeCloud{ack: "offline"}
 	e := cloudEnv(t, f, lim)
-	e.order("O1", 500)
-	v := e.wait(e.start(Request{OrderID: "O1", Amount: 500, Policy: journal.PolicyKiosk}))
+	v := e.wait(e.kiosk("O1", 500))
 	if v.State == journal.StateApproved || v.State == journal.StateUnknown {
 		t.Fatalf("view %+v", v)
 	}
@@ -216,8 +199,7 @@ func TestCloudRefusalsChargeNothing(t *testing.T) {
 		t.Run(ack, func(t *testing.T) {
 			f := &fakeCloud{ack: ack}
 			e := cloudEnv(t, f, testLimits)
-			e.order("R1", 300)
-			v := e.wait(e.start(Request{OrderID: "R1", Amount: 300, Policy: journal.PolicyKiosk}))
+			v := e.wait(e.kiosk("R1", 300))
 			if v.State != journal.StateFailed || v.Message == "" {
 				t.Fatalf("view %+v", v)
 			}
@@ -235,12 +217,7 @@ func TestCloudRefusalsChargeNothing(t *testing.T) {
 // delivered, the poll goes on, and the payment's own outcome decides.
 func TestCloudCancelAfterHandoverCharged(t *testing.T) {
 	f := &fakeCloud{afterCancel: cloudapi.StatusOK}
-	e := cloudEnv(t, f, testLimits)
-	e.order("X1", 700)
-	h := e.start(Request{OrderID: "X1", Amount: 700, Policy: journal.PolicyKiosk})
-	waitView(t, e, h, func(View) bool { return e.attempt(h.UUID()).ProviderID != "" })
-	h.Cancel()
-	v := e.wait(h)
+	v := cancelOnCloud(t, f, "X1")
 	if v.State != journal.StateApproved || !v.ChargedDespiteCancel {
 		t.Fatalf("view %+v", v)
 	}
@@ -250,16 +227,21 @@ func TestCloudCancelAfterHandoverCharged(t *testing.T) {
 }
 
 func TestCloudCancelBeforeHandoverNotCharged(t *testing.T) {
-	f := &fakeCloud{afterCancel: cloudapi.StatusKO}
-	e := cloudEnv(t, f, testLimits)
-	e.order("X2", 700)
-	h := e.start(Request{OrderID: "X2", Amount: 700, Policy: journal.PolicyKiosk})
-	waitView(t, e, h, func(View) bool { return e.attempt(h.UUID()).ProviderID != "" })
-	h.Cancel()
-	v := e.wait(h)
+	v := cancelOnCloud(t, &fakeCloud{afterCancel: cloudapi.StatusKO}, "X2")
 	if v.State == journal.StateApproved || v.State == journal.StateUnknown {
 		t.Fatalf("view %+v", v)
 	}
+}
+
+// cancelOnCloud has the customer cancel a kiosk debit of order through f
+// once the cloud acknowledged it, and returns its last view.
+func cancelOnCloud(t *testing.T, f *fakeCloud, order string) View {
+	t.Helper()
+	e := cloudEnv(t, f, testLimits)
+	h := e.kiosk(order, 700)
+	waitView(t, e, h, func(View) bool { return e.attempt(h.UUID()).ProviderID != "" })
+	h.Cancel()
+	return e.wait(h)
 }
 
 // Over many payments with the cloud's faults drawn at random (lost

@@ -24,8 +24,7 @@ func TestCloudsimLostAcknowledgement(t *testing.T) {
 			e.recover()
 			e.cloud.SetHistoryIDs(ids)
 			e.cloud.LoseNextAck()
-			e.order("L1", 800)
-			h := e.start(Request{OrderID: "L1", Amount: 800, Policy: journal.PolicyKiosk})
+			h := e.kiosk("L1", 800)
 			v := e.wait(h)
 			if v.State != journal.StateApproved || !v.OrderPaid || !strings.HasPrefix(v.TransactionID, "trs_") {
 				t.Fatalf("view %+v", v)
@@ -48,8 +47,7 @@ func TestCloudsimPaymentThatNeverArrived(t *testing.T) {
 	if err := e.cloud.Inject(cloudsim.Fault{Path: cloudsim.PathPayment}); err != nil {
 		t.Fatal(err)
 	}
-	e.order("N1", 800)
-	h := e.start(Request{OrderID: "N1", Amount: 800, Policy: journal.PolicyKiosk})
+	h := e.kiosk("N1", 800)
 	v := e.wait(h)
 	if v.State != journal.StateFailed || v.OrderPaid {
 		t.Fatalf("view %+v", v)
@@ -69,26 +67,32 @@ func TestCloudsimPaymentThatNeverArrived(t *testing.T) {
 // The poll says pending for ever (or 404): past the deadline the history
 // decides, both ways.
 func TestCloudsimPollUselessPastTheDeadline(t *testing.T) {
+	modes := []string{cloudsim.PollPending, cloudsim.PollNotFound, cloudsim.PollError}
+	eachPollMode(t, modes, (*cloudsim.Cloud).SetPoll, func(t *testing.T, e *env, _ string) {
+		h := e.kiosk("P1", 400)
+		if v := e.wait(h); v.State != journal.StateApproved || e.charges(h.UUID()) != 1 {
+			t.Fatalf("approved on the terminal: view %+v", v)
+		}
+		h = e.kiosk("P2", 400, terminalsim.Behaviour{Outcome: terminalsim.OutcomeDecline})
+		if v := e.wait(h); v.State != journal.StateDeclined || e.charges(h.UUID()) != 0 {
+			t.Fatalf("declined on the terminal: view %+v", v)
+		}
+	})
+}
+
+// eachPollMode runs test on a ready cloud env for each of modes, set on the
+// cloud by set, with a client timeout short enough to reach the deadline.
+func eachPollMode(t *testing.T, modes []string, set func(*cloudsim.Cloud, string) error, test func(t *testing.T, e *env, mode string)) {
 	lim := testLimits
 	lim.KioskTimeout, lim.SettleAfter = 150*time.Millisecond, 50*time.Millisecond
-	for _, mode := range []string{cloudsim.PollPending, cloudsim.PollNotFound, cloudsim.PollError} {
+	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {
 			e := newEnvOn(t, "cloud", lim)
 			e.recover()
-			if err := e.cloud.SetPoll(mode); err != nil {
+			if err := set(e.cloud, mode); err != nil {
 				t.Fatal(err)
 			}
-			e.order("P1", 400)
-			h := e.start(Request{OrderID: "P1", Amount: 400, Policy: journal.PolicyKiosk})
-			if v := e.wait(h); v.State != journal.StateApproved || e.charges(h.UUID()) != 1 {
-				t.Fatalf("approved on the terminal: view %+v", v)
-			}
-			e.sim.Script(terminalsim.Behaviour{Outcome: terminalsim.OutcomeDecline})
-			e.order("P2", 400)
-			h = e.start(Request{OrderID: "P2", Amount: 400, Policy: journal.PolicyKiosk})
-			if v := e.wait(h); v.State != journal.StateDeclined || e.charges(h.UUID()) != 0 {
-				t.Fatalf("declined on the terminal: view %+v", v)
-			}
+			test(t, e, mode)
 		})
 	}
 }
@@ -98,38 +102,28 @@ func TestCloudsimPollUselessPastTheDeadline(t *testing.T) {
 // poll does not (pending for ever, 404), the history decides past the
 // deadline. Never unknown, never approved.
 func TestCloudsimOfflineTerminal(t *testing.T) {
-	lim := testLimits
-	lim.KioskTimeout, lim.SettleAfter = 150*time.Millisecond, 50*time.Millisecond
-	for _, mode := range []string{cloudsim.PollExpired, cloudsim.PollPending, cloudsim.PollNotFound} {
-		t.Run(mode, func(t *testing.T) {
-			e := newEnvOn(t, "cloud", lim)
-			e.recover()
-			if err := e.cloud.SetExpiredPoll(mode); err != nil {
-				t.Fatal(err)
-			}
-			if err := e.cloud.SetOnline(cloudSerial, false); err != nil {
-				t.Fatal(err)
-			}
-			e.order("O1", 500)
-			h := e.start(Request{OrderID: "O1", Amount: 500, Policy: journal.PolicyKiosk})
-			v := e.wait(h)
-			if v.State == journal.StateApproved || v.State == journal.StateUnknown || v.OrderPaid {
-				t.Fatalf("view %+v", v)
-			}
-			if mode == cloudsim.PollExpired && !strings.Contains(v.Message, "offline") {
-				t.Fatalf("the expiry is not told: %q", v.Message)
-			}
-			// Back online: the expired action is never delivered, and a
-			// new attempt pays.
-			_ = e.cloud.SetOnline(cloudSerial, true)
-			if len(e.sim.Ledger()) != 0 {
-				t.Fatalf("terminal ledger %+v", e.sim.Ledger())
-			}
-			if v := e.wait(e.start(Request{OrderID: "O1", Amount: 500, Policy: journal.PolicyKiosk})); v.State != journal.StateApproved {
-				t.Fatalf("after the terminal came back: %+v", v)
-			}
-		})
-	}
+	modes := []string{cloudsim.PollExpired, cloudsim.PollPending, cloudsim.PollNotFound}
+	eachPollMode(t, modes, (*cloudsim.Cloud).SetExpiredPoll, func(t *testing.T, e *env, mode string) {
+		if err := e.cloud.SetOnline(cloudSerial, false); err != nil {
+			t.Fatal(err)
+		}
+		v := e.wait(e.kiosk("O1", 500))
+		if v.State == journal.StateApproved || v.State == journal.StateUnknown || v.OrderPaid {
+			t.Fatalf("view %+v", v)
+		}
+		if mode == cloudsim.PollExpired && !strings.Contains(v.Message, "offline") {
+			t.Fatalf("the expiry is not told: %q", v.Message)
+		}
+		// Back online: the expired action is never delivered, and a
+		// new attempt pays.
+		_ = e.cloud.SetOnline(cloudSerial, true)
+		if len(e.sim.Ledger()) != 0 {
+			t.Fatalf("terminal ledger %+v", e.sim.Ledger())
+		}
+		if v := e.wait(e.start(Request{OrderID: "O1", Amount: 500, Policy: journal.PolicyKiosk})); v.State != journal.StateApproved {
+			t.Fatalf("after the terminal came back: %+v", v)
+		}
+	})
 }
 
 // 400 and 401 are refusals: nothing started, the message says why, the

@@ -15,6 +15,8 @@ import (
 // The payment link's rules against the simulated provider cloud, whose
 // carts are the truth.
 
+// newLinkEnv is a ready env on the link channel, against the simulated
+// provider cloud.
 func newLinkEnv(t *testing.T, opts LinkOptions) *env {
 	t.Helper()
 	cloud, client := startCloud(t, "sk_test_links")
@@ -28,6 +30,7 @@ func newLinkEnv(t *testing.T, opts LinkOptions) *env {
 	e := &env{t: t, cloud: cloud, dir: t.TempDir(), channel: Link(client, opts), terminalID: "links"}
 	e.ctx = t.Context()
 	e.open(nil, testLimits)
+	e.recover()
 	return e
 }
 
@@ -80,7 +83,6 @@ func (e *env) pay(cartID string, amount int64, kind string) cloudsim.CartView {
 
 func TestLinkPaidInFull(t *testing.T) {
 	e := newLinkEnv(t, LinkOptions{BrandName: "Chez Test", Currency: "EUR"})
-	e.recover()
 	e.order("K1", 1250)
 	h := e.start(Request{OrderID: "K1", Amount: 1250, Policy: journal.PolicyKiosk, Link: &LinkDetails{
 		Source: cloudapi.OrderPayAtTable, Tips: new(bool),
@@ -120,12 +122,10 @@ func TestLinkPaidInFull(t *testing.T) {
 // cart_id: one link, not two.
 func TestLinkLostAnswerOneLink(t *testing.T) {
 	e := newLinkEnv(t, LinkOptions{})
-	e.recover()
 	if err := e.cloud.Inject(cloudsim.Fault{Path: cloudsim.PathGenerateLink, After: true}); err != nil {
 		t.Fatal(err)
 	}
-	e.order("K2", 900)
-	h := e.start(Request{OrderID: "K2", Amount: 900, Policy: journal.PolicyKiosk})
+	h := e.kiosk("K2", 900)
 	link, cartID := e.linkOf(h)
 	carts := e.cloud.Carts()
 	if len(carts) != 1 || carts[0].PaymentLink != link || carts[0].CartID != cartID {
@@ -143,12 +143,10 @@ func TestLinkLostAnswerOneLink(t *testing.T) {
 // A refused link request fails at once: no link, nothing to pay.
 func TestLinkRefused(t *testing.T) {
 	e := newLinkEnv(t, LinkOptions{})
-	e.recover()
 	if err := e.cloud.Inject(cloudsim.Fault{Path: cloudsim.PathGenerateLink, Status: 400}); err != nil {
 		t.Fatal(err)
 	}
-	e.order("K3", 900)
-	v := e.wait(e.start(Request{OrderID: "K3", Amount: 900, Policy: journal.PolicyKiosk}))
+	v := e.wait(e.kiosk("K3", 900))
 	if v.State != journal.StateFailed || !strings.Contains(v.Message, "400") || v.Link != "" || len(e.cloud.Carts()) != 0 {
 		t.Fatalf("view %+v", v)
 	}
@@ -158,7 +156,6 @@ func TestLinkRefused(t *testing.T) {
 // rest by card ends it paid.
 func TestLinkPartialThenRest(t *testing.T) {
 	e := newLinkEnv(t, LinkOptions{})
-	e.recover()
 	h, cartID := e.startLink("K4", 2000)
 	e.pay(cartID, 1200, cloudsim.PayMealVoucher)
 	if v := e.until(h, func(v View) bool { return v.Paid == 1200 }); v.Final() {
@@ -175,7 +172,6 @@ func TestLinkPartialThenRest(t *testing.T) {
 // nothing charged.
 func TestLinkExpiredUnpaid(t *testing.T) {
 	e := newLinkEnv(t, LinkOptions{})
-	e.recover()
 	h, cartID := e.startLink("K5", 700)
 	if err := e.cloud.ExpireCart(cartID); err != nil {
 		t.Fatal(err)
@@ -194,9 +190,7 @@ func TestLinkPartialThenExpiry(t *testing.T) {
 	// The provider's answer to the cancel is awaited a second.
 	lim := testLimits
 	lim.RequestOpen = time.Second
-	e.close()
-	e.open(nil, lim)
-	e.recover()
+	e.restartOn(nil, lim)
 	h, cartID := e.startLink("K6", 2000)
 	e.pay(cartID, 800, cloudsim.PayMealVoucher)
 	v := e.wait(h)
@@ -218,7 +212,6 @@ func TestLinkPartialThenExpiry(t *testing.T) {
 // and paid wins, said as charged despite the cancel.
 func TestLinkCancelRacingPayment(t *testing.T) {
 	e := newLinkEnv(t, LinkOptions{PollEvery: time.Hour})
-	e.recover()
 	h, cartID := e.startLink("K8", 1500)
 	e.pay(cartID, 0, cloudsim.PayCard)
 	h.Cancel()
@@ -241,9 +234,7 @@ func TestLinkCancelRacingPayment(t *testing.T) {
 // without waiting for its customer, and new links start beside it.
 func TestLinkRestartWhilePending(t *testing.T) {
 	e := newLinkEnv(t, LinkOptions{})
-	e.recover()
-	e.order("KA", 1100)
-	h := e.start(Request{OrderID: "KA", Amount: 1100, Policy: journal.PolicyKiosk})
+	h := e.kiosk("KA", 1100)
 	link, cartID := e.linkOf(h)
 	id := h.UUID()
 	e.close()
@@ -252,8 +243,7 @@ func TestLinkRestartWhilePending(t *testing.T) {
 	if len(views) != 1 || views[0].UUID != id || views[0].Final() || views[0].Link != link {
 		t.Fatalf("recovered %+v", views)
 	}
-	e.order("KB", 500)
-	other := e.start(Request{OrderID: "KB", Amount: 500, Policy: journal.PolicyKiosk})
+	other := e.kiosk("KB", 500)
 	e.linkOf(other)
 	e.pay(cartID, 0, cloudsim.PayCard)
 	r, ok := e.o.Active(id)
@@ -271,9 +261,7 @@ func TestLinkRestartWhilePending(t *testing.T) {
 // The terminal's orchestrator leaves the links' attempts to theirs.
 func TestLinkAttemptsLeftToTheirOrchestrator(t *testing.T) {
 	e := newLinkEnv(t, LinkOptions{})
-	e.recover()
-	e.order("KC", 1100)
-	h := e.start(Request{OrderID: "KC", Amount: 1100, Policy: journal.PolicyKiosk})
+	h := e.kiosk("KC", 1100)
 	e.linkOf(h)
 	term, err := New(Config{Journal: e.db, Terminal: &fakeTerminal{}, TerminalID: "sim", Limits: testLimits,
 		OtherChannels: []journal.Channel{journal.ChannelLink}})

@@ -104,22 +104,7 @@ func paid(id string, amount int64) Answer {
 
 func pollingEnv(t *testing.T, p *polling, lim Limits) *env {
 	t.Helper()
-	e := newEnv(t, lim)
-	e.close()
-	db, err := journal.Open(e.ctx, e.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.db = db
-	e.events = &recorder{}
-	o, err := New(Config{Journal: db, Channel: p, TerminalID: "SN-1", Limits: lim, Emitter: e.events})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.o = o
-	t.Cleanup(e.close)
-	e.recover()
-	return e
+	return channelEnv(t, p, "SN-1", lim)
 }
 
 // A channel that acknowledges and is polled: the attempt is sent once, its
@@ -135,8 +120,7 @@ func TestPollingChannelSendsOnceAndPolls(t *testing.T) {
 		},
 	}
 	e := pollingEnv(t, p, testLimits)
-	e.order("C1", 900)
-	v := e.wait(e.start(Request{OrderID: "C1", Amount: 900, Policy: journal.PolicyKiosk}))
+	v := e.wait(e.kiosk("C1", 900))
 	if v.State != journal.StateApproved || v.TransactionID != "cloud-1" {
 		t.Fatalf("view %+v", v)
 	}
@@ -159,9 +143,15 @@ func TestPollingChannelLostAcknowledgement(t *testing.T) {
 			return Match{Verdict: InHistory, Pending: true, Charge: Charge{TransactionID: "cloud-7"}}, nil
 		},
 	}
-	e := pollingEnv(t, p, testLimits)
-	e.order("L1", 500)
-	v := e.wait(e.start(Request{OrderID: "L1", Amount: 500, Policy: journal.PolicyKiosk}))
+	approvedByTheHistory(t, p, testLimits, "L1", 500)
+}
+
+// approvedByTheHistory pays a kiosk order through p and checks that the
+// history decided it: approved as cloud-7, sent once, the history read.
+func approvedByTheHistory(t *testing.T, p *polling, lim Limits, order string, amount int64) {
+	t.Helper()
+	e := pollingEnv(t, p, lim)
+	v := e.wait(e.kiosk(order, amount))
 	if v.State != journal.StateApproved || v.TransactionID != "cloud-7" {
 		t.Fatalf("view %+v", v)
 	}
@@ -209,8 +199,7 @@ func TestPollingChannelCancelKeepsPolling(t *testing.T) {
 		},
 	}
 	e := pollingEnv(t, p, testLimits)
-	e.order("X1", 700)
-	h := e.start(Request{OrderID: "X1", Amount: 700, Policy: journal.PolicyKiosk})
+	h := e.kiosk("X1", 700)
 	waitView(t, e, h, func(v View) bool { return e.attempt(h.UUID()).ProviderID != "" })
 	h.Cancel()
 	waitView(t, e, h, func(v View) bool { return v.Abort == AbortDelivered })
@@ -232,8 +221,7 @@ func TestPollingChannelExpired(t *testing.T) {
 		poll: func(int) Answer { return Answer{Outcome: OutcomeExpired, Message: "expired"} },
 	}
 	e := pollingEnv(t, p, testLimits)
-	e.order("E1", 300)
-	v := e.wait(e.start(Request{OrderID: "E1", Amount: 300, Policy: journal.PolicyKiosk}))
+	v := e.wait(e.kiosk("E1", 300))
 	if v.State != journal.StateFailed {
 		t.Fatalf("view %+v", v)
 	}
@@ -250,8 +238,7 @@ func TestPollingChannelRecoveryPolls(t *testing.T) {
 		},
 	}
 	e := pollingEnv(t, p, testLimits)
-	e.order("R1", 400)
-	h := e.start(Request{OrderID: "R1", Amount: 400, Policy: journal.PolicyKiosk})
+	h := e.kiosk("R1", 400)
 	waitView(t, e, h, func(View) bool { _, polls, _, _ := p.counts(); return polls >= 1 })
 	close(hold)
 	e.close()
@@ -289,13 +276,5 @@ func TestPollingChannelOverdueDecidedByHistory(t *testing.T) {
 			return Match{Verdict: InHistory, Candidates: 1, Charge: Charge{TransactionID: "cloud-7", Amount: 600, Approved: true}}, nil
 		},
 	}
-	e := pollingEnv(t, p, lim)
-	e.order("D1", 600)
-	v := e.wait(e.start(Request{OrderID: "D1", Amount: 600, Policy: journal.PolicyKiosk}))
-	if v.State != journal.StateApproved || v.TransactionID != "cloud-7" {
-		t.Fatalf("view %+v", v)
-	}
-	if s, _, _, lookups := p.counts(); s != 1 || lookups < 1 {
-		t.Fatalf("%d sends, %d lookups", s, lookups)
-	}
+	approvedByTheHistory(t, p, lim, "D1", 600)
 }

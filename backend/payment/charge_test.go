@@ -15,8 +15,7 @@ import (
 func TestChargeOfReadsEachChannelsAnswer(t *testing.T) {
 	eachChannel(t, testLimits, func(t *testing.T, e *env) {
 		e.recover()
-		e.order("C1", 1250)
-		v := e.wait(e.start(Request{OrderID: "C1", Amount: 1250, Policy: journal.PolicyKiosk}))
+		v := e.wait(e.kiosk("C1", 1250))
 		if v.State != journal.StateApproved {
 			t.Fatalf("view %+v", v)
 		}
@@ -33,8 +32,7 @@ func TestChargeOfReadsEachChannelsAnswer(t *testing.T) {
 		}
 
 		e.sim.Script(terminalsim.Decline())
-		e.order("C2", 700)
-		v = e.wait(e.start(Request{OrderID: "C2", Amount: 700, Policy: journal.PolicyKiosk}))
+		v = e.wait(e.kiosk("C2", 700))
 		att, err = e.db.Attempt(e.ctx, v.UUID)
 		if err != nil {
 			t.Fatal(err)

@@ -24,6 +24,23 @@ func (e *env) paid(order string, amount int64, b terminalsim.Behaviour, policy j
 	return v
 }
 
+// reverse starts a reversal of the debit and waits for its outcome.
+func (e *env) reverse(debit string) View {
+	e.t.Helper()
+	rv, err := e.o.Reverse(e.ctx, debit)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return rv
+}
+
+// readyWithTips lets the terminal offer a tip, then recovers.
+func (e *env) readyWithTips() {
+	e.t.Helper()
+	e.sim.SetTipsEnabled(true)
+	e.recover()
+}
+
 // given is what the simulator's ledger gave back for a cart.
 func (e *env) given(order string) (taken, back int64) {
 	for _, l := range e.sim.Ledger() {
@@ -47,8 +64,7 @@ func TestTipChosenOnTheTerminalIsJournaled(t *testing.T) {
 }
 
 func testTipChosenOnTheTerminalIsJournaled(t *testing.T, e *env) {
-	e.sim.SetTipsEnabled(true)
-	e.recover()
+	e.readyWithTips()
 	v := e.paid("T1", 2000, terminalsim.Approve().WithTip(150), journal.PolicyCounter)
 	if v.GiftAmount != 150 || v.ChargedAmount != 2000 {
 		t.Fatalf("view %+v", v)
@@ -106,8 +122,7 @@ func TestApprovalThatDisagreesIsFlaggedAndPaysNothing(t *testing.T) {
 			e.close()
 			e.open(fake, testLimits)
 			e.recover()
-			e.order("D1", 1000)
-			v := e.wait(e.start(Request{OrderID: "D1", Amount: 1000, Policy: journal.PolicyKiosk}))
+			v := e.wait(e.kiosk("D1", 1000))
 			if v.State != journal.StateApproved || !strings.Contains(v.Flag, tt.want) || v.OrderPaid ||
 				!strings.Contains(v.Message, "call staff") {
 				t.Fatalf("view %+v", v)
@@ -133,13 +148,9 @@ func TestReversalThenRefundAndRefundThenReversal(t *testing.T) {
 }
 
 func testReversalThenRefundAndRefundThenReversal(t *testing.T, e *env) {
-	e.sim.SetTipsEnabled(true)
-	e.recover()
+	e.readyWithTips()
 	d := e.paid("V1", 2000, terminalsim.Approve().WithTip(200), journal.PolicyCounter)
-	rv, err := e.o.Reverse(e.ctx, d.UUID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rv := e.reverse(d.UUID)
 	if rv.State != journal.StateApproved || rv.Kind != journal.KindReversal || rv.Amount != 2200 || rv.TransactionID == "" {
 		t.Fatalf("reversal %+v", rv)
 	}
@@ -174,16 +185,12 @@ func testReversalThenRefundAndRefundThenReversal(t *testing.T, e *env) {
 func TestReversalAnswerLost(t *testing.T) {
 	for _, how := range []terminalsim.Answer{terminalsim.AnswerLost, terminalsim.AnswerHTTP500, terminalsim.AnswerHTTP500NotStarted} {
 		t.Run(string(how), func(t *testing.T) {
-			e := newEnv(t, testLimits)
-			e.recover()
+			e := readyEnv(t, testLimits)
 			d := e.paid("L1", 1500, terminalsim.Approve(), journal.PolicyKiosk)
 			if err := e.sim.FailNextReversalAnswers(how); err != nil {
 				t.Fatal(err)
 			}
-			rv, err := e.o.Reverse(e.ctx, d.UUID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rv := e.reverse(d.UUID)
 			if rv.State != journal.StateApproved || rv.TransactionID == "" {
 				t.Fatalf("reversal %+v", rv)
 			}
@@ -213,10 +220,7 @@ func testReversalRefused(t *testing.T, e *env) {
 	e.recover()
 	d := e.paid("F1", 1500, terminalsim.Approve(), journal.PolicyKiosk)
 	e.sim.Advance(17 * time.Hour)
-	rv, err := e.o.Reverse(e.ctx, d.UUID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rv := e.reverse(d.UUID)
 	if rv.State != journal.StateFailed || !strings.Contains(rv.Message, "time window expired") {
 		t.Fatalf("reversal %+v", rv)
 	}
@@ -228,16 +232,12 @@ func testReversalRefused(t *testing.T, e *env) {
 // A transaction already reversed on the terminal itself: the reversal
 // attempt records that the money was given back, once.
 func TestReversalOfATransactionAlreadyReversed(t *testing.T) {
-	e := newEnv(t, testLimits)
-	e.recover()
+	e := readyEnv(t, testLimits)
 	d := e.paid("A1", 1500, terminalsim.Approve(), journal.PolicyKiosk)
 	if _, err := e.client.Reversal(e.ctx, &localapi.ReversalRequest{InitialTransactionID: d.TransactionID, Amount: 1500}); err != nil {
 		t.Fatal(err)
 	}
-	rv, err := e.o.Reverse(e.ctx, d.UUID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rv := e.reverse(d.UUID)
 	if rv.State != journal.StateApproved || rv.TransactionID == "" {
 		t.Fatalf("reversal %+v", rv)
 	}
@@ -248,8 +248,7 @@ func TestReversalOfATransactionAlreadyReversed(t *testing.T) {
 
 // A reversal left sent by a crash is recovered from the history.
 func TestReversalRecovery(t *testing.T) {
-	e := newEnv(t, testLimits)
-	e.recover()
+	e := readyEnv(t, testLimits)
 	d := e.paid("K1", 1500, terminalsim.Approve(), journal.PolicyKiosk)
 	// The process records the send, the reversal is made, and it dies
 	// before reading the answer.

@@ -2,7 +2,6 @@ package payment
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"sync/atomic"
@@ -19,8 +18,7 @@ func TestKioskPaymentApproved(t *testing.T) { eachChannel(t, testLimits, testKio
 
 func testKioskPaymentApproved(t *testing.T, e *env) {
 	e.recover()
-	e.order("A001", 1250)
-	h := e.start(Request{OrderID: "A001", Amount: 1250, Policy: journal.PolicyKiosk})
+	h := e.kiosk("A001", 1250)
 	v := e.wait(h)
 	if v.State != journal.StateApproved || !v.OrderPaid || v.TransactionID == "" || v.Charge == nil || v.Charge.ClientTicket == "" {
 		t.Fatalf("view = %+v", v)
@@ -73,9 +71,7 @@ func testCounterLeavesTheTipScreenToTheTerminal(t *testing.T, e *env) {
 func TestAttemptIsCommittedBeforeTheRequestLeaves(t *testing.T) {
 	e := newEnv(t, testLimits)
 	var seen atomic.Bool
-	fake := &fakeTerminal{payment: func(ctx context.Context, body []byte) (*localapi.Transaction, error) {
-		var req localapi.PaymentRequest
-		json.Unmarshal(body, &req)
+	e.restartOn(paying(func(ctx context.Context, body []byte, req localapi.PaymentRequest) (*localapi.Transaction, error) {
 		// Read back through a second handle, as another process would.
 		att, err := e.db.Attempt(ctx, req.IdempotentUUID)
 		if err != nil {
@@ -85,12 +81,8 @@ func TestAttemptIsCommittedBeforeTheRequestLeaves(t *testing.T) {
 		}
 		seen.Store(true)
 		return nil, &localapi.TransportError{Endpoint: "/payment", Err: errors.New("connect: connection refused")}
-	}}
-	e.close()
-	e.open(fake, testLimits)
-	e.recover()
-	e.order("B1", 500)
-	h := e.start(Request{OrderID: "B1", Amount: 500, Policy: journal.PolicyKiosk})
+	}), testLimits)
+	h := e.kiosk("B1", 500)
 	v := e.wait(h)
 	if !seen.Load() {
 		t.Fatal("the request never left")
@@ -110,11 +102,8 @@ func TestAttemptIsCommittedBeforeTheRequestLeaves(t *testing.T) {
 func TestClientTimeoutResendsTheSameRequest(t *testing.T) {
 	lim := testLimits
 	lim.KioskTimeout = 40 * time.Millisecond
-	e := newEnv(t, lim)
-	e.recover()
-	e.sim.Script(terminalsim.Hold())
-	e.order("T1", 800)
-	h := e.start(Request{OrderID: "T1", Amount: 800, Policy: journal.PolicyKiosk})
+	e := readyEnv(t, lim)
+	h := e.kiosk("T1", 800, terminalsim.Hold())
 	// Let several client timeouts pass, then the customer pays.
 	deadline := time.Now().Add(5 * time.Second)
 	for e.attempt(h.UUID()).SendCount < 3 {
@@ -149,11 +138,8 @@ func TestClientTimeoutResendsTheSameRequest(t *testing.T) {
 func TestLostAnswerIsAskedAgain(t *testing.T) {
 	for _, b := range []terminalsim.Behaviour{terminalsim.AnswerLostAfterCharge(), terminalsim.HTTP500Charged()} {
 		t.Run(string(b.Answer), func(t *testing.T) {
-			e := newEnv(t, testLimits)
-			e.recover()
-			e.sim.Script(b)
-			e.order("L1", 990)
-			h := e.start(Request{OrderID: "L1", Amount: 990, Policy: journal.PolicyKiosk})
+			e := readyEnv(t, testLimits)
+			h := e.kiosk("L1", 990, b)
 			v := e.wait(h)
 			if v.State != journal.StateApproved || e.charges(h.UUID()) != 1 || e.attempt(h.UUID()).SendCount != 2 {
 				t.Fatalf("view = %+v, charges %d", v, e.charges(h.UUID()))
@@ -165,14 +151,9 @@ func TestLostAnswerIsAskedAgain(t *testing.T) {
 // A crash mid-payment: the attempt stays open; recovery resends its exact
 // request, attaches to the payment still in progress, and records the charge.
 func TestRecoveryAttachesToThePaymentInProgress(t *testing.T) {
-	e := newEnv(t, testLimits)
-	e.recover()
-	e.sim.Script(terminalsim.Hold())
-	e.order("R1", 1500)
-	h := e.start(Request{OrderID: "R1", Amount: 1500, Policy: journal.PolicyKiosk})
-	if err := e.sim.WaitPhase(e.ctx, h.UUID(), terminalsim.PhaseBanking); err != nil {
-		t.Fatal(err)
-	}
+	e := readyEnv(t, testLimits)
+	h := e.kiosk("R1", 1500, terminalsim.Hold())
+	e.atPhase(h, terminalsim.PhaseBanking)
 	body := e.attempt(h.UUID()).RequestBody
 	e.close() // the process dies; the terminal goes on
 
@@ -180,11 +161,7 @@ func TestRecoveryAttachesToThePaymentInProgress(t *testing.T) {
 	if _, err := e.o.Start(e.ctx, Request{OrderID: "X", Amount: 1, Policy: journal.PolicyKiosk}); !errors.Is(err, ErrNotReady) {
 		t.Fatalf("a new payment before recovery: %v", err)
 	}
-	go func() {
-		// The customer pays once the resend is attached.
-		e.sim.WaitFor(e.ctx, func(s terminalsim.State) bool { return s.Current != nil && s.Current.Waiters > 0 })
-		e.sim.PresentCard()
-	}()
+	e.payOnceAttached()
 	views := e.recover()
 	if len(views) != 1 || views[0].State != journal.StateApproved || views[0].UUID != h.UUID() {
 		t.Fatalf("recovered %+v", views)
@@ -199,8 +176,7 @@ func TestRecoveryAttachesToThePaymentInProgress(t *testing.T) {
 }
 
 func TestRecoveryOfAttemptsThatMustNotBeSent(t *testing.T) {
-	e := newEnv(t, testLimits)
-	e.recover()
+	e := readyEnv(t, testLimits)
 	e.order("P1", 100)
 	e.order("P2", 200)
 	clock := time.Now()
@@ -239,14 +215,9 @@ func TestRecoveryOfAttemptsThatMustNotBeSent(t *testing.T) {
 }
 
 func TestRecoveryWithTheTerminalUnreachable(t *testing.T) {
-	e := newEnv(t, testLimits)
-	e.recover()
-	e.sim.Script(terminalsim.Hold())
-	e.order("U1", 300)
-	h := e.start(Request{OrderID: "U1", Amount: 300, Policy: journal.PolicyKiosk})
-	if err := e.sim.WaitPhase(e.ctx, h.UUID(), terminalsim.PhaseBanking); err != nil {
-		t.Fatal(err)
-	}
+	e := readyEnv(t, testLimits)
+	h := e.kiosk("U1", 300, terminalsim.Hold())
+	e.atPhase(h, terminalsim.PhaseBanking)
 	e.close()
 	dead, _ := localapi.NewClient("127.0.0.1:1")
 	e.open(dead, testLimits)
@@ -262,10 +233,7 @@ func TestRecoveryWithTheTerminalUnreachable(t *testing.T) {
 	// The terminal is back: recovery completes.
 	e.close()
 	e.open(e.client, testLimits)
-	go func() {
-		e.sim.WaitFor(e.ctx, func(s terminalsim.State) bool { return s.Current != nil && s.Current.Waiters > 0 })
-		e.sim.PresentCard()
-	}()
+	e.payOnceAttached()
 	if views := e.recover(); len(views) != 1 || views[0].State != journal.StateApproved {
 		t.Fatalf("recovered %+v", views)
 	}
@@ -278,9 +246,7 @@ func TestDeclineThenRetryWithANewUUID(t *testing.T) {
 
 func testDeclineThenRetryWithANewUUID(t *testing.T, e *env) {
 	e.recover()
-	e.sim.Script(terminalsim.Decline())
-	e.order("D1", 700)
-	first := e.wait(e.start(Request{OrderID: "D1", Amount: 700, Policy: journal.PolicyKiosk}))
+	first := e.wait(e.kiosk("D1", 700, terminalsim.Decline()))
 	if first.State != journal.StateDeclined || first.OrderPaid {
 		t.Fatalf("first = %+v", first)
 	}
@@ -303,18 +269,14 @@ func TestOneUnresolvedAttemptPerOrderAndTerminal(t *testing.T) {
 
 func testOneUnresolvedAttemptPerOrderAndTerminal(t *testing.T, e *env) {
 	e.recover()
-	e.sim.Script(terminalsim.Hold())
-	e.order("O1", 500)
 	e.order("O2", 500)
-	h := e.start(Request{OrderID: "O1", Amount: 500, Policy: journal.PolicyKiosk})
+	h := e.kiosk("O1", 500, terminalsim.Hold())
 	for _, order := range []string{"O1", "O2"} {
 		if _, err := e.o.Start(e.ctx, Request{OrderID: order, Amount: 500, Policy: journal.PolicyKiosk}); fault.CodeOf(err) != fault.ECONFLICT {
 			t.Errorf("second attempt on %s: %v", order, err)
 		}
 	}
-	if err := e.sim.WaitPhase(e.ctx, h.UUID(), terminalsim.PhaseBanking); err != nil {
-		t.Fatal(err)
-	}
+	e.atPhase(h, terminalsim.PhaseBanking)
 	if err := e.sim.PresentCard(); err != nil {
 		t.Fatal(err)
 	}
@@ -334,12 +296,8 @@ func TestCancelBeforeHandover(t *testing.T) { eachChannel(t, testLimits, testCan
 
 func testCancelBeforeHandover(t *testing.T, e *env) {
 	e.recover()
-	e.sim.Script(terminalsim.HoldBeforeHandover())
-	e.order("K1", 650)
-	h := e.start(Request{OrderID: "K1", Amount: 650, Policy: journal.PolicyKiosk})
-	if err := e.sim.WaitPhase(e.ctx, h.UUID(), terminalsim.PhasePreparing); err != nil {
-		t.Fatal(err)
-	}
+	h := e.kiosk("K1", 650, terminalsim.HoldBeforeHandover())
+	e.atPhase(h, terminalsim.PhasePreparing)
 	if n := e.o.Driving(); n != 1 {
 		t.Fatalf("driving %d attempts, want 1 while the terminal holds it", n)
 	}
@@ -380,26 +338,8 @@ func TestCancelAfterHandoverWhenTheCustomerPays(t *testing.T) {
 }
 
 func testCancelAfterHandoverWhenTheCustomerPays(t *testing.T, e *env) {
-	e.recover()
-	e.sim.Script(terminalsim.Hold())
-	e.order("K2", 900)
-	h := e.start(Request{OrderID: "K2", Amount: 900, Policy: journal.PolicyKiosk})
-	if err := e.sim.WaitPhase(e.ctx, h.UUID(), terminalsim.PhaseBanking); err != nil {
-		t.Fatal(err)
-	}
-	h.Cancel()
-	// The abort is held by the terminal: the attempt is not final meanwhile.
-	if err := e.sim.WaitFor(e.ctx, func(s terminalsim.State) bool { return s.Current != nil && s.Current.AbortsHeld > 0 }); err != nil {
-		t.Fatal(err)
-	}
-	if v := h.View(); v.Final() || v.Abort != AbortPending {
-		t.Fatalf("before the payment ends: %+v", v)
-	}
-	if err := e.sim.PresentCard(); err != nil {
-		t.Fatal(err)
-	}
-	v := e.wait(h)
-	if v.State != journal.StateApproved || !v.ChargedDespiteCancel || !v.OrderPaid || e.charges(h.UUID()) != 1 {
+	v := cancelAfterHandover(t, e, "K2", e.sim.PresentCard)
+	if v.State != journal.StateApproved || !v.ChargedDespiteCancel || !v.OrderPaid || e.charges(v.UUID) != 1 {
 		t.Fatalf("view = %+v", v)
 	}
 	if e.orderStatus("K2") != journal.OrderPaid {
@@ -412,36 +352,41 @@ func TestCancelAfterHandoverWhenTheCardIsRefused(t *testing.T) {
 }
 
 func testCancelAfterHandoverWhenTheCardIsRefused(t *testing.T, e *env) {
-	e.recover()
-	e.sim.Script(terminalsim.Hold())
-	e.order("K3", 900)
-	h := e.start(Request{OrderID: "K3", Amount: 900, Policy: journal.PolicyKiosk})
-	if err := e.sim.WaitPhase(e.ctx, h.UUID(), terminalsim.PhaseBanking); err != nil {
-		t.Fatal(err)
-	}
-	h.Cancel()
-	if err := e.sim.WaitFor(e.ctx, func(s terminalsim.State) bool { return s.Current != nil && s.Current.AbortsHeld > 0 }); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.sim.Decline(); err != nil {
-		t.Fatal(err)
-	}
-	v := e.wait(h)
-	if v.State != journal.StateCancelled || v.OrderPaid || e.charges(h.UUID()) != 0 {
+	v := cancelAfterHandover(t, e, "K3", e.sim.Decline)
+	if v.State != journal.StateCancelled || v.OrderPaid || e.charges(v.UUID) != 0 {
 		t.Fatalf("view = %+v", v)
 	}
 }
 
+// cancelAfterHandover has the customer cancel a kiosk debit of order once
+// the card is asked for, checks that while the terminal holds the abort the
+// attempt is not final, then ends the payment with card (the card presented
+// or refused) and returns the attempt's last view: the payment's own end
+// decides.
+func cancelAfterHandover(t *testing.T, e *env, order string, card func() error) View {
+	t.Helper()
+	e.recover()
+	h := e.kiosk(order, 900, terminalsim.Hold())
+	e.atPhase(h, terminalsim.PhaseBanking)
+	h.Cancel()
+	e.abortHeld()
+	if v := h.View(); v.Final() || v.Abort != AbortPending {
+		t.Fatalf("before the payment ends: %+v", v)
+	}
+	if err := card(); err != nil {
+		t.Fatal(err)
+	}
+	return e.wait(h)
+}
+
 // A busy terminal is reported, not retried blindly.
 func TestBusyTerminalIsReported(t *testing.T) {
-	e := newEnv(t, testLimits)
-	e.recover()
+	e := readyEnv(t, testLimits)
 	hold := terminalsim.Hold()
 	if _, err := e.sim.StartOnKeypad(400, &hold); err != nil {
 		t.Fatal(err)
 	}
-	e.order("Y1", 500)
-	h := e.start(Request{OrderID: "Y1", Amount: 500, Policy: journal.PolicyKiosk})
+	h := e.kiosk("Y1", 500)
 	v := e.wait(h)
 	if v.State != journal.StateFailed || !strings.Contains(v.Message, "busy") {
 		t.Fatalf("view = %+v", v)
@@ -455,21 +400,15 @@ func TestBusyTerminalIsReported(t *testing.T) {
 func TestAnswerForAnotherUUIDIsIgnored(t *testing.T) {
 	e := newEnv(t, testLimits)
 	var calls atomic.Int32
-	fake := &fakeTerminal{payment: func(ctx context.Context, body []byte) (*localapi.Transaction, error) {
-		var req localapi.PaymentRequest
-		json.Unmarshal(body, &req)
+	e.restartOn(paying(func(_ context.Context, _ []byte, req localapi.PaymentRequest) (*localapi.Transaction, error) {
 		if calls.Add(1) == 1 {
 			return &localapi.Transaction{Status: "ok", TransactionID: "FOREIGN", Amount: req.Amount,
 				IdempotentUUID: "0193b1c2-ffff-7000-8000-000000000000", Raw: []byte(`{"status":"ok"}`)}, nil
 		}
 		return &localapi.Transaction{Status: "ko", TransactionID: "MINE", Amount: req.Amount,
 			IdempotentUUID: req.IdempotentUUID, Raw: []byte(`{"status":"ko"}`)}, nil
-	}}
-	e.close()
-	e.open(fake, testLimits)
-	e.recover()
-	e.order("W1", 500)
-	h := e.start(Request{OrderID: "W1", Amount: 500, Policy: journal.PolicyKiosk})
+	}), testLimits)
+	h := e.kiosk("W1", 500)
 	v := e.wait(h)
 	if v.State != journal.StateDeclined || v.TransactionID != "MINE" {
 		t.Fatalf("view = %+v", v)
@@ -488,11 +427,8 @@ func TestUnknownAfterTheRequestOpenLimit(t *testing.T) {
 	lim := testLimits
 	lim.KioskTimeout = 30 * time.Millisecond
 	lim.RequestOpen = 300 * time.Millisecond
-	e := newEnv(t, lim)
-	e.recover()
-	e.sim.Script(terminalsim.Hold())
-	e.order("N1", 1000)
-	h := e.start(Request{OrderID: "N1", Amount: 1000, Policy: journal.PolicyKiosk})
+	e := readyEnv(t, lim)
+	h := e.kiosk("N1", 1000, terminalsim.Hold())
 	v := e.wait(h)
 	if v.State != journal.StateUnknown || v.SendCount < 2 || !strings.Contains(v.Message, "staff") {
 		t.Fatalf("view = %+v", v)
@@ -539,8 +475,7 @@ func TestRefund(t *testing.T) { eachChannel(t, testLimits, testRefund) }
 
 func testRefund(t *testing.T, e *env) {
 	e.recover()
-	e.order("F1", 1200)
-	if v := e.wait(e.start(Request{OrderID: "F1", Amount: 1200, Policy: journal.PolicyKiosk})); v.State != journal.StateApproved {
+	if v := e.wait(e.kiosk("F1", 1200)); v.State != journal.StateApproved {
 		t.Fatalf("debit %+v", v)
 	}
 	if _, err := e.o.Start(e.ctx, Request{OrderID: "F1", Amount: 1300, Policy: journal.PolicyRefund}); err == nil {
@@ -594,11 +529,9 @@ func TestLimitsValidate(t *testing.T) {
 func TestPersistentHTTP500EndsUnknown(t *testing.T) {
 	lim := testLimits
 	lim.RequestOpen = 200 * time.Millisecond
-	e := newEnv(t, lim)
-	e.recover()
+	e := readyEnv(t, lim)
 	e.sim.SetDefault(terminalsim.HTTP500NotCharged())
-	e.order("H1", 1000)
-	h := e.start(Request{OrderID: "H1", Amount: 1000, Policy: journal.PolicyKiosk})
+	h := e.kiosk("H1", 1000)
 	v := e.wait(h)
 	if v.State != journal.StateUnknown || v.SendCount < 2 || len(e.sim.Ledger()) != 0 {
 		t.Fatalf("view = %+v", v)
@@ -610,15 +543,11 @@ func TestPersistentHTTP500EndsUnknown(t *testing.T) {
 func TestDialTimeoutOnTheFirstSendFails(t *testing.T) {
 	e := newEnv(t, testLimits)
 	var calls atomic.Int32
-	fake := &fakeTerminal{payment: func(ctx context.Context, body []byte) (*localapi.Transaction, error) {
+	e.restartOn(&fakeTerminal{payment: func(context.Context, []byte) (*localapi.Transaction, error) {
 		calls.Add(1)
 		return nil, &localapi.TransportError{Endpoint: "/payment", Timeout: true, Err: errors.New("dial tcp: i/o timeout")}
-	}}
-	e.close()
-	e.open(fake, testLimits)
-	e.recover()
-	e.order("DT1", 100)
-	v := e.wait(e.start(Request{OrderID: "DT1", Amount: 100, Policy: journal.PolicyKiosk}))
+	}}, testLimits)
+	v := e.wait(e.kiosk("DT1", 100))
 	if v.State != journal.StateFailed || calls.Load() != 1 {
 		t.Fatalf("view %+v after %d calls", v, calls.Load())
 	}
@@ -629,9 +558,7 @@ func TestDialTimeoutOnTheFirstSendFails(t *testing.T) {
 func TestRefusalOfAResendIsNotAnOutcome(t *testing.T) {
 	e := newEnv(t, testLimits)
 	var calls atomic.Int32
-	fake := &fakeTerminal{payment: func(ctx context.Context, body []byte) (*localapi.Transaction, error) {
-		var req localapi.PaymentRequest
-		json.Unmarshal(body, &req)
+	e.restartOn(paying(func(_ context.Context, _ []byte, req localapi.PaymentRequest) (*localapi.Transaction, error) {
 		switch calls.Add(1) {
 		case 1:
 			return nil, &localapi.TransportError{Endpoint: "/payment", Sent: true, Timeout: true, Err: context.DeadlineExceeded}
@@ -639,20 +566,15 @@ func TestRefusalOfAResendIsNotAnOutcome(t *testing.T) {
 			return nil, &localapi.APIError{Endpoint: "/payment", Code: localapi.CodeBusy, Arg: "someone-else", Message: localapi.BusyMessage("someone-else")}
 		}
 		return &localapi.Transaction{Status: "ok", TransactionID: "T", Amount: req.Amount, IdempotentUUID: req.IdempotentUUID, Raw: []byte(`{}`)}, nil
-	}}
-	e.close()
-	e.open(fake, testLimits)
-	e.recover()
-	e.order("RR1", 100)
-	v := e.wait(e.start(Request{OrderID: "RR1", Amount: 100, Policy: journal.PolicyKiosk}))
+	}), testLimits)
+	v := e.wait(e.kiosk("RR1", 100))
 	if v.State != journal.StateApproved || calls.Load() != 3 {
 		t.Fatalf("view %+v after %d calls", v, calls.Load())
 	}
 }
 
 func TestStartAfterClose(t *testing.T) {
-	e := newEnv(t, testLimits)
-	e.recover()
+	e := readyEnv(t, testLimits)
 	e.order("SC1", 100)
 	o := e.o
 	o.Close()

@@ -21,11 +21,9 @@ import (
 // commands_pay.go names them by URL or "demo"). Resending the body to B
 // would be a second charge for one order: the attempt becomes unknown.
 func TestRecoveryResendsToAnotherTerminal(t *testing.T) {
-	e := newEnv(t, testLimits)
-	e.recover()
+	e := readyEnv(t, testLimits)
 	e.sim.Script(terminalsim.Hold())
-	e.order("RT1", 1500)
-	h := e.start(Request{OrderID: "RT1", Amount: 1500, Policy: journal.PolicyKiosk})
+	h := e.kiosk("RT1", 1500)
 	if err := e.sim.WaitPhase(e.ctx, h.UUID(), terminalsim.PhaseBanking); err != nil {
 		t.Fatal(err)
 	}
@@ -34,15 +32,7 @@ func TestRecoveryResendsToAnotherTerminal(t *testing.T) {
 		t.Fatal(err) // the customer is charged on A
 	}
 
-	simB, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := simB.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	defer simB.Close()
-	clientB, _ := localapi.NewClient(simB.URL())
+	simB, clientB := runSim(t, terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true})
 	e.open(clientB, testLimits)
 	e.o.cfg.TerminalID = "sim-B" // a different terminal than the attempt's "sim"
 	views, _ := e.o.Recover(e.ctx)
@@ -59,8 +49,7 @@ func TestRecoveryResendsToAnotherTerminal(t *testing.T) {
 // forgotten the uuid and a resend, after HTTP 500s here, would start a new
 // payment (invariant 8).
 func TestRecoveryNeverResendsPastTheIdempotencyWindow(t *testing.T) {
-	e := newEnv(t, testLimits)
-	e.recover()
+	e := readyEnv(t, testLimits)
 	e.order("IW1", 100)
 	id := "0193b1c2-0000-7000-8000-0000000000a1"
 	body, err := e.o.ch.Body(NewAttempt{UUID: id, Request: Request{OrderID: "IW1", Amount: 100}, Policy: Policy{Kind: journal.KindDebit}})

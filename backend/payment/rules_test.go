@@ -36,17 +36,8 @@ func TestRuleAfterACancelThePaymentAnswerStillOutDecidesALateApprovalWins(t *tes
 			// The /payment stays out, and the grace after "stopped" lasts,
 			// long enough for any machine: the approval comes well within.
 			lim.AbortGrace, lim.KioskTimeout, lim.RequestOpen = 5*time.Second, 30*time.Second, 40*time.Second
-			e := newEnv(t, lim)
-			s := newScripted()
-			e.close()
-			e.open(s, lim)
-			e.recover()
-			e.order("C1", 700)
-			h := e.start(Request{OrderID: "C1", Amount: 700, Policy: journal.PolicyKiosk})
-			s.mu.Lock()
-			s.aborts = tt.aborts
-			s.mu.Unlock()
-			s.waitFor(t, e.ctx, "the /payment", func(p, a, hi int) bool { return p == 1 })
+			e, s, h := startScripted(t, lim)
+			s.setAborts(tt.aborts)
 			h.Cancel()
 			waitView(t, e, h, func(v View) bool { return v.Abort != AbortNone && v.Abort != AbortPending })
 			s.answer(1, txFor(h.UUID(), localapi.StatusOK), nil)
@@ -144,8 +135,7 @@ func TestRuleAnOverdueCloudAttemptMissingFromTheHistoryIsNotEndedBeforeTheHistor
 		lookup: func(int) (Match, error) { return Match{Verdict: NotInHistory}, nil },
 	}
 	e := pollingEnv(t, p, lim)
-	e.order("O1", 600)
-	h := e.start(Request{OrderID: "O1", Amount: 600, Policy: journal.PolicyKiosk})
+	h := e.kiosk("O1", 600)
 	waitView(t, e, h, func(View) bool { _, _, _, lookups := p.counts(); return lookups >= 1 })
 	released.Store(true)
 	v := e.wait(h)
@@ -193,15 +183,9 @@ func (e *env) unknownOn(channel journal.Channel, terminal, order string, amount 
 func TestRuleARecoveredCancelAsksTheTerminalAndAChargeMadeMeanwhileStands(t *testing.T) {
 	lim := testLimits
 	e := newEnv(t, lim)
-	e.close()
-	e.open(hangingAborts{e.client}, lim)
-	e.recover()
-	e.sim.Script(terminalsim.Hold())
-	e.order("R2", 900)
-	h := e.start(Request{OrderID: "R2", Amount: 900, Policy: journal.PolicyKiosk})
-	if err := e.sim.WaitPhase(e.ctx, h.UUID(), terminalsim.PhaseBanking); err != nil {
-		t.Fatal(err)
-	}
+	e.restartOn(hangingAborts{e.client}, lim)
+	h := e.kiosk("R2", 900, terminalsim.Hold())
+	e.atPhase(h, terminalsim.PhaseBanking)
 	h.Cancel()
 	waitView(t, e, h, func(v View) bool { return v.State == journal.StateAbortRequested })
 	e.close() // the process dies with the cancel out

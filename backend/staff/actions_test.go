@@ -3,11 +3,11 @@ package staff
 import (
 	"context"
 	"errors"
-	"github.com/comptoir-pos/comptoir/backend/device"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -17,8 +17,7 @@ import (
 func TestReverseThenAlreadyReversed(t *testing.T) {
 	e := newEnv(t)
 	s := e.unlock()
-	ord := e.order(1250)
-	v := e.pay(ord, 1250, journal.PolicyKiosk, journal.StateApproved)
+	ord, v := e.paidOrder(1250)
 
 	res, err := e.st.Reverse(e.ctx, s.ID, v.UUID)
 	if err != nil {
@@ -69,8 +68,7 @@ func TestReverseThenAlreadyReversed(t *testing.T) {
 func TestRefundThenReverseRefused(t *testing.T) {
 	e := newEnv(t)
 	s := e.unlock()
-	ord := e.order(2000)
-	v := e.pay(ord, 2000, journal.PolicyKiosk, journal.StateApproved)
+	ord, v := e.paidOrder(2000)
 	page, err := e.st.Attempts(e.ctx, s.ID, Filter{OrderNumber: ord})
 	if err != nil || len(page.Attempts) != 1 || !page.Attempts[0].CanReverse || page.Attempts[0].RefundableLeft != 2000 {
 		t.Fatalf("before: %+v, %v", page, err)
@@ -283,8 +281,7 @@ func TestReverseTransactionUnknownToJournal(t *testing.T) {
 func TestRefundWithinWhatWasCharged(t *testing.T) {
 	e := newEnv(t)
 	s := e.unlock()
-	ord := e.order(2000)
-	debit := e.pay(ord, 2000, journal.PolicyKiosk, journal.StateApproved)
+	ord, debit := e.paidOrder(2000)
 
 	_, err := e.st.Refund(e.ctx, s.ID, ord, 2001)
 	wantCode(t, err, EINVALID)
@@ -394,13 +391,7 @@ func unknownAttempt(e *env, ord string, amount int64) payment.View {
 }
 
 func TestResolveUnknownPaidAndNotPaid(t *testing.T) {
-	lim := testLimits
-	lim.KioskTimeout, lim.RequestOpen = 50*time.Millisecond, 300*time.Millisecond
-	e := newEnv(t, withLimits(lim))
-	s := e.unlock()
-
-	ord := e.order(1300)
-	v := unknownAttempt(e, ord, 1300)
+	e, s, ord, v := unknownOrder(t, 1300)
 	if o, _ := e.db.Order(e.ctx, ord); o.Status != journal.OrderNeedsAttention {
 		t.Fatalf("order %s", o.Status)
 	}
@@ -409,12 +400,7 @@ func TestResolveUnknownPaidAndNotPaid(t *testing.T) {
 		t.Fatalf("needs attention %+v, %v", page, err)
 	}
 	// The customer's card is read after all: charged.
-	if err := e.sim.PresentCard(); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.sim.WaitIdle(e.ctx); err != nil {
-		t.Fatal(err)
-	}
+	e.customer(e.sim.PresentCard)
 	ev, err := e.st.ResolveUnknown(e.ctx, s.ID, v.UUID)
 	if err != nil {
 		t.Fatal(err)
@@ -450,12 +436,7 @@ func TestResolveUnknownPaidAndNotPaid(t *testing.T) {
 	// Not paid: the card was refused; the order is open again.
 	ord2 := e.order(400)
 	v2 := unknownAttempt(e, ord2, 400)
-	if err := e.sim.Decline(); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.sim.WaitIdle(e.ctx); err != nil {
-		t.Fatal(err)
-	}
+	e.customer(e.sim.Decline)
 	ev2, err := e.st.ResolveUnknown(e.ctx, s.ID, v2.UUID)
 	if err != nil || len(ev2.Charged) != 0 || len(ev2.Entries) != 1 || !strings.Contains(ev2.Hint, "not charged") {
 		t.Fatalf("evidence %+v, %v", ev2, err)
@@ -497,18 +478,8 @@ func TestTerminalStatusAndGreeting(t *testing.T) {
 // it is stored with the attempt, so that the payment can then be reversed
 // and matched like any other.
 func TestConfirmUnknownWithTheTransaction(t *testing.T) {
-	lim := testLimits
-	lim.KioskTimeout, lim.RequestOpen = 50*time.Millisecond, 300*time.Millisecond
-	e := newEnv(t, withLimits(lim))
-	s := e.unlock()
-	ord := e.order(1300)
-	v := unknownAttempt(e, ord, 1300)
-	if err := e.sim.PresentCard(); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.sim.WaitIdle(e.ctx); err != nil {
-		t.Fatal(err)
-	}
+	e, s, ord, v := unknownOrder(t, 1300)
+	e.customer(e.sim.PresentCard)
 	held := e.pay(e.order(1300), 1300, journal.PolicyKiosk, journal.StateApproved)
 	ev, err := e.st.ResolveUnknown(e.ctx, s.ID, v.UUID)
 	if err != nil || len(ev.Charged) != 1 || len(ev.Entries) != 2 {

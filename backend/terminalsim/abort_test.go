@@ -69,15 +69,10 @@ func TestAbortAfterHandover(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			sim, c := newSim(t, Config{})
 			ctx := testCtx(t)
-			sim.Script(Hold())
-			id := uuid.NewString()
-			res := payAsync(ctx, c, &localapi.PaymentRequest{Amount: 1000, IdempotentUUID: id})
-			mustPhase(t, ctx, sim, id, PhaseBanking)
+			id, res := payIn(t, ctx, sim, c, Hold(), 1000, PhaseBanking)
 
 			aborted := abortAsync(ctx, c, id)
-			if err := sim.WaitFor(ctx, func(s State) bool { return s.Current != nil && s.Current.AbortsHeld == 1 }); err != nil {
-				t.Fatal(err)
-			}
+			abortHeld(t, ctx, sim)
 			select {
 			case err := <-aborted:
 				t.Fatalf("abort answered before the payment ended: %v", err)
@@ -150,24 +145,16 @@ func TestAbortEarlierForm(t *testing.T) {
 	sim, c := newSim(t, Config{})
 	ctx := testCtx(t)
 
-	sim.Script(HoldBeforeHandover())
-	id := uuid.NewString()
-	res := payAsync(ctx, c, &localapi.PaymentRequest{Amount: 1000, IdempotentUUID: id})
-	mustPhase(t, ctx, sim, id, PhasePreparing)
+	id, res := payIn(t, ctx, sim, c, HoldBeforeHandover(), 1000, PhasePreparing)
 	m := rawJSON(t, sim, "POST", "/abort", "") // no body at all
 	if m["status"] != "ok" || m["idempotentUuid"] != id {
 		t.Errorf("earlier-form abort before handover: %v", m)
 	}
 	mustDeclined(t, wait(t, ctx, res))
 
-	sim.Script(Hold())
-	id = uuid.NewString()
-	res = payAsync(ctx, c, &localapi.PaymentRequest{Amount: 1000, IdempotentUUID: id})
-	mustPhase(t, ctx, sim, id, PhaseBanking)
+	id, res = payIn(t, ctx, sim, c, Hold(), 1000, PhaseBanking)
 	done := rawAsync(ctx, sim, "POST", "/abort", "{}")
-	if err := sim.WaitFor(ctx, func(s State) bool { return s.Current != nil && s.Current.AbortsHeld == 1 }); err != nil {
-		t.Fatal(err)
-	}
+	abortHeld(t, ctx, sim)
 	sim.PresentCard()
 	m = wait(t, ctx, done).json(t)
 	if m["status"] != "ko" || m["message"] != localapi.MsgAbortNotPossible || m["idempotentUuid"] != id {
@@ -180,10 +167,7 @@ func TestAbortEarlierForm(t *testing.T) {
 func TestAbortTwiceBeforeHandover(t *testing.T) {
 	sim, c := newSim(t, Config{})
 	ctx := testCtx(t)
-	sim.Script(HoldBeforeHandover())
-	id := uuid.NewString()
-	res := payAsync(ctx, c, &localapi.PaymentRequest{Amount: 1000, IdempotentUUID: id})
-	mustPhase(t, ctx, sim, id, PhasePreparing)
+	id, res := payIn(t, ctx, sim, c, HoldBeforeHandover(), 1000, PhasePreparing)
 	a1, a2 := abortAsync(ctx, c, id), abortAsync(ctx, c, id)
 	for _, ch := range []<-chan error{a1, a2} {
 		if err := wait(t, ctx, ch); err != nil && localapi.ErrorCode(err) != localapi.CodeNothingToAbort {

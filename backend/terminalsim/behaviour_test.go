@@ -15,11 +15,8 @@ import (
 )
 
 func TestAnswerLost(t *testing.T) {
-	sim, c := newSim(t, Config{})
-	ctx := testCtx(t)
-	sim.Script(AnswerLostAfterCharge())
-	id := uuid.NewString()
-	req := &localapi.PaymentRequest{Amount: 1053, IdempotentUUID: id}
+	sim, c, ctx, req := newRequest(t, 1053, AnswerLostAfterCharge())
+	id := req.IdempotentUUID
 	r := wait(t, ctx, payAsync(ctx, c, req))
 	var te *localapi.TransportError
 	if !errors.As(r.err, &te) || !te.Sent {
@@ -87,11 +84,8 @@ func TestAnswerLate(t *testing.T) {
 
 func TestHTTP500(t *testing.T) {
 	t.Run("charged", func(t *testing.T) {
-		sim, c := newSim(t, Config{})
-		ctx := testCtx(t)
-		sim.Script(HTTP500Charged())
-		id := uuid.NewString()
-		req := &localapi.PaymentRequest{Amount: 1055, IdempotentUUID: id}
+		sim, c, ctx, req := newRequest(t, 1055, HTTP500Charged())
+		id := req.IdempotentUUID
 		r := wait(t, ctx, payAsync(ctx, c, req))
 		var he *localapi.HTTPError
 		if !errors.As(r.err, &he) || he.StatusCode != 500 || len(he.Body) != 0 {
@@ -106,11 +100,8 @@ func TestHTTP500(t *testing.T) {
 		}
 	})
 	t.Run("not charged", func(t *testing.T) {
-		sim, c := newSim(t, Config{})
-		ctx := testCtx(t)
-		sim.Script(HTTP500NotCharged(), Decline())
-		id := uuid.NewString()
-		req := &localapi.PaymentRequest{Amount: 1058, IdempotentUUID: id}
+		sim, c, ctx, req := newRequest(t, 1058, HTTP500NotCharged(), Decline())
+		id := req.IdempotentUUID
 		r := wait(t, ctx, payAsync(ctx, c, req))
 		var he *localapi.HTTPError
 		if !errors.As(r.err, &he) || he.StatusCode != 500 || len(he.Body) != 0 {
@@ -129,11 +120,8 @@ func TestHTTP500(t *testing.T) {
 }
 
 func TestOddResponse(t *testing.T) {
-	sim, c := newSim(t, Config{})
-	ctx := testCtx(t)
-	sim.Script(OddResponse())
-	id := uuid.NewString()
-	req := &localapi.PaymentRequest{Amount: 1056, IdempotentUUID: id}
+	sim, c, ctx, req := newRequest(t, 1056, OddResponse())
+	id := req.IdempotentUUID
 	tx := mustApproved(t, wait(t, ctx, payAsync(ctx, c, req)))
 	var m map[string]any
 	if err := json.Unmarshal(tx.Raw, &m); err != nil {
@@ -159,6 +147,24 @@ func TestOddResponse(t *testing.T) {
 	}
 }
 
+// mustLostAnswer checks that the answer to a /payment was lost.
+func mustLostAnswer(t *testing.T, r payResult) {
+	t.Helper()
+	var te *localapi.TransportError
+	if !errors.As(r.err, &te) {
+		t.Errorf("want a lost answer, got %v", r.err)
+	}
+}
+
+// mustHTTP500 checks that a /payment was answered HTTP 500.
+func mustHTTP500(t *testing.T, r payResult) {
+	t.Helper()
+	var he *localapi.HTTPError
+	if !errors.As(r.err, &he) || he.StatusCode != 500 {
+		t.Errorf("want HTTP 500, got %v", r.err)
+	}
+}
+
 // The cents of an amount select a behaviour; scripted behaviours come first.
 func TestTestAmounts(t *testing.T) {
 	tests := []struct {
@@ -169,31 +175,16 @@ func TestTestAmounts(t *testing.T) {
 		{1000, func(t *testing.T, r payResult) { mustApproved(t, r) }, true},
 		{1051, func(t *testing.T, r payResult) { mustDeclined(t, r) }, false},
 		{1052, func(t *testing.T, r payResult) { mustDeclined(t, r) }, false},
-		{1053, func(t *testing.T, r payResult) {
-			var te *localapi.TransportError
-			if !errors.As(r.err, &te) {
-				t.Errorf("want a lost answer, got %v", r.err)
-			}
-		}, true},
+		{1053, mustLostAnswer, true},
 		{1054, func(t *testing.T, r payResult) { mustApproved(t, r) }, true},
-		{1055, func(t *testing.T, r payResult) {
-			var he *localapi.HTTPError
-			if !errors.As(r.err, &he) || he.StatusCode != 500 {
-				t.Errorf("want HTTP 500, got %v", r.err)
-			}
-		}, true},
+		{1055, mustHTTP500, true},
 		{1056, func(t *testing.T, r payResult) {
 			if tx := mustApproved(t, r); tx.TransactionType != "na" {
 				t.Errorf("want an odd answer, got %s", tx.Raw)
 			}
 		}, true},
 		{1057, func(t *testing.T, r payResult) { mustApproved(t, r) }, true},
-		{1058, func(t *testing.T, r payResult) {
-			var he *localapi.HTTPError
-			if !errors.As(r.err, &he) || he.StatusCode != 500 {
-				t.Errorf("want HTTP 500, got %v", r.err)
-			}
-		}, false},
+		{1058, mustHTTP500, false},
 		{1059, func(t *testing.T, r payResult) { mustDeclined(t, r) }, false},
 	}
 	sim, c := newSim(t, Config{})

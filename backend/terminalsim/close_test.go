@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/localapi"
-	"github.com/google/uuid"
 )
 
 // goroutinesBack waits, boundedly, for the goroutine count to come back to
@@ -38,10 +37,7 @@ func TestCloseEndsHeldRequests(t *testing.T) {
 	}
 	c, _ := localapi.NewClient(sim.URL())
 	ctx := testCtx(t)
-	sim.Script(Hold())
-	id := uuid.NewString()
-	res := payAsync(ctx, c, &localapi.PaymentRequest{Amount: 100, IdempotentUUID: id})
-	mustPhase(t, ctx, sim, id, PhaseBanking)
+	id, res := payIn(t, ctx, sim, c, Hold(), 100, PhaseBanking)
 	attached := payAsync(ctx, c, &localapi.PaymentRequest{Amount: 100, IdempotentUUID: id})
 	aborted := abortAsync(ctx, c, id)
 	if err := sim.WaitFor(ctx, func(s State) bool { return s.Current != nil && s.Current.AbortsHeld == 1 && s.Current.Waiters == 2 }); err != nil {

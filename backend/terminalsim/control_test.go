@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/localapi"
-	"github.com/google/uuid"
 )
 
 // control calls the control API and decodes its answer into out.
@@ -146,10 +145,7 @@ func TestControlAPI(t *testing.T) {
 func TestResetDuringPayment(t *testing.T) {
 	sim, c := newSim(t, Config{})
 	ctx := testCtx(t)
-	sim.Script(Hold())
-	id := uuid.NewString()
-	res := payAsync(ctx, c, &localapi.PaymentRequest{Amount: 100, IdempotentUUID: id})
-	mustPhase(t, ctx, sim, id, PhaseBanking)
+	id, res := payIn(t, ctx, sim, c, Hold(), 100, PhaseBanking)
 	sim.Reset()
 	mustDeclined(t, wait(t, ctx, res))
 	if _, ok := sim.Current(); ok || len(sim.Ledger()) != 0 {

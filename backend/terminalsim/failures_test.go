@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/comptoir-pos/comptoir/backend/localapi"
-	"github.com/google/uuid"
 )
 
 func ledgerKinds(sim *Terminal, kind string) int {
@@ -75,10 +74,7 @@ func TestAbortAnswersThatDoNotArrive(t *testing.T) {
 		t.Run(string(tt.how), func(t *testing.T) {
 			sim, c := newSim(t, Config{})
 			ctx := testCtx(t)
-			sim.Script(HoldBeforeHandover())
-			id := uuid.NewString()
-			res := payAsync(ctx, c, &localapi.PaymentRequest{Amount: 1000, IdempotentUUID: id})
-			mustPhase(t, ctx, sim, id, PhasePreparing)
+			id, res := payIn(t, ctx, sim, c, HoldBeforeHandover(), 1000, PhasePreparing)
 			if err := sim.FailNextAbortAnswers(tt.how); err != nil {
 				t.Fatal(err)
 			}

@@ -257,11 +257,8 @@ func TestIdempotentReplay(t *testing.T) {
 }
 
 func TestAttachToPaymentInProgress(t *testing.T) {
-	sim, c := newSim(t, Config{})
-	ctx := testCtx(t)
-	sim.Script(Hold())
-	id := uuid.NewString()
-	req := &localapi.PaymentRequest{Amount: 4200, IdempotentUUID: id}
+	sim, c, ctx, req := newRequest(t, 4200, Hold())
+	id := req.IdempotentUUID
 	results := []<-chan payResult{payAsync(ctx, c, req)}
 	mustPhase(t, ctx, sim, id, PhaseBanking)
 	for range 3 {
