@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
@@ -13,18 +14,7 @@ import (
 // The client against the simulated terminal over real HTTP: every endpoint,
 // each outcome class, the way the orchestrator will use them.
 func TestClientAgainstSimulator(t *testing.T) {
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
-	c, err := localapi.NewClient(sim.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim, c := testenv.Terminal(t, testenv.Scripted)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
