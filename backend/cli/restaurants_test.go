@@ -2,18 +2,10 @@ package cli
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,43 +15,23 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/hub"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/kitchen"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 )
 
-// hubCert writes a certificate for 127.0.0.1 and its key in dir and
-// returns the server's TLS configuration and the certificate's file.
+// hubCert writes a certificate for 127.0.0.1 in dir and returns the
+// server's TLS configuration and the certificate's file.
 func hubCert(t testing.TB, dir string) (*tls.Config, string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "head office"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert := testenv.SelfSigned(t, "head office")
 	certFile := filepath.Join(dir, "hub.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+	if err := os.WriteFile(certFile, cert.PEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12}, certFile
-}
-
-func loopbackAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return cert.Server(), certFile
 }
 
 // configure writes settings (JSON values) and files into a data folder.
@@ -140,7 +112,7 @@ func keysOf(v kitchen.OrdersView) map[string]int {
 // office's totals are the journals'.
 func TestRestaurantsAndHeadOffice(t *testing.T) {
 	ctx := context.Background()
-	hubDir, leafAddr, siteAddr := t.TempDir(), loopbackAddr(t), loopbackAddr(t)
+	hubDir, leafAddr, siteAddr := t.TempDir(), testenv.FreeAddr(t), testenv.FreeAddr(t)
 	serverTLS, caFile := hubCert(t, hubDir)
 	rs := []hub.Restaurant{{ID: "r1", Password: "r1-password-0123456789"}, {ID: "r2", Password: "r2-password-0123456789"}}
 	startHub := func() *hub.Hub {
@@ -315,7 +287,7 @@ func firstPrice(s *Stack) int64 {
 // office shows why; a rollback publishes the previous menu again and the
 // kiosk applies it.
 func TestMenuFromHeadOffice(t *testing.T) {
-	hubDir, leafAddr := t.TempDir(), loopbackAddr(t)
+	hubDir, leafAddr := t.TempDir(), testenv.FreeAddr(t)
 	serverTLS, caFile := hubCert(t, hubDir)
 	r := hub.Restaurant{ID: "r2", Password: "r2-password-0123456789"}
 	h, err := hub.Start(hub.Config{StoreDir: hubDir, LeafListen: leafAddr, TLS: serverTLS, Restaurants: []hub.Restaurant{r}})

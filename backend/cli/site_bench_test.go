@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
@@ -21,7 +22,7 @@ func BenchmarkPayWithTheSite(b *testing.B) {
 		up   bool
 	}{{"site-up", true}, {"site-down", false}} {
 		b.Run(tc.name, func(b *testing.B) {
-			siteAddr := loopbackAddr(b)
+			siteAddr := testenv.FreeAddr(b)
 			if tc.up {
 				role, err := startSiteRole(context.Background(), commonFlags{dataDir: b.TempDir()}, siteAddr, warnLogger(io.Discard))
 				if err != nil {

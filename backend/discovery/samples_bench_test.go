@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 )
 
 // TestBenchResolveSamples times N discoveries one by one for
@@ -26,7 +28,7 @@ func TestBenchResolveSamples(t *testing.T) {
 	name := "Yavin Bench " + tag()
 	sim := newSim(t, name)
 	advertiseSim(t, sim)
-	opts := Options{Interfaces: []net.Interface{loopback(t)}, NameFilter: name, Port: -1, Window: 5 * time.Second, AcceptSimulated: true}
+	opts := Options{Interfaces: []net.Interface{testenv.Loopback(t)}, NameFilter: name, Port: -1, Window: 5 * time.Second, AcceptSimulated: true}
 	samples := make([]float64, 0, n)
 	for i := 0; i < n; i++ {
 		start := time.Now()
