@@ -4,10 +4,7 @@ package discovery
 
 import (
 	"context"
-	"encoding/json"
 	"net"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -20,10 +17,7 @@ import (
 // each time (as the Tracker does). Built only with -tags bench; writes only
 // when BENCH_OUT names a directory.
 func TestBenchResolveSamples(t *testing.T) {
-	dir := os.Getenv("BENCH_OUT")
-	if dir == "" {
-		t.Skip("BENCH_OUT not set: run through make bench")
-	}
+	testenv.BenchOut(t)
 	const n = 300
 	name := "Yavin Bench " + tag()
 	sim := newSim(t, name)
@@ -39,8 +33,5 @@ func TestBenchResolveSamples(t *testing.T) {
 		}
 		samples = append(samples, float64(d)/float64(time.Millisecond))
 	}
-	b, _ := json.MarshalIndent(map[string]any{"samples": samples}, "", " ")
-	if err := os.WriteFile(filepath.Join(dir, "discovery.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteSamples(t, "discovery.json", map[string]any{"samples": samples})
 }

@@ -20,9 +20,6 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
-// testLimits are the money-safety rules at test speed.
-var testLimits = paytest.Limits
-
 // recorder is an Emitter keeping every event.
 type recorder struct {
 	mu     sync.Mutex
@@ -132,7 +129,7 @@ func withSim(f func(*terminalsim.Terminal)) envOption { return func(c *envConfig
 
 func newEnv(t *testing.T, opts ...envOption) *env {
 	t.Helper()
-	cfg := envConfig{limits: testLimits}
+	cfg := envConfig{limits: paytest.Limits}
 	for _, o := range opts {
 		o(&cfg)
 	}
