@@ -19,6 +19,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/fault"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -185,13 +186,7 @@ func TestStaffChooseTheCloudForTheNextStart(t *testing.T) {
 // key appears nowhere in the log or on stderr.
 func TestTheKioskOnTheSimulatedCloudNeverLogsTheKey(t *testing.T) {
 	const key = "sk_live_never_in_a_log_0042"
-	cloud, err := cloudsim.New(cloudsim.Config{Key: key, Serials: []string{"SN-1"}, TimeScale: 0.01})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cloud.Start(""); err != nil {
-		t.Fatal(err)
-	}
+	cloud, _ := testenv.Cloud(t, cloudsim.Config{Key: key, Serials: []string{"SN-1"}, TimeScale: 0.01})
 	defer cloud.Close()
 	t.Setenv(envCloudKey, key)
 	dir := t.TempDir()

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
@@ -99,15 +100,7 @@ func TestSimulatorRejectsBadTimescale(t *testing.T) {
 }
 
 func startSim(t *testing.T) *terminalsim.Terminal {
-	t.Helper()
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim, _ := testenv.Terminal(t, terminalsim.Config{})
 	return sim
 }
 
@@ -259,13 +252,7 @@ func TestReceiptOfAnOrderPaidAtTheCommandLine(t *testing.T) {
 }
 
 func TestDemoFindsItsSimulatorByMDNS(t *testing.T) {
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
+	sim, _ := testenv.Terminal(t, terminalsim.Config{})
 	link := demoByDiscovery(context.Background(), sim)
 	if link == nil {
 		t.Fatal("the demo simulator was not found by mDNS on loopback")

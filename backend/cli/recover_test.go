@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
@@ -131,15 +132,8 @@ func openJournal(t *testing.T, dir string) *journal.DB {
 func refundCloud(t *testing.T, order string, amount int64) (*cloudsim.Cloud, string) {
 	t.Helper()
 	approve := terminalsim.Approve()
-	cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_recover", Serials: []string{"SN-R"}, TimeScale: 0.01,
+	cloud, _ := testenv.Cloud(t, cloudsim.Config{Key: "sk_recover", Serials: []string{"SN-R"}, TimeScale: 0.01,
 		Terminal: terminalsim.Config{TimeScale: 0.01, NoTestAmounts: true, Default: &approve}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cloud.Start(""); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cloud.Close() })
 	t.Setenv(envCloudKey, cloud.Key())
 	dir := t.TempDir()
 	for _, args := range [][]string{

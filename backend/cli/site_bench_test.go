@@ -30,13 +30,7 @@ func BenchmarkPayWithTheSite(b *testing.B) {
 				}
 				defer role.close()
 			}
-			sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.0001})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := sim.Start("127.0.0.1:0"); err != nil {
-				b.Fatal(err)
-			}
+			sim, _ := testenv.Terminal(b, terminalsim.Config{TimeScale: 0.0001})
 			defer sim.Close()
 			dir := b.TempDir()
 			configure(b, dir, map[string]any{"kiosk.number_prefix": "A"}, nil)

@@ -79,11 +79,7 @@ func startInFlight(t *testing.T, ctx context.Context, name string, cert *tls.Cer
 	t.Cleanup(func() { sim.Close() })
 	_, stopA := serveAt(t, sim, name, cert)
 
-	db, err := journal.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := testenv.Journal(t, "")
 	opts := loOptions(t, strings.TrimPrefix(name, "Yavin "))
 	opts.Window = time.Second
 	tr := newTracker(t, Config{Browse: opts, Held: heldByJournal(db), ResolveInterval: 50 * time.Millisecond, SearchInterval: 100 * time.Millisecond}, nil)

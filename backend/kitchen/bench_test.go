@@ -3,7 +3,6 @@ package kitchen
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/site"
 )
@@ -20,31 +20,9 @@ import (
 // fileRig is newRig with the kiosk's journal on disk (fsynced commits, as
 // in production).
 func fileRig(b *testing.B) *rig {
-	r := &rig{t: b, dir: b.TempDir()}
-	r.addr, _ = netListen()
-	r.subj, _ = site.NewSubjects("r1")
-	r.start()
-	b.Cleanup(func() { r.srv.Close() })
-	if err := site.EnsureStreams(b.Context(), r.js(), r.subj); err != nil {
-		b.Fatal(err)
-	}
-	db, err := journal.Open(b.Context(), b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	r.db = db
+	r, _ := siteRig(b)
+	r.db = testenv.Journal(b, "")
 	return r
-}
-
-// netListen is a free loopback address.
-func netListen() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }
 
 func (r *rig) publish(b *testing.B) func() {
@@ -112,7 +90,7 @@ func BenchmarkCatchUp10000(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		r := &rig{t: b, dir: b.TempDir()}
-		r.addr, _ = netListen()
+		r.addr = testenv.FreeAddr(b)
 		r.subj, _ = site.NewSubjects("r1")
 		db, err := journal.OpenMemory(b.Context())
 		if err != nil {
@@ -150,7 +128,7 @@ func BenchmarkCatchUp10000(b *testing.B) {
 // journal).
 func BenchmarkSiteEvents(b *testing.B) {
 	r := &rig{t: b, dir: b.TempDir()}
-	r.addr, _ = netListen()
+	r.addr = testenv.FreeAddr(b)
 	r.subj, _ = site.NewSubjects("r1")
 	db, err := journal.OpenMemory(b.Context())
 	if err != nil {
@@ -187,7 +165,7 @@ func BenchmarkEmbeddedSite(b *testing.B) {
 		runtime.GC()
 		before := rss(b)
 		r := &rig{t: b, dir: b.TempDir()}
-		r.addr, _ = netListen()
+		r.addr = testenv.FreeAddr(b)
 		r.subj, _ = site.NewSubjects("r1")
 		db, err := journal.OpenMemory(b.Context())
 		if err != nil {

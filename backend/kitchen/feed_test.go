@@ -31,7 +31,9 @@ type rig struct {
 	subj site.Subjects
 }
 
-func newRig(t testing.TB) *rig {
+// siteRig is the restaurant's site server on loopback with its streams,
+// and a connection of its own to it: a rig without a kiosk yet.
+func siteRig(t testing.TB) (*rig, jetstream.JetStream) {
 	t.Helper()
 	r := &rig{t: t, dir: t.TempDir(), addr: testenv.FreeAddr(t)}
 	r.subj, _ = site.NewSubjects("r1")
@@ -41,6 +43,12 @@ func newRig(t testing.TB) *rig {
 	if err := site.EnsureStreams(t.Context(), js, r.subj); err != nil {
 		t.Fatal(err)
 	}
+	return r, js
+}
+
+func newRig(t testing.TB) *rig {
+	t.Helper()
+	r, js := siteRig(t)
 	db, err := journal.OpenMemory(t.Context())
 	if err != nil {
 		t.Fatal(err)
