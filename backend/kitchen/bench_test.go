@@ -75,6 +75,32 @@ func BenchmarkApprovedToKitchen(b *testing.B) {
 	b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
 }
 
+// offRig is a rig whose site is not up yet, the kiosk's journal in
+// memory.
+func offRig(b *testing.B) *rig {
+	r := &rig{t: b, dir: b.TempDir(), addr: testenv.FreeAddr(b)}
+	r.subj, _ = site.NewSubjects("r1")
+	db, err := journal.OpenMemory(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.db = db
+	return r
+}
+
+// waitTickets waits until k shows n tickets.
+func waitTickets(k *Kitchen, n int) {
+	for {
+		k.mu.Lock()
+		got := len(k.st.tickets)
+		k.mu.Unlock()
+		if got == n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // fill journals n paid orders in a journal in memory.
 func fill(b *testing.B, db *journal.DB, n int) {
 	for i := range n {
@@ -89,36 +115,18 @@ func BenchmarkCatchUp10000(b *testing.B) {
 	const n = 10000
 	for range b.N {
 		b.StopTimer()
-		r := &rig{t: b, dir: b.TempDir()}
-		r.addr = testenv.FreeAddr(b)
-		r.subj, _ = site.NewSubjects("r1")
-		db, err := journal.OpenMemory(b.Context())
-		if err != nil {
-			b.Fatal(err)
-		}
-		r.db = db
-		fill(b, db, n)
-		r.start()
-		if err := site.EnsureStreams(b.Context(), r.js(), r.subj); err != nil {
-			b.Fatal(err)
-		}
+		r := offRig(b)
+		fill(b, r.db, n)
+		r.up()
 		k := r.kitchen()
 		b.StartTimer()
 		stop := r.publish(b)
-		for {
-			k.mu.Lock()
-			got := len(k.st.tickets)
-			k.mu.Unlock()
-			if got == n {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		waitTickets(k, n)
 		b.StopTimer()
 		stop()
 		k.Close()
 		r.srv.Close()
-		db.Close()
+		r.db.Close()
 	}
 	b.ReportMetric(float64(n), "orders/op")
 }
@@ -127,22 +135,12 @@ func BenchmarkCatchUp10000(b *testing.B) {
 // publisher (each one acknowledged by the stream, each marked in the
 // journal).
 func BenchmarkSiteEvents(b *testing.B) {
-	r := &rig{t: b, dir: b.TempDir()}
-	r.addr = testenv.FreeAddr(b)
-	r.subj, _ = site.NewSubjects("r1")
-	db, err := journal.OpenMemory(b.Context())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	r.db = db
-	fill(b, db, b.N)
-	r.start()
+	r := offRig(b)
+	defer r.db.Close()
+	fill(b, r.db, b.N)
+	r.up()
 	defer r.srv.Close()
-	if err := site.EnsureStreams(b.Context(), r.js(), r.subj); err != nil {
-		b.Fatal(err)
-	}
-	p, err := site.NewPublisher(site.PublisherConfig{Outbox: db, JS: r.js(), Subjects: r.subj, Kiosk: "A", Batch: 256})
+	p, err := site.NewPublisher(site.PublisherConfig{Outbox: r.db, JS: r.js(), Subjects: r.subj, Kiosk: "A", Batch: 256})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -164,30 +162,12 @@ func BenchmarkEmbeddedSite(b *testing.B) {
 	for range b.N {
 		runtime.GC()
 		before := rss(b)
-		r := &rig{t: b, dir: b.TempDir()}
-		r.addr = testenv.FreeAddr(b)
-		r.subj, _ = site.NewSubjects("r1")
-		db, err := journal.OpenMemory(b.Context())
-		if err != nil {
-			b.Fatal(err)
-		}
-		r.db = db
-		r.start()
-		if err := site.EnsureStreams(b.Context(), r.js(), r.subj); err != nil {
-			b.Fatal(err)
-		}
+		r := offRig(b)
+		r.up()
 		stop := r.publish(b)
 		k := r.kitchen()
-		fill(b, db, 1000)
-		for {
-			k.mu.Lock()
-			got := len(k.st.tickets)
-			k.mu.Unlock()
-			if got == 1000 {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		fill(b, r.db, 1000)
+		waitTickets(k, 1000)
 		runtime.GC()
 		after := rss(b)
 		b.ReportMetric(float64(after-before)/(1<<20), "MB-RSS-added")
@@ -195,7 +175,7 @@ func BenchmarkEmbeddedSite(b *testing.B) {
 		stop()
 		k.Close()
 		r.srv.Close()
-		db.Close()
+		r.db.Close()
 	}
 }
 

@@ -37,13 +37,20 @@ func siteRig(t testing.TB) (*rig, jetstream.JetStream) {
 	t.Helper()
 	r := &rig{t: t, dir: t.TempDir(), addr: testenv.FreeAddr(t)}
 	r.subj, _ = site.NewSubjects("r1")
-	r.start()
+	js := r.up()
 	t.Cleanup(func() { r.srv.Close() })
-	js := r.js()
-	if err := site.EnsureStreams(t.Context(), js, r.subj); err != nil {
-		t.Fatal(err)
-	}
 	return r, js
+}
+
+// up starts the site's server and makes its streams; it returns a
+// connection of its own to it.
+func (r *rig) up() jetstream.JetStream {
+	r.start()
+	js := r.js()
+	if err := site.EnsureStreams(r.t.Context(), js, r.subj); err != nil {
+		r.t.Fatal(err)
+	}
+	return js
 }
 
 func newRig(t testing.TB) *rig {
