@@ -269,14 +269,14 @@ func openKiosk(t *testing.T, stack *Stack) {
 // the phase the payment should end in.
 func kioskPays(t *testing.T, stack *Stack, want kiosk.Phase) {
 	t.Helper()
-	waitUntil(t, "the kiosk open", func() bool { return stack.Svc.Checkout().Phase == kiosk.PhaseWelcome })
+	testenv.Eventually(t, "the kiosk open", func() bool { return stack.Svc.Checkout().Phase == kiosk.PhaseWelcome })
 	stack.Svc.Start("en")
 	stack.Svc.ChooseDining(kiosk.DiningEatIn)
 	stack.Svc.AddItem("croissant", 2)
 	if v, _ := stack.Svc.Pay(kiosk.MethodCard); v.Phase != kiosk.PhasePaying {
 		t.Fatalf("pay: %+v", v)
 	}
-	waitUntil(t, string(want), func() bool { return stack.Svc.Checkout().Phase == want })
+	testenv.Eventually(t, string(want), func() bool { return stack.Svc.Checkout().Phase == want })
 }
 
 // The cart operations of payment links go where the settings say; a

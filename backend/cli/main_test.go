@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/comptoir-pos/comptoir/backend/device"
 	"io"
 	"os"
 	"regexp"
@@ -99,6 +98,21 @@ func TestSimulatorRejectsBadTimescale(t *testing.T) {
 	}
 }
 
+// advertised advertises sim by mDNS as the command line does, until the
+// end of the test, and returns how.
+func advertised(t *testing.T, sim *terminalsim.Terminal) terminalsim.AdvertiseOptions {
+	t.Helper()
+	opts := advertiseOptions(sim)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	stop, err := sim.Advertise(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return opts
+}
+
 func startSim(t *testing.T) *terminalsim.Terminal {
 	sim, _ := testenv.Terminal(t, terminalsim.Config{})
 	return sim
@@ -171,17 +185,10 @@ func TestPayApprovedForSomethingElseIsNotPaid(t *testing.T) {
 
 func TestDiscoverFindsALoopbackSimulator(t *testing.T) {
 	sim := startSim(t)
-	opts := advertiseOptions(sim)
+	opts := advertised(t, sim)
 	if !opts.Loopback || len(opts.Interfaces) != 1 {
 		t.Fatalf("a simulator on 127.0.0.1 is advertised with %+v", opts)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stop, err := sim.Advertise(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
 	var out, errOut bytes.Buffer
 	if code := run([]string{"discover", "--iface", opts.Interfaces[0].Name, "--simulators", "--timeout", "2s"}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d %s", code, errOut.String())
@@ -268,14 +275,7 @@ func TestDemoFindsItsSimulatorByMDNS(t *testing.T) {
 
 func TestDiscoverChooseRemembersTheName(t *testing.T) {
 	sim := startSim(t)
-	opts := advertiseOptions(sim)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stop, err := sim.Advertise(ctx, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
+	opts := advertised(t, sim)
 	dir := t.TempDir()
 	name := sim.Config().InstanceName
 	var out, errOut bytes.Buffer
@@ -311,19 +311,11 @@ func TestPinSetsTheStaffPIN(t *testing.T) {
 	if code, msg := pin("4829\n"); code != 0 {
 		t.Fatalf("exit %d, %q", code, msg)
 	}
-	db, err := journal.Open(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	st, err := staff.New(staff.Config{Journal: db, Terminal: device.LocalAt(func() string { return "" })})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Unlock(context.Background(), "4829"); err != nil {
-		t.Fatalf("the PIN set from the command line does not unlock: %v", err)
-	}
-	db.Close()
+	withStaff(t, dir, func(ctx context.Context, _ *journal.DB, st *staff.Staff) {
+		if _, err := st.Unlock(ctx, "4829"); err != nil {
+			t.Fatalf("the PIN set from the command line does not unlock: %v", err)
+		}
+	})
 
 	// The audit trail says both, newest first.
 	var out, errOut bytes.Buffer

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/hub"
 	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
@@ -158,7 +157,7 @@ func TestRestaurantsAndHeadOffice(t *testing.T) {
 			k.pay(t)
 		}
 	}
-	waitUntil(t, "head office has the morning", func() bool {
+	testenv.Eventually(t, "head office has the morning", func() bool {
 		d := h.Ledger.Dashboard()
 		return d.Totals["r1"] != nil && d.Totals["r1"].Orders == 4 && d.Totals["r2"] != nil && d.Totals["r2"].Orders == 2
 	})
@@ -177,7 +176,7 @@ func TestRestaurantsAndHeadOffice(t *testing.T) {
 		}
 	}
 	want := map[string]int{"r1": 10, "r2": 5}
-	waitLong(t, "head office has the whole day", func() bool {
+	testenv.Eventually(t, "head office has the whole day", func() bool {
 		d := h.Ledger.Dashboard()
 		return d.Totals["r1"] != nil && d.Totals["r1"].Orders == want["r1"] && d.Totals["r2"] != nil && d.Totals["r2"].Orders == want["r2"]
 	})
@@ -187,7 +186,7 @@ func TestRestaurantsAndHeadOffice(t *testing.T) {
 		if name == "kiosk C" {
 			n = want["r2"]
 		}
-		waitLong(t, name+"'s kitchen has every order", func() bool { return len(kitchenOrders(t, s).Orders) == n })
+		testenv.Eventually(t, name+"'s kitchen has every order", func() bool { return len(kitchenOrders(t, s).Orders) == n })
 		for key, count := range keysOf(kitchenOrders(t, s)) {
 			if count != 1 {
 				t.Fatalf("%s shows %s %d times", name, key, count)
@@ -235,15 +234,6 @@ func journalPaid(t *testing.T, k *testKiosk) int64 {
 		t.Fatalf("outbox not drained: %v %+v", err, rows)
 	}
 	return sum
-}
-
-func waitLong(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-	}
 }
 
 // demoMenuPriced is the demo catalog without pictures (head office sends
@@ -318,19 +308,19 @@ func TestMenuFromHeadOffice(t *testing.T) {
 		return hub.KioskView{}
 	}
 	v1 := publish(map[string]any{"catalog": demoMenuPriced(t, 1234), "settings": map[string]any{"kiosk.idle_seconds": 90}})
-	waitLong(t, "menu 1 at the kiosk", func() bool { return firstPrice(k.stack) == 1234 })
+	testenv.Eventually(t, "menu 1 at the kiosk", func() bool { return firstPrice(k.stack) == 1234 })
 	if k.stack.Svc.Settings().IdleSeconds != 90 {
 		t.Fatalf("the menu's settings were not applied: %+v", k.stack.Svc.Settings())
 	}
-	waitLong(t, "head office sees menu 1 in force", func() bool { return kioskAtHQ().Menu == v1 })
+	testenv.Eventually(t, "head office sees menu 1 in force", func() bool { return kioskAtHQ().Menu == v1 })
 	broken := demoMenuPriced(t, -5)
 	v2 := publish(map[string]any{"catalog": broken})
-	waitLong(t, "head office sees menu 2 refused", func() bool { return kioskAtHQ().MenuError != "" })
+	testenv.Eventually(t, "head office sees menu 2 refused", func() bool { return kioskAtHQ().MenuError != "" })
 	if kv := kioskAtHQ(); kv.Menu != v1 || !containsAll(kv.MenuError, "refused", "price") || firstPrice(k.stack) != 1234 {
 		t.Fatalf("after a broken menu %d: %+v, price %d", v2, kv, firstPrice(k.stack))
 	}
 	publish(map[string]any{"catalog": demoMenuPriced(t, 1500), "settings": map[string]any{"kiosk.mode": "cafeteria"}})
-	waitLong(t, "a menu with a bad setting refused", func() bool { return containsAll(kioskAtHQ().MenuError, "kiosk.mode") })
+	testenv.Eventually(t, "a menu with a bad setting refused", func() bool { return containsAll(kioskAtHQ().MenuError, "kiosk.mode") })
 	// A menu the kiosk cannot write (its data folder refuses the file):
 	// not applied, and head office says so.
 	blocker := filepath.Join(dir, kiosk.CatalogFile+".new")
@@ -338,21 +328,21 @@ func TestMenuFromHeadOffice(t *testing.T) {
 		t.Fatal(err)
 	}
 	vw := publish(map[string]any{"catalog": demoMenuPriced(t, 1550)})
-	waitLong(t, "a menu not written said at head office", func() bool {
+	testenv.Eventually(t, "a menu not written said at head office", func() bool {
 		return containsAll(kioskAtHQ().MenuError, fmt.Sprintf("menu %d not applied", vw))
 	})
 	if err := os.Remove(blocker); err != nil {
 		t.Fatal(err)
 	}
 	v4 := publish(map[string]any{"catalog": demoMenuPriced(t, 1600)})
-	waitLong(t, "menu 4 at the kiosk", func() bool { return firstPrice(k.stack) == 1600 && kioskAtHQ().Menu == v4 })
+	testenv.Eventually(t, "menu 4 at the kiosk", func() bool { return firstPrice(k.stack) == 1600 && kioskAtHQ().Menu == v4 })
 	v5 := publish(map[string]any{"catalog": demoMenuPriced(t, 1700)})
-	waitLong(t, "menu 5 at the kiosk", func() bool { return firstPrice(k.stack) == 1700 && kioskAtHQ().Menu == v5 })
+	testenv.Eventually(t, "menu 5 at the kiosk", func() bool { return firstPrice(k.stack) == 1700 && kioskAtHQ().Menu == v5 })
 	v6, err := h.Menus.Rollback(t.Context(), "r2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitLong(t, "the rollback at the kiosk", func() bool { return kioskAtHQ().Menu == v6 })
+	testenv.Eventually(t, "the rollback at the kiosk", func() bool { return kioskAtHQ().Menu == v6 })
 	if p := firstPrice(k.stack); p != 1600 || kioskAtHQ().MenuError != "" {
 		t.Fatalf("rolled back to price %d, %+v", p, kioskAtHQ())
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/discovery"
 	"github.com/comptoir-pos/comptoir/backend/fault"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
@@ -183,19 +184,19 @@ func TestDiscoverJudgesAndChoosePinsHTTPS(t *testing.T) {
 // the terminal payments go to.
 func TestStaffConfirmationMakesTheKioskUseTheNewDevice(t *testing.T) {
 	ctx := context.Background()
-	lo := loopbackInterface(t)
+	lo := testenv.Loopback(t)
 	name := "Yavin Confirm " + time.Now().Format("150405.000000")
 	sim1 := startSim(t)
 	advertise(t, sim1, name, lo)
 
 	db, tr := trackedJournal(t, lo, name)
-	waitFor(t, 15*time.Second, "adopted", func() bool { return tr.Status().Address == sim1.URL() })
+	testenv.Eventually(t, "adopted", func() bool { return tr.Status().Address == sim1.URL() })
 	source := kiosk.TrackerStatus(tr)
 
 	sim1.Close()
 	rogue := startSim(t)
 	advertise(t, rogue, name, lo)
-	waitFor(t, 20*time.Second, "the new device waiting for staff", func() bool {
+	testenv.Eventually(t, "the new device waiting for staff", func() bool {
 		_, _ = tr.Ping(ctx, false) // the kiosk's calls
 		p := tr.Status().Pending
 		return p != nil && p.Address == rogue.URL()
@@ -266,18 +267,6 @@ func TestStaffConfirmationMakesTheKioskUseTheNewDevice(t *testing.T) {
 	}
 }
 
-func loopbackInterface(t *testing.T) net.Interface {
-	t.Helper()
-	ifaces, _ := net.Interfaces()
-	for _, ifi := range ifaces {
-		if ifi.Flags&net.FlagLoopback != 0 && ifi.Flags&net.FlagUp != 0 {
-			return ifi
-		}
-	}
-	t.Skip("no loopback interface")
-	panic("unreachable")
-}
-
 // advertise announces sim as name on the loopback interface at 127.0.0.1.
 func advertise(t *testing.T, sim *terminalsim.Terminal, name string, lo net.Interface) {
 	t.Helper()
@@ -288,27 +277,18 @@ func advertise(t *testing.T, sim *terminalsim.Terminal, name string, lo net.Inte
 	t.Cleanup(stop)
 }
 
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(d); !cond(); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", d, what)
-		}
-	}
-}
-
 // A terminal found by discovery that offers HTTPS is pinned on first use,
 // in the settings every command reads, and the panel does not take that
 // for a change waiting for a restart; a device under its name with another
 // certificate waits for staff.
 func TestTheKioskPinsAnHTTPSTerminalOnFirstUse(t *testing.T) {
 	ctx := context.Background()
-	lo := loopbackInterface(t)
+	lo := testenv.Loopback(t)
 	name := "Yavin Pinned " + time.Now().Format("150405.000000")
 	sim := httpsTerminal(t)
 	advertise(t, sim, name, lo)
 	db, tr := trackedJournal(t, lo, name)
-	waitFor(t, 15*time.Second, "adopted", func() bool { return tr.Status().Address == sim.URL() })
+	testenv.Eventually(t, "adopted", func() bool { return tr.Status().Address == sim.URL() })
 
 	trust, err := loadTrust(ctx, commonFlags{}, db)
 	if err != nil || !trust.https || pinText(trust.pin) != sim.CertificateFingerprint() {
@@ -326,7 +306,7 @@ func TestTheKioskPinsAnHTTPSTerminalOnFirstUse(t *testing.T) {
 	sim.Close()
 	other := httpsTerminal(t)
 	advertise(t, other, name, lo)
-	waitFor(t, 20*time.Second, "the other certificate waiting for staff", func() bool {
+	testenv.Eventually(t, "the other certificate waiting for staff", func() bool {
 		_, _ = tr.Ping(ctx, false)
 		p := c.Info(ctx).Pending
 		return p != nil && p.Address == other.URL()

@@ -15,16 +15,17 @@ import (
 	"time"
 )
 
-// Deadline is how long a test waits for a state that should come: long
-// enough for a loaded 2-core machine, short enough to fail a run that hangs.
-const Deadline = 30 * time.Second
+// Deadline is how long a test waits for a state that should come, or for
+// a call: long enough for a loaded 2-core machine (a restaurant's chain
+// catching up included), short enough to fail a run that hangs.
+const Deadline = time.Minute
 
 // Context is a context for a test's calls, cancelled at its end, with a
 // deadline so that a call that hangs fails the test rather than the run.
 // It is not t.Context(): that one ends before the test's clean-ups run,
 // and they may still need it.
 func Context(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*Deadline)
+	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
 	t.Cleanup(cancel)
 	return ctx
 }
