@@ -184,13 +184,8 @@ func TestDiscoverJudgesAndChoosePinsHTTPS(t *testing.T) {
 // the terminal payments go to.
 func TestStaffConfirmationMakesTheKioskUseTheNewDevice(t *testing.T) {
 	ctx := context.Background()
-	lo := testenv.Loopback(t)
-	name := "Yavin Confirm " + time.Now().Format("150405.000000")
 	sim1 := startSim(t)
-	advertise(t, sim1, name, lo)
-
-	db, tr := trackedJournal(t, lo, name)
-	testenv.Eventually(t, "adopted", func() bool { return tr.Status().Address == sim1.URL() })
+	lo, name, db, tr := adopted(t, sim1, "Yavin Confirm")
 	source := kiosk.TrackerStatus(tr)
 
 	sim1.Close()
@@ -283,12 +278,8 @@ func advertise(t *testing.T, sim *terminalsim.Terminal, name string, lo net.Inte
 // certificate waits for staff.
 func TestTheKioskPinsAnHTTPSTerminalOnFirstUse(t *testing.T) {
 	ctx := context.Background()
-	lo := testenv.Loopback(t)
-	name := "Yavin Pinned " + time.Now().Format("150405.000000")
 	sim := httpsTerminal(t)
-	advertise(t, sim, name, lo)
-	db, tr := trackedJournal(t, lo, name)
-	testenv.Eventually(t, "adopted", func() bool { return tr.Status().Address == sim.URL() })
+	lo, name, db, tr := adopted(t, sim, "Yavin Pinned")
 
 	trust, err := loadTrust(ctx, commonFlags{}, db)
 	if err != nil || !trust.https || pinText(trust.pin) != sim.CertificateFingerprint() {
@@ -374,16 +365,16 @@ func TestTheRunningTerminalDoesNotUndoStaffsChoice(t *testing.T) {
 	}
 }
 
-// trackedJournal is a fresh journal and a tracker that follows the
-// terminal advertised as name on lo, with the trust every command reads;
-// both are closed when the test ends.
-func trackedJournal(t *testing.T, lo net.Interface, name string) (*journal.DB, *discovery.Tracker) {
+// adopted advertises sim on the loopback interface under a fresh name
+// starting with prefix, and returns that name, a fresh journal and a
+// tracker with the trust every command reads, once it has adopted sim;
+// all are closed when the test ends.
+func adopted(t *testing.T, sim *terminalsim.Terminal, prefix string) (net.Interface, string, *journal.DB, *discovery.Tracker) {
 	t.Helper()
-	db, err := journal.Open(t.Context(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	lo := testenv.Loopback(t)
+	name := prefix + " " + time.Now().Format("150405.000000")
+	advertise(t, sim, name, lo)
+	db := testenv.Journal(t, "")
 	tr, err := discovery.NewTracker(discovery.Config{
 		Store: settingsStore{db}, Trust: identityStore{db: db}, Held: heldByOpenAttempts(db), ClientOptions: baseOptions(),
 		Browse:          discovery.Options{Interfaces: []net.Interface{lo}, NameFilter: name, Port: -1, AcceptSimulated: true, Window: time.Second},
@@ -396,5 +387,6 @@ func trackedJournal(t *testing.T, lo net.Interface, name string) (*journal.DB, *
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tr.Close() })
-	return db, tr
+	testenv.Eventually(t, "adopted", func() bool { return tr.Status().Address == sim.URL() })
+	return lo, name, db, tr
 }
