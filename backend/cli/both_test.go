@@ -9,6 +9,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -20,8 +21,9 @@ import (
 func lanAndCloud(t *testing.T, key, serial string) *cloudsim.Cloud {
 	t.Helper()
 	approve := terminalsim.Approve()
-	return runCloud(t, cloudsim.Config{Key: key, Serials: []string{serial}, TimeScale: 0.01, LAN: true,
+	cloud, _ := testenv.Cloud(t, cloudsim.Config{Key: key, Serials: []string{serial}, TimeScale: 0.01, LAN: true,
 		Terminal: terminalsim.Config{TimeScale: 0.01, NoTestAmounts: true, Default: &approve}})
+	return cloud
 }
 
 // attemptsOf reads `comptoir attempts`.
@@ -113,14 +115,7 @@ func TestPayOverTheLANWithTheCloudBehind(t *testing.T) {
 func TestPayApprovedByARogueOnTheLANIsNotPaid(t *testing.T) {
 	const key, serial = "sk_rogue", "SN-REAL"
 	cloud := lanAndCloud(t, key, serial)
-	rogue, err := terminalsim.New(terminalsim.Config{TimeScale: 0.01, NoTestAmounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rogue.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { rogue.Close() })
+	rogue, _ := testenv.Terminal(t, terminalsim.Config{TimeScale: 0.01, NoTestAmounts: true})
 	dir := t.TempDir()
 	t.Setenv(envCloudKey, key)
 	var out, errOut bytes.Buffer

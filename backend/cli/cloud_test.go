@@ -19,6 +19,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/fault"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -185,7 +186,8 @@ func TestStaffChooseTheCloudForTheNextStart(t *testing.T) {
 // key appears nowhere in the log or on stderr.
 func TestTheKioskOnTheSimulatedCloudNeverLogsTheKey(t *testing.T) {
 	const key = "sk_live_never_in_a_log_0042"
-	cloud := runCloud(t, cloudsim.Config{Key: key, Serials: []string{"SN-1"}, TimeScale: 0.01})
+	cloud, _ := testenv.Cloud(t, cloudsim.Config{Key: key, Serials: []string{"SN-1"}, TimeScale: 0.01})
+	defer cloud.Close()
 	t.Setenv(envCloudKey, key)
 	dir := t.TempDir()
 	var stderr syncBuffer
@@ -267,14 +269,14 @@ func openKiosk(t *testing.T, stack *Stack) {
 // the phase the payment should end in.
 func kioskPays(t *testing.T, stack *Stack, want kiosk.Phase) {
 	t.Helper()
-	waitUntil(t, "the kiosk open", func() bool { return stack.Svc.Checkout().Phase == kiosk.PhaseWelcome })
+	testenv.Eventually(t, "the kiosk open", func() bool { return stack.Svc.Checkout().Phase == kiosk.PhaseWelcome })
 	stack.Svc.Start("en")
 	stack.Svc.ChooseDining(kiosk.DiningEatIn)
 	stack.Svc.AddItem("croissant", 2)
 	if v, _ := stack.Svc.Pay(kiosk.MethodCard); v.Phase != kiosk.PhasePaying {
 		t.Fatalf("pay: %+v", v)
 	}
-	waitUntil(t, string(want), func() bool { return stack.Svc.Checkout().Phase == want })
+	testenv.Eventually(t, string(want), func() bool { return stack.Svc.Checkout().Phase == want })
 }
 
 // The cart operations of payment links go where the settings say; a

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
@@ -17,14 +18,7 @@ import (
 // the receipt in it, in each language, never in euros unless it is euros.
 func TestReceiptsInTheConfiguredCurrencyInEveryLanguage(t *testing.T) {
 	for _, cur := range []string{"EUR", "CHF", "GBP"} {
-		sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, CurrencyCode: cur})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sim.Start("127.0.0.1:0"); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { sim.Close() })
+		sim, _ := testenv.Terminal(t, terminalsim.Config{CurrencyCode: cur})
 		for _, lang := range []string{"fr", "en", "es"} {
 			dir := t.TempDir()
 			var out, errOut bytes.Buffer

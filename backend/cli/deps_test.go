@@ -107,6 +107,9 @@ var arrows = map[string][]string{
 	// the simulators
 	"backend/terminalsim": {"escpos", "localapi"},
 	"backend/cloudsim":    {"localapi", "terminalsim"},
+	// the tests' environment (only tests import it: TestOnlyTestsImportTheTestEnvironment)
+	"backend/internal/testenv":         {"cloudapi", "cloudsim", "journal", "localapi", "terminalsim"},
+	"backend/internal/testenv/paytest": {"cloudapi", "cloudsim", "internal/testenv", "journal", "payment"},
 	// the composition root, the binary, and the tools around it
 	"backend/cli":             {"*"},
 	".":                       {"cli", "fault", "kiosk", "staff", "staffapi"},
@@ -159,6 +162,26 @@ func TestOnlyTheWiringAndTheTransportsImportTheKiosk(t *testing.T) {
 			t.Errorf("%s imports the kiosk: only %v may", path, may)
 		}
 	})
+}
+
+// The tests' environment (simulators on loopback, test clocks, limits at
+// test speed) is for tests: no shipped file imports it, so none of it
+// reaches the binary.
+func TestOnlyTestsImportTheTestEnvironment(t *testing.T) {
+	const env = module + "/backend/internal/testenv"
+	imported := 0
+	moduleEachImport(t, func(dir, path, p string, test bool) {
+		if p != env && !strings.HasPrefix(p, env+"/") {
+			return
+		}
+		imported++
+		if !test && dir != "backend/internal/testenv" && !strings.HasPrefix(dir, "backend/internal/testenv/") {
+			t.Errorf("%s imports %s: only tests may", path, p)
+		}
+	})
+	if imported == 0 {
+		t.Fatal("no file imports the tests' environment: the walk or the path is wrong")
+	}
 }
 
 const module = "github.com/comptoir-pos/comptoir"

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 )
 
 // linkOnce runs `comptoir link` until its cart exists, cancels it, and
@@ -22,7 +23,7 @@ func linkOnce(t *testing.T, cloud *cloudsim.Cloud, dir string, extra ...string) 
 	go func() {
 		done <- cmdLink(ctx, append([]string{"--cloud", cloud.URL(), "--data-dir", dir, "--amount", "900"}, extra...), &out, &errOut)
 	}()
-	waitUntil(t, "the cart", func() bool {
+	testenv.Eventually(t, "the cart", func() bool {
 		select {
 		case code := <-done:
 			t.Fatalf("exit %d: %s", code, errOut.String())

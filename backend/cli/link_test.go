@@ -10,12 +10,13 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/reconcile"
 )
 
 func linkCloud(t *testing.T) *cloudsim.Cloud {
 	t.Helper()
-	cloud := runCloud(t, cloudsim.Config{Key: "sk_link_cmd"})
+	cloud, _ := testenv.Cloud(t, cloudsim.Config{Key: "sk_link_cmd", TimeScale: 1})
 	t.Setenv(envCloudKey, cloud.Key())
 	return cloud
 }

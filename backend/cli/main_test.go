@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
@@ -97,16 +98,23 @@ func TestSimulatorRejectsBadTimescale(t *testing.T) {
 	}
 }
 
-func startSim(t *testing.T) *terminalsim.Terminal {
+// advertised advertises sim by mDNS as the command line does, until the
+// end of the test, and returns how.
+func advertised(t *testing.T, sim *terminalsim.Terminal) terminalsim.AdvertiseOptions {
 	t.Helper()
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001})
+	opts := advertiseOptions(sim)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	stop, err := sim.Advertise(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	t.Cleanup(stop)
+	return opts
+}
+
+func startSim(t *testing.T) *terminalsim.Terminal {
+	sim, _ := testenv.Terminal(t, terminalsim.Config{})
 	return sim
 }
 
@@ -177,11 +185,10 @@ func TestPayApprovedForSomethingElseIsNotPaid(t *testing.T) {
 
 func TestDiscoverFindsALoopbackSimulator(t *testing.T) {
 	sim := startSim(t)
-	opts := advertiseOptions(sim)
+	opts := advertised(t, sim)
 	if !opts.Loopback || len(opts.Interfaces) != 1 {
 		t.Fatalf("a simulator on 127.0.0.1 is advertised with %+v", opts)
 	}
-	advertiseAs(t, sim, opts)
 	var out, errOut bytes.Buffer
 	if code := run([]string{"discover", "--iface", opts.Interfaces[0].Name, "--simulators", "--timeout", "2s"}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d %s", code, errOut.String())
@@ -252,13 +259,7 @@ func TestReceiptOfAnOrderPaidAtTheCommandLine(t *testing.T) {
 }
 
 func TestDemoFindsItsSimulatorByMDNS(t *testing.T) {
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
+	sim, _ := testenv.Terminal(t, terminalsim.Config{})
 	link := demoByDiscovery(context.Background(), sim)
 	if link == nil {
 		t.Fatal("the demo simulator was not found by mDNS on loopback")
@@ -274,8 +275,7 @@ func TestDemoFindsItsSimulatorByMDNS(t *testing.T) {
 
 func TestDiscoverChooseRemembersTheName(t *testing.T) {
 	sim := startSim(t)
-	opts := advertiseOptions(sim)
-	advertiseAs(t, sim, opts)
+	opts := advertised(t, sim)
 	dir := t.TempDir()
 	name := sim.Config().InstanceName
 	var out, errOut bytes.Buffer

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
@@ -41,7 +42,7 @@ func deadLink(t *testing.T, cloud *cloudsim.Cloud, dir, order string, amount int
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the link is given", func() bool { return h.View().Link != "" })
+	testenv.Eventually(t, "the link is given", func() bool { return h.View().Link != "" })
 	// The process dies: its driver stops, deciding nothing.
 	p.links.Close()
 	att, err := db.Attempt(ctx, h.UUID())
@@ -131,7 +132,7 @@ func openJournal(t *testing.T, dir string) *journal.DB {
 func refundCloud(t *testing.T, order string, amount int64) (*cloudsim.Cloud, string) {
 	t.Helper()
 	approve := terminalsim.Approve()
-	cloud := runCloud(t, cloudsim.Config{Key: "sk_recover", Serials: []string{"SN-R"}, TimeScale: 0.01,
+	cloud, _ := testenv.Cloud(t, cloudsim.Config{Key: "sk_recover", Serials: []string{"SN-R"}, TimeScale: 0.01,
 		Terminal: terminalsim.Config{TimeScale: 0.01, NoTestAmounts: true, Default: &approve}})
 	t.Setenv(envCloudKey, cloud.Key())
 	dir := t.TempDir()
@@ -234,7 +235,7 @@ func TestRerunLinkFollowsTheOpenAttempt(t *testing.T) {
 	go func() {
 		done <- cmdLink(t.Context(), []string{"--cloud", cloud.URL(), "--data-dir", dir, "--amount", "1200", "--order", "L2"}, &out, &errOut)
 	}()
-	waitUntil(t, "the command shows the open link", func() bool {
+	testenv.Eventually(t, "the command shows the open link", func() bool {
 		select {
 		case code := <-done:
 			t.Fatalf("exit %d: %s %s", code, out.String(), errOut.String())
@@ -297,7 +298,7 @@ func TestLinkLeavesAnOpenRefundByAPIOpen(t *testing.T) {
 	go func() {
 		done <- cmdLink(ctx, []string{"--cloud", cloud.URL(), "--data-dir", dir, "--amount", "500", "--order", "LL1"}, &out, &errOut)
 	}()
-	waitUntil(t, "the link is given", func() bool { return strings.Contains(errOut.String(), "Pay 5.00 at") })
+	testenv.Eventually(t, "the link is given", func() bool { return strings.Contains(errOut.String(), "Pay 5.00 at") })
 	cancel()
 	<-done
 	a, err := openJournal(t, dir).Attempt(t.Context(), att.UUID)

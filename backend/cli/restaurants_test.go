@@ -2,64 +2,35 @@ package cli
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/hub"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/kitchen"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 )
 
-// hubCert writes a certificate for 127.0.0.1 and its key in dir and
-// returns the server's TLS configuration and the certificate's file.
+// hubCert writes a certificate for 127.0.0.1 in dir and returns the
+// server's TLS configuration and the certificate's file.
 func hubCert(t testing.TB, dir string) (*tls.Config, string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "head office"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cert := testenv.SelfSigned(t, "head office")
 	certFile := filepath.Join(dir, "hub.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+	if err := os.WriteFile(certFile, cert.PEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12}, certFile
-}
-
-func loopbackAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return cert.Server(), certFile
 }
 
 // configure writes settings (JSON values) and files into a data folder.
@@ -140,7 +111,7 @@ func keysOf(v kitchen.OrdersView) map[string]int {
 // office's totals are the journals'.
 func TestRestaurantsAndHeadOffice(t *testing.T) {
 	ctx := context.Background()
-	hubDir, leafAddr, siteAddr := t.TempDir(), loopbackAddr(t), loopbackAddr(t)
+	hubDir, leafAddr, siteAddr := t.TempDir(), testenv.FreeAddr(t), testenv.FreeAddr(t)
 	serverTLS, caFile := hubCert(t, hubDir)
 	rs := []hub.Restaurant{{ID: "r1", Password: "r1-password-0123456789"}, {ID: "r2", Password: "r2-password-0123456789"}}
 	startHub := func() *hub.Hub {
@@ -186,7 +157,7 @@ func TestRestaurantsAndHeadOffice(t *testing.T) {
 			k.pay(t)
 		}
 	}
-	waitUntil(t, "head office has the morning", func() bool {
+	testenv.Eventually(t, "head office has the morning", func() bool {
 		d := h.Ledger.Dashboard()
 		return d.Totals["r1"] != nil && d.Totals["r1"].Orders == 4 && d.Totals["r2"] != nil && d.Totals["r2"].Orders == 2
 	})
@@ -205,7 +176,7 @@ func TestRestaurantsAndHeadOffice(t *testing.T) {
 		}
 	}
 	want := map[string]int{"r1": 10, "r2": 5}
-	waitLong(t, "head office has the whole day", func() bool {
+	testenv.Eventually(t, "head office has the whole day", func() bool {
 		d := h.Ledger.Dashboard()
 		return d.Totals["r1"] != nil && d.Totals["r1"].Orders == want["r1"] && d.Totals["r2"] != nil && d.Totals["r2"].Orders == want["r2"]
 	})
@@ -215,7 +186,7 @@ func TestRestaurantsAndHeadOffice(t *testing.T) {
 		if name == "kiosk C" {
 			n = want["r2"]
 		}
-		waitLong(t, name+"'s kitchen has every order", func() bool { return len(kitchenOrders(t, s).Orders) == n })
+		testenv.Eventually(t, name+"'s kitchen has every order", func() bool { return len(kitchenOrders(t, s).Orders) == n })
 		for key, count := range keysOf(kitchenOrders(t, s)) {
 			if count != 1 {
 				t.Fatalf("%s shows %s %d times", name, key, count)
@@ -265,15 +236,6 @@ func journalPaid(t *testing.T, k *testKiosk) int64 {
 	return sum
 }
 
-func waitLong(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(60 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
-	}
-}
-
 // demoMenuPriced is the demo catalog without pictures (head office sends
 // no files yet), its first product at price.
 func demoMenuPriced(t *testing.T, price int64) json.RawMessage {
@@ -315,7 +277,7 @@ func firstPrice(s *Stack) int64 {
 // office shows why; a rollback publishes the previous menu again and the
 // kiosk applies it.
 func TestMenuFromHeadOffice(t *testing.T) {
-	hubDir, leafAddr := t.TempDir(), loopbackAddr(t)
+	hubDir, leafAddr := t.TempDir(), testenv.FreeAddr(t)
 	serverTLS, caFile := hubCert(t, hubDir)
 	r := hub.Restaurant{ID: "r2", Password: "r2-password-0123456789"}
 	h, err := hub.Start(hub.Config{StoreDir: hubDir, LeafListen: leafAddr, TLS: serverTLS, Restaurants: []hub.Restaurant{r}})
@@ -346,19 +308,19 @@ func TestMenuFromHeadOffice(t *testing.T) {
 		return hub.KioskView{}
 	}
 	v1 := publish(map[string]any{"catalog": demoMenuPriced(t, 1234), "settings": map[string]any{"kiosk.idle_seconds": 90}})
-	waitLong(t, "menu 1 at the kiosk", func() bool { return firstPrice(k.stack) == 1234 })
+	testenv.Eventually(t, "menu 1 at the kiosk", func() bool { return firstPrice(k.stack) == 1234 })
 	if k.stack.Svc.Settings().IdleSeconds != 90 {
 		t.Fatalf("the menu's settings were not applied: %+v", k.stack.Svc.Settings())
 	}
-	waitLong(t, "head office sees menu 1 in force", func() bool { return kioskAtHQ().Menu == v1 })
+	testenv.Eventually(t, "head office sees menu 1 in force", func() bool { return kioskAtHQ().Menu == v1 })
 	broken := demoMenuPriced(t, -5)
 	v2 := publish(map[string]any{"catalog": broken})
-	waitLong(t, "head office sees menu 2 refused", func() bool { return kioskAtHQ().MenuError != "" })
+	testenv.Eventually(t, "head office sees menu 2 refused", func() bool { return kioskAtHQ().MenuError != "" })
 	if kv := kioskAtHQ(); kv.Menu != v1 || !containsAll(kv.MenuError, "refused", "price") || firstPrice(k.stack) != 1234 {
 		t.Fatalf("after a broken menu %d: %+v, price %d", v2, kv, firstPrice(k.stack))
 	}
 	publish(map[string]any{"catalog": demoMenuPriced(t, 1500), "settings": map[string]any{"kiosk.mode": "cafeteria"}})
-	waitLong(t, "a menu with a bad setting refused", func() bool { return containsAll(kioskAtHQ().MenuError, "kiosk.mode") })
+	testenv.Eventually(t, "a menu with a bad setting refused", func() bool { return containsAll(kioskAtHQ().MenuError, "kiosk.mode") })
 	// A menu the kiosk cannot write (its data folder refuses the file):
 	// not applied, and head office says so.
 	blocker := filepath.Join(dir, kiosk.CatalogFile+".new")
@@ -366,21 +328,21 @@ func TestMenuFromHeadOffice(t *testing.T) {
 		t.Fatal(err)
 	}
 	vw := publish(map[string]any{"catalog": demoMenuPriced(t, 1550)})
-	waitLong(t, "a menu not written said at head office", func() bool {
+	testenv.Eventually(t, "a menu not written said at head office", func() bool {
 		return containsAll(kioskAtHQ().MenuError, fmt.Sprintf("menu %d not applied", vw))
 	})
 	if err := os.Remove(blocker); err != nil {
 		t.Fatal(err)
 	}
 	v4 := publish(map[string]any{"catalog": demoMenuPriced(t, 1600)})
-	waitLong(t, "menu 4 at the kiosk", func() bool { return firstPrice(k.stack) == 1600 && kioskAtHQ().Menu == v4 })
+	testenv.Eventually(t, "menu 4 at the kiosk", func() bool { return firstPrice(k.stack) == 1600 && kioskAtHQ().Menu == v4 })
 	v5 := publish(map[string]any{"catalog": demoMenuPriced(t, 1700)})
-	waitLong(t, "menu 5 at the kiosk", func() bool { return firstPrice(k.stack) == 1700 && kioskAtHQ().Menu == v5 })
+	testenv.Eventually(t, "menu 5 at the kiosk", func() bool { return firstPrice(k.stack) == 1700 && kioskAtHQ().Menu == v5 })
 	v6, err := h.Menus.Rollback(t.Context(), "r2")
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitLong(t, "the rollback at the kiosk", func() bool { return kioskAtHQ().Menu == v6 })
+	testenv.Eventually(t, "the rollback at the kiosk", func() bool { return kioskAtHQ().Menu == v6 })
 	if p := firstPrice(k.stack); p != 1600 || kioskAtHQ().MenuError != "" {
 		t.Fatalf("rolled back to price %d, %+v", p, kioskAtHQ())
 	}

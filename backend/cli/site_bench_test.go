@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
@@ -21,7 +22,7 @@ func BenchmarkPayWithTheSite(b *testing.B) {
 		up   bool
 	}{{"site-up", true}, {"site-down", false}} {
 		b.Run(tc.name, func(b *testing.B) {
-			siteAddr := loopbackAddr(b)
+			siteAddr := testenv.FreeAddr(b)
 			if tc.up {
 				role, err := startSiteRole(context.Background(), commonFlags{dataDir: b.TempDir()}, siteAddr, warnLogger(io.Discard))
 				if err != nil {
@@ -29,13 +30,7 @@ func BenchmarkPayWithTheSite(b *testing.B) {
 				}
 				defer role.close()
 			}
-			sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.0001})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := sim.Start("127.0.0.1:0"); err != nil {
-				b.Fatal(err)
-			}
+			sim, _ := testenv.Terminal(b, terminalsim.Config{TimeScale: 0.0001})
 			defer sim.Close()
 			dir := b.TempDir()
 			configure(b, dir, map[string]any{"kiosk.number_prefix": "A"}, nil)

@@ -17,6 +17,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/discovery"
 	"github.com/comptoir-pos/comptoir/backend/fault"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
@@ -184,13 +185,13 @@ func TestDiscoverJudgesAndChoosePinsHTTPS(t *testing.T) {
 func TestStaffConfirmationMakesTheKioskUseTheNewDevice(t *testing.T) {
 	ctx := context.Background()
 	sim1 := startSim(t)
-	lo, name, db, tr := adopted(t, "Yavin Confirm", sim1)
+	lo, name, db, tr := adopted(t, sim1, "Yavin Confirm")
 	source := kiosk.TrackerStatus(tr)
 
 	sim1.Close()
 	rogue := startSim(t)
 	advertise(t, rogue, name, lo)
-	waitFor(t, 20*time.Second, "the new device waiting for staff", func() bool {
+	testenv.Eventually(t, "the new device waiting for staff", func() bool {
 		_, _ = tr.Ping(ctx, false) // the kiosk's calls
 		p := tr.Status().Pending
 		return p != nil && p.Address == rogue.URL()
@@ -261,31 +262,10 @@ func TestStaffConfirmationMakesTheKioskUseTheNewDevice(t *testing.T) {
 	}
 }
 
-func loopbackInterface(t *testing.T) net.Interface {
-	t.Helper()
-	ifaces, _ := net.Interfaces()
-	for _, ifi := range ifaces {
-		if ifi.Flags&net.FlagLoopback != 0 && ifi.Flags&net.FlagUp != 0 {
-			return ifi
-		}
-	}
-	t.Skip("no loopback interface")
-	panic("unreachable")
-}
-
 // advertise announces sim as name on the loopback interface at 127.0.0.1.
 func advertise(t *testing.T, sim *terminalsim.Terminal, name string, lo net.Interface) {
 	t.Helper()
 	advertiseAs(t, sim, terminalsim.AdvertiseOptions{Instance: name, Interfaces: []net.Interface{lo}, Loopback: true})
-}
-
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(d); !cond(); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", d, what)
-		}
-	}
 }
 
 // A terminal found by discovery that offers HTTPS is pinned on first use,
@@ -295,7 +275,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 func TestTheKioskPinsAnHTTPSTerminalOnFirstUse(t *testing.T) {
 	ctx := context.Background()
 	sim := httpsTerminal(t)
-	lo, name, db, tr := adopted(t, "Yavin Pinned", sim)
+	lo, name, db, tr := adopted(t, sim, "Yavin Pinned")
 
 	trust, err := loadTrust(ctx, commonFlags{}, db)
 	if err != nil || !trust.https || pinText(trust.pin) != sim.CertificateFingerprint() {
@@ -313,7 +293,7 @@ func TestTheKioskPinsAnHTTPSTerminalOnFirstUse(t *testing.T) {
 	sim.Close()
 	other := httpsTerminal(t)
 	advertise(t, other, name, lo)
-	waitFor(t, 20*time.Second, "the other certificate waiting for staff", func() bool {
+	testenv.Eventually(t, "the other certificate waiting for staff", func() bool {
 		_, _ = tr.Ping(ctx, false)
 		p := c.Info(ctx).Pending
 		return p != nil && p.Address == other.URL()
@@ -381,30 +361,16 @@ func TestTheRunningTerminalDoesNotUndoStaffsChoice(t *testing.T) {
 	}
 }
 
-// adopted advertises sim on the loopback interface under a new name that
-// begins with prefix, and waits until the tracker of a fresh journal
-// adopts it; it returns the interface, the name, the journal and the
-// tracker.
-func adopted(t *testing.T, prefix string, sim *terminalsim.Terminal) (net.Interface, string, *journal.DB, *discovery.Tracker) {
+// adopted advertises sim on the loopback interface under a fresh name
+// starting with prefix, and returns that name, a fresh journal and a
+// tracker with the trust every command reads, once it has adopted sim;
+// all are closed when the test ends.
+func adopted(t *testing.T, sim *terminalsim.Terminal, prefix string) (net.Interface, string, *journal.DB, *discovery.Tracker) {
 	t.Helper()
-	lo := loopbackInterface(t)
+	lo := testenv.Loopback(t)
 	name := prefix + " " + time.Now().Format("150405.000000")
 	advertise(t, sim, name, lo)
-	db, tr := trackedJournal(t, lo, name)
-	waitFor(t, 15*time.Second, "adopted", func() bool { return tr.Status().Address == sim.URL() })
-	return lo, name, db, tr
-}
-
-// trackedJournal is a fresh journal and a tracker that follows the
-// terminal advertised as name on lo, with the trust every command reads;
-// both are closed when the test ends.
-func trackedJournal(t *testing.T, lo net.Interface, name string) (*journal.DB, *discovery.Tracker) {
-	t.Helper()
-	db, err := journal.Open(t.Context(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := testenv.Journal(t, "")
 	tr, err := discovery.NewTracker(discovery.Config{
 		Store: settingsStore{db}, Trust: identityStore{db: db}, Held: heldByOpenAttempts(db), ClientOptions: baseOptions(),
 		Browse:          discovery.Options{Interfaces: []net.Interface{lo}, NameFilter: name, Port: -1, AcceptSimulated: true, Window: time.Second},
@@ -417,5 +383,6 @@ func trackedJournal(t *testing.T, lo net.Interface, name string) (*journal.DB, *
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tr.Close() })
-	return db, tr
+	testenv.Eventually(t, "adopted", func() bool { return tr.Status().Address == sim.URL() })
+	return lo, name, db, tr
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/comptoir-pos/comptoir/backend/fault"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
@@ -15,14 +16,7 @@ import (
 // with a self-signed certificate.
 func httpsTerminal(t *testing.T) *terminalsim.Terminal {
 	t.Helper()
-	sim, err := terminalsim.New(terminalsim.Config{TLS: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim, _ := testenv.Terminal(t, terminalsim.Config{TLS: true, TimeScale: 1})
 	if !strings.HasPrefix(sim.URL(), "https://") {
 		t.Fatalf("the simulator does not serve HTTPS: %s", sim.URL())
 	}

@@ -7,10 +7,10 @@ import (
 	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/discovery"
 	"github.com/comptoir-pos/comptoir/backend/fault"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -184,7 +184,7 @@ func TestNoOrderBeforeTheStaffPIN(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stack.Close()
-	waitUntil(t, "the kiosk held", func() bool { return stack.Svc.Terminal().Problem == staffapi.NoPINHold })
+	testenv.Eventually(t, "the kiosk held", func() bool { return stack.Svc.Terminal().Problem == staffapi.NoPINHold })
 	if v, _ := stack.Svc.Start("en"); v.Phase == kiosk.PhaseDining {
 		t.Fatal("an order started without a staff PIN")
 	}
@@ -192,18 +192,9 @@ func TestNoOrderBeforeTheStaffPIN(t *testing.T) {
 	if err != nil || !r.OK {
 		t.Fatalf("SetPIN: %v %+v", err, r.Error)
 	}
-	waitUntil(t, "the kiosk open", func() bool { return stack.Svc.Checkout().Phase == kiosk.PhaseWelcome })
+	testenv.Eventually(t, "the kiosk open", func() bool { return stack.Svc.Checkout().Phase == kiosk.PhaseWelcome })
 	if v, _ := stack.Svc.Start("en"); v.Phase != kiosk.PhaseDining {
 		t.Fatalf("after the PIN was set: phase %s (%s)", v.Phase, stack.Svc.Terminal().Problem)
-	}
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("never: %s", what)
-		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
@@ -42,18 +43,7 @@ func start(t *testing.T, cfg cloudsim.Config) (*cloudsim.Cloud, *cloudapi.Client
 		hold := terminalsim.Behaviour{Hold: true}
 		cfg.Terminal.Default = &hold
 	}
-	c, err := cloudsim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(""); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	cl, err := cloudapi.New(c.URL(), c.Key())
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, cl := testenv.Cloud(t, cfg)
 	term, _ := c.Terminal(serial)
 	return c, cl, term
 }

@@ -7,42 +7,20 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 )
 
-// clock is a settable time for the cloud.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-func linkCloud(t *testing.T) (*cloudsim.Cloud, *cloudapi.Client, *clock) {
+// linkCloud is a cloud at its real pace (TimeScale 1) on a clock the
+// test moves.
+func linkCloud(t *testing.T) (*cloudsim.Cloud, *cloudapi.Client, *testenv.Clock) {
 	t.Helper()
-	clk := &clock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
-	cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_links", Now: clk.Now})
-	if err == nil {
-		err = cloud.Start("127.0.0.1:0")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cloud.Close() })
-	client, err := cloudapi.New(cloud.URL(), cloud.Key())
-	if err != nil {
-		t.Fatal(err)
-	}
+	clk := testenv.NewClock(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
+	cloud, client := testenv.Cloud(t, cloudsim.Config{Key: "sk_links", Now: clk.Now, TimeScale: 1})
 	return cloud, client, clk
 }
 
@@ -139,11 +117,11 @@ func TestCancelAndExpiry(t *testing.T) {
 	if _, err := client.CancelLink(ctx, "a"); !errors.As(err, &ce) || ce.Reason != cloudapi.CancelCancelled {
 		t.Fatalf("cancel again: %v", err)
 	}
-	clk.add(71 * time.Hour)
+	clk.Advance(71 * time.Hour)
 	if c, _ := client.Cart(ctx, "b"); c.Status != cloudapi.CartPending {
 		t.Fatalf("71 h: %+v", c)
 	}
-	clk.add(time.Hour)
+	clk.Advance(time.Hour)
 	if c, _ := client.Cart(ctx, "b"); c.Status != cloudapi.CartKO {
 		t.Fatalf("72 h: %+v", c)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
@@ -31,18 +32,7 @@ type channel struct {
 func channels(t *testing.T) []channel {
 	t.Helper()
 	ctx := t.Context()
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true})
-	if err == nil {
-		err = sim.Start("127.0.0.1:0")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
-	lc, err := localapi.NewClient(sim.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim, lc := testenv.Terminal(t, testenv.Scripted)
 	local := channel{name: "local", dev: device.LocalAt(sim.URL), sim: sim, pay: func(t *testing.T, amount int64) string {
 		tx, err := lc.Payment(ctx, &localapi.PaymentRequest{Amount: amount, IdempotentUUID: "local-" + t.Name()})
 		if err != nil || tx.Status != localapi.StatusOK {
@@ -58,19 +48,7 @@ func channels(t *testing.T) []channel {
 	local.served = func() (int, int64) { s := sim.HistoryServed(); return s.Pages, s.Bytes }
 
 	const serial = "SN-DEVICE"
-	cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_device", Serials: []string{serial}, TimeScale: 0.001,
-		Terminal: terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true}})
-	if err == nil {
-		err = cloud.Start("127.0.0.1:0")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cloud.Close() })
-	cc, err := cloudapi.New(cloud.URL(), cloud.Key())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cloud, cc := testenv.Cloud(t, cloudsim.Config{Key: "sk_device", Serials: []string{serial}, Terminal: testenv.Scripted})
 	csim, _ := cloud.Terminal(serial)
 	remote := channel{name: "cloud", dev: device.Cloud(cc, serial), sim: csim, pay: func(t *testing.T, amount int64) string {
 		body, _ := json.Marshal(map[string]any{"serialNumber": serial, "amount": amount, "idempotentUuid": "cloud-" + t.Name()})
@@ -165,14 +143,7 @@ func TestFailuresSayWhatTheTerminalDid(t *testing.T) {
 		t.Fatalf("closed port: %v (%s)", err, device.KindOf(err))
 	}
 
-	cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_right", Serials: []string{"SN-1"}})
-	if err == nil {
-		err = cloud.Start("127.0.0.1:0")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cloud.Close() })
+	cloud, _ := testenv.Cloud(t, cloudsim.Config{Key: "sk_right", Serials: []string{"SN-1"}, TimeScale: 1})
 	cc, err := cloudapi.New(cloud.URL(), "sk_wrong")
 	if err != nil {
 		t.Fatal(err)

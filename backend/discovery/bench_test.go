@@ -5,6 +5,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 )
 
 // BenchmarkResolveLoopback is the time from the start of a browse to a
@@ -16,7 +18,7 @@ func BenchmarkResolveLoopback(b *testing.B) {
 	name := "Yavin Bench " + tag()
 	sim := newSim(b, name)
 	advertiseSim(b, sim)
-	opts := Options{Interfaces: []net.Interface{loopback(b)}, NameFilter: name, Port: -1, Window: 5 * time.Second, AcceptSimulated: true}
+	opts := Options{Interfaces: []net.Interface{testenv.Loopback(b)}, NameFilter: name, Port: -1, Window: 5 * time.Second, AcceptSimulated: true}
 	for b.Loop() {
 		term, err := Resolve(context.Background(), name, opts)
 		if err != nil || term.BaseURL != sim.URL() {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 )
 
 func TestUnescape(t *testing.T) {
@@ -64,12 +66,12 @@ func TestBrowseOnLoopback(t *testing.T) {
 	// Port 16125 keeps an instance whatever its name; a dead port leaves
 	// it unconfirmed; neither name nor port: dropped.
 	advertise(t, "Kitchen "+u, DefaultPort)
-	ghostPort := deadPort(t)
+	ghostPort := testenv.FreePort(t)
 	advertise(t, "yAvIn Ghost "+u, ghostPort)
-	advertise(t, "Office Printer "+u, deadPort(t))
+	advertise(t, "Office Printer "+u, testenv.FreePort(t))
 	// A path= in the TXT record moves the Local API; the fake pinger
 	// answers for that URL only and pings everything else for real.
-	customPort := deadPort(t)
+	customPort := testenv.FreePort(t)
 	advertise(t, "Yavin Custom "+u, customPort, "path=/custom/v4")
 	customURL := fmt.Sprintf("http://127.0.0.1:%d/custom/v4", customPort)
 
@@ -182,8 +184,12 @@ func TestBrowseEndsWithContext(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
-	u, name, sim := onLoopback(t, false)
-	advertise(t, "Yavin Other "+u, deadPort(t))
+	needMulticast(t)
+	u := tag()
+	name := "Yavin SIM " + u
+	sim := newSim(t, name)
+	advertiseSim(t, sim)
+	advertise(t, "Yavin Other "+u, testenv.FreePort(t))
 	opts := loOptions(t, "yavin")
 
 	// The name is matched unescaped and without case.
@@ -206,7 +212,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestInterfacesByName(t *testing.T) {
-	lo := loopback(t)
+	lo := testenv.Loopback(t)
 	got, err := InterfacesByName([]string{" " + lo.Name + " ", ""})
 	if err != nil || len(got) != 1 || got[0].Index != lo.Index {
 		t.Errorf("InterfacesByName(%q) = %v, %v", lo.Name, got, err)

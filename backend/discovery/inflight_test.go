@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
@@ -31,7 +32,7 @@ func serveAt(t *testing.T, sim *terminalsim.Terminal, instance string, cert *tls
 	go srv.Serve(ln)
 	port = ln.Addr().(*net.TCPAddr).Port
 	adv, err := zeroconf.RegisterProxy(instance, DefaultServiceType, DefaultDomain, port, "moving-"+strings.ToLower(tag()),
-		[]string{"127.0.0.1"}, []string{"path=/localapi/v4"}, []net.Interface{loopback(t)})
+		[]string{"127.0.0.1"}, []string{"path=/localapi/v4"}, []net.Interface{testenv.Loopback(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,15 +79,11 @@ func startInFlight(t *testing.T, ctx context.Context, name string, cert *tls.Cer
 	t.Cleanup(func() { sim.Close() })
 	_, stopA := serveAt(t, sim, name, cert)
 
-	db, err := journal.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := testenv.Journal(t, "")
 	opts := loOptions(t, strings.TrimPrefix(name, "Yavin "))
 	opts.Window = time.Second
 	tr := newTracker(t, Config{Browse: opts, Held: heldByJournal(db), ResolveInterval: 50 * time.Millisecond, SearchInterval: 100 * time.Millisecond}, nil)
-	eventually(t, 15*time.Second, "connected", func() bool { return tr.Status().State == StateConnected })
+	testenv.Eventually(t, "connected", func() bool { return tr.Status().State == StateConnected })
 
 	o, err := payment.New(payment.Config{Journal: db, Terminal: tr, TerminalID: "mdns:" + name, Limits: lim})
 	if err != nil {
@@ -130,7 +127,7 @@ func TestInFlightPaymentFollowsTheTerminal(t *testing.T) {
 
 	f.stopA() // DHCP: the terminal is now elsewhere
 	serveAt(t, sim, name, cert)
-	eventually(t, 30*time.Second, "a resend attached at the new address", func() bool {
+	testenv.Eventually(t, "a resend attached at the new address", func() bool {
 		st := sim.State()
 		return st.Current != nil && st.Current.Waiters > 0 && tr.Status().Address != first
 	})
@@ -166,7 +163,7 @@ func TestInFlightPaymentIsNeverSentToARogue(t *testing.T) {
 	rogue := newSim(t, name)
 	advertiseSim(t, rogue)
 	f.stopA() // the real terminal drops off the network
-	eventually(t, 30*time.Second, "the rogue heard and held for staff", func() bool {
+	testenv.Eventually(t, "the rogue heard and held for staff", func() bool {
 		p := f.tr.Status().Pending
 		return p != nil && p.Address == rogue.URL() && p.Standing == StandingNewAddress
 	})

@@ -4,12 +4,11 @@ package discovery
 
 import (
 	"context"
-	"encoding/json"
 	"net"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 )
 
 // TestBenchResolveSamples times N discoveries one by one for
@@ -18,15 +17,12 @@ import (
 // each time (as the Tracker does). Built only with -tags bench; writes only
 // when BENCH_OUT names a directory.
 func TestBenchResolveSamples(t *testing.T) {
-	dir := os.Getenv("BENCH_OUT")
-	if dir == "" {
-		t.Skip("BENCH_OUT not set: run through make bench")
-	}
+	testenv.BenchOut(t)
 	const n = 300
 	name := "Yavin Bench " + tag()
 	sim := newSim(t, name)
 	advertiseSim(t, sim)
-	opts := Options{Interfaces: []net.Interface{loopback(t)}, NameFilter: name, Port: -1, Window: 5 * time.Second, AcceptSimulated: true}
+	opts := Options{Interfaces: []net.Interface{testenv.Loopback(t)}, NameFilter: name, Port: -1, Window: 5 * time.Second, AcceptSimulated: true}
 	samples := make([]float64, 0, n)
 	for i := 0; i < n; i++ {
 		start := time.Now()
@@ -37,8 +33,5 @@ func TestBenchResolveSamples(t *testing.T) {
 		}
 		samples = append(samples, float64(d)/float64(time.Millisecond))
 	}
-	b, _ := json.MarshalIndent(map[string]any{"samples": samples}, "", " ")
-	if err := os.WriteFile(filepath.Join(dir, "discovery.json"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteSamples(t, "discovery.json", map[string]any{"samples": samples})
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
@@ -117,7 +118,7 @@ func approve(n *atomic.Int32) http.HandlerFunc {
 }
 
 func deadURL(t *testing.T) string {
-	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(deadPort(t))) + localapi.BasePath
+	return "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(testenv.FreePort(t))) + localapi.BasePath
 }
 
 func TestTrackerWithoutTerminal(t *testing.T) {
@@ -141,7 +142,7 @@ func TestTrackerTakesTheOnlyTerminal(t *testing.T) {
 	store := &MemoryStore{}
 	rec := &recorder{}
 	tr := newTracker(t, Config{Store: store, Emitter: rec}, f)
-	eventually(t, 5*time.Second, "connected", func() bool { return tr.Status().State == StateConnected })
+	testenv.Eventually(t, "connected", func() bool { return tr.Status().State == StateConnected })
 	if s := tr.Status(); s.Instance != "Yavin A" || s.Address != url || tr.BaseURL() != url {
 		t.Errorf("status %+v", s)
 	}
@@ -166,7 +167,7 @@ func TestTrackerChooseAmongSeveral(t *testing.T) {
 	rec := &recorder{}
 	tr := newTracker(t, Config{Store: store, Emitter: rec}, f)
 
-	eventually(t, 5*time.Second, "choose", func() bool { return tr.Status().State == StateChoose })
+	testenv.Eventually(t, "choose", func() bool { return tr.Status().State == StateChoose })
 	s := tr.Status()
 	if len(s.Candidates) != 2 || s.Candidates[0].Instance != "Yavin A" || s.Candidates[1].Instance != "Yavin B" {
 		t.Errorf("candidates %+v", s.Candidates)
@@ -195,7 +196,7 @@ func TestTrackerChooseAmongSeveral(t *testing.T) {
 	f2 := &fakeFinder{}
 	f2.set(confirmed("Yavin A", urlA), confirmed("Yavin B", urlB))
 	tr2 := newTracker(t, Config{Store: store}, f2)
-	eventually(t, 5*time.Second, "connected to the remembered terminal", func() bool {
+	testenv.Eventually(t, "connected to the remembered terminal", func() bool {
 		s := tr2.Status()
 		return s.State == StateConnected && s.Instance == "Yavin B" && s.Address == urlB
 	})
@@ -220,7 +221,7 @@ func TestTrackerRetriesUnsentOnNewAddress(t *testing.T) {
 	trust := &MemoryTrust{}
 	held := func(context.Context, string) (bool, error) { return true, nil }
 	tr := newTracker(t, Config{Emitter: rec, Trust: trust, Held: held, ResolveInterval: time.Hour}, f)
-	eventually(t, 5*time.Second, "connected", func() bool { return tr.Status().Address == oldURL })
+	testenv.Eventually(t, "connected", func() bool { return tr.Status().Address == oldURL })
 	calls := f.count()
 
 	oldSrv.Close() // DHCP gave the terminal another address
@@ -276,7 +277,7 @@ func TestTrackerNeverRetriesASentRequest(t *testing.T) {
 	f := &fakeFinder{}
 	f.set(confirmed("Yavin A", url))
 	tr := newTracker(t, Config{ResolveInterval: time.Millisecond}, f)
-	eventually(t, 5*time.Second, "connected", func() bool { return tr.Status().State == StateConnected })
+	testenv.Eventually(t, "connected", func() bool { return tr.Status().State == StateConnected })
 	calls := f.count()
 
 	_, err := tr.PaymentBody(t.Context(), body("0190f5a4-7c1e-7000-8000-0000000000d1"))
@@ -307,7 +308,7 @@ func TestTrackerManualNeverReresolves(t *testing.T) {
 	if !errors.As(err, &te) || te.Sent {
 		t.Errorf("manual dead address: %v", err)
 	}
-	eventually(t, 5*time.Second, "the periodic ping to report the failure", func() bool { return tr.Status().LastError != "" })
+	testenv.Eventually(t, "the periodic ping to report the failure", func() bool { return tr.Status().LastError != "" })
 	if err := tr.Choose(t.Context(), "Yavin A"); err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +324,7 @@ func TestTrackerManualNeverReresolves(t *testing.T) {
 	if err := tr.SetManual(""); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 5*time.Second, "connected by discovery", func() bool { return tr.Status().State == StateConnected })
+	testenv.Eventually(t, "connected by discovery", func() bool { return tr.Status().State == StateConnected })
 	if got := rec.states(); got[0] != "manual" || got[len(got)-1] != "connected http://127.0.0.1:1/localapi/v4" {
 		t.Errorf("statuses %q", got)
 	}
@@ -343,7 +344,7 @@ func TestTrackerFollowsSimulatorToNewAddress(t *testing.T) {
 	cert := certOf(t, sim1)
 	rec := &recorder{}
 	tr := newTracker(t, Config{Browse: loOptions(t, u), Emitter: rec, ResolveInterval: 100 * time.Millisecond, SearchInterval: 200 * time.Millisecond}, nil)
-	eventually(t, 15*time.Second, "connected to the first simulator", func() bool {
+	testenv.Eventually(t, "connected to the first simulator", func() bool {
 		return tr.Status().Address == sim1.URL()
 	})
 	oldURL := sim1.URL()
@@ -359,7 +360,7 @@ func TestTrackerFollowsSimulatorToNewAddress(t *testing.T) {
 	var err error
 	// The first call re-resolves; should mDNS miss the new advertisement in
 	// that window, the orchestrator would ask again: so does the test.
-	eventually(t, 20*time.Second, "a payment to reach the new address", func() bool {
+	testenv.Eventually(t, "a payment to reach the new address", func() bool {
 		tx, err = tr.PaymentBody(ctxFor(t, 15*time.Second), body(id))
 		return err == nil
 	})
@@ -391,11 +392,11 @@ func TestTrackerPeriodicPingFindsTerminalAgain(t *testing.T) {
 	opts.Window = time.Second
 	tr := newTracker(t, Config{Browse: opts, Store: store, Emitter: rec, PingInterval: 100 * time.Millisecond,
 		ResolveInterval: 100 * time.Millisecond, SearchInterval: 100 * time.Millisecond}, nil)
-	eventually(t, 15*time.Second, "connected", func() bool { return tr.Status().Address == sim1.URL() })
+	testenv.Eventually(t, "connected", func() bool { return tr.Status().Address == sim1.URL() })
 	oldURL := sim1.URL()
 
 	sim1.Close()
-	eventually(t, 15*time.Second, "unreachable", func() bool { return tr.Status().State == StateUnreachable })
+	testenv.Eventually(t, "unreachable", func() bool { return tr.Status().State == StateUnreachable })
 	s := tr.Status()
 	if s.Instance != name || s.Since.IsZero() || s.LastError == "" || s.Address != oldURL {
 		t.Errorf("unreachable status %+v", s)
@@ -408,7 +409,7 @@ func TestTrackerPeriodicPingFindsTerminalAgain(t *testing.T) {
 
 	sim2 := newTLSSim(t, name, cert)
 	advertiseSim(t, sim2)
-	eventually(t, 20*time.Second, "connected at the new address", func() bool { return tr.Status().Address == sim2.URL() })
+	testenv.Eventually(t, "connected at the new address", func() bool { return tr.Status().Address == sim2.URL() })
 	if _, err := tr.Ping(t.Context(), false); err != nil {
 		t.Errorf("ping after the move: %v", err)
 	}
@@ -458,13 +459,13 @@ func TestTrackerCloseDuringBrowse(t *testing.T) {
 func TestTrackerHoldsARogueWithTheSameNameForStaff(t *testing.T) {
 	u, name, sim1 := onLoopback(t, false)
 	tr := newTracker(t, Config{Browse: loOptions(t, u), ResolveInterval: 100 * time.Millisecond, SearchInterval: 200 * time.Millisecond}, nil)
-	eventually(t, 15*time.Second, "connected to the first simulator", func() bool { return tr.Status().Address == sim1.URL() })
+	testenv.Eventually(t, "connected to the first simulator", func() bool { return tr.Status().Address == sim1.URL() })
 
 	sim1.Close()
 	rogue := newSim(t, name)
 	advertiseSim(t, rogue)
 	const id = "0190f5a4-7c1e-7000-8000-0000000000f2"
-	eventually(t, 20*time.Second, "the rogue held for staff", func() bool {
+	testenv.Eventually(t, "the rogue held for staff", func() bool {
 		_, err := tr.PaymentBody(ctxFor(t, 15*time.Second), body(id)) // the orchestrator's resends
 		if err == nil {
 			t.Fatal("a payment went through")

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
@@ -101,7 +102,7 @@ func TestTrackerHoldsANewAddressForStaff(t *testing.T) {
 	f.set(confirmed("Yavin A", urlA))
 	trust := &MemoryTrust{}
 	tr := newTracker(t, Config{Trust: trust, ResolveInterval: time.Millisecond}, f)
-	eventually(t, 5*time.Second, "adopted", func() bool { return tr.Status().Address == urlA })
+	testenv.Eventually(t, "adopted", func() bool { return tr.Status().Address == urlA })
 	if id := tr.Identity(); !id.Knows(urlA) || id.Pin != "" || id.Addresses[0].By != "adopted" {
 		t.Fatalf("identity %+v", id)
 	}
@@ -152,7 +153,7 @@ func TestTrackerRefusesAnotherCertificate(t *testing.T) {
 	f.set(pinned("Yavin A", urlA, pin))
 	trust := &MemoryTrust{}
 	tr := newTracker(t, Config{Trust: trust, ResolveInterval: time.Millisecond}, f)
-	eventually(t, 5*time.Second, "adopted", func() bool { return tr.Status().Address == urlA })
+	testenv.Eventually(t, "adopted", func() bool { return tr.Status().Address == urlA })
 	if id := tr.Identity(); id.Pin != pin || !id.HTTPS {
 		t.Fatalf("the certificate was not pinned on first use: %+v", id)
 	}
@@ -177,7 +178,7 @@ func TestTrackerRefusesAnotherCertificate(t *testing.T) {
 		t.Fatalf("after Refuse: %+v", s)
 	}
 	calls := f.count()
-	eventually(t, 5*time.Second, "another browse", func() bool {
+	testenv.Eventually(t, "another browse", func() bool {
 		_, _ = tr.Ping(t.Context(), false)
 		return f.count() > calls
 	})
@@ -214,12 +215,12 @@ func TestTrackerNeverMovesWhileAPaymentIsOpen(t *testing.T) {
 			}
 			return held.Load(), nil
 		}}, f)
-	eventually(t, 5*time.Second, "connected", func() bool { return tr.Status().Address == urlA })
+	testenv.Eventually(t, "connected", func() bool { return tr.Status().Address == urlA })
 
 	held.Store(true)
 	srvA.Close()
 	f.set(confirmed("Yavin A", urlB)) // a known address
-	eventually(t, 5*time.Second, "B heard", func() bool {
+	testenv.Eventually(t, "B heard", func() bool {
 		_, _ = tr.PaymentBody(t.Context(), body("0190f5a4-7c1e-7000-8000-00000000c001")) // the orchestrator's resends
 		return strings.Contains(tr.Status().LastError, "payment is open")
 	})
@@ -228,7 +229,7 @@ func TestTrackerNeverMovesWhileAPaymentIsOpen(t *testing.T) {
 	}
 
 	f.set(confirmed("Yavin A", urlC)) // a new one, confirmed by staff meanwhile
-	eventually(t, 5*time.Second, "C waiting", func() bool {
+	testenv.Eventually(t, "C waiting", func() bool {
 		_, _ = tr.PaymentBody(t.Context(), body("0190f5a4-7c1e-7000-8000-00000000c001")) // the orchestrator's resends
 		p := tr.Status().Pending
 		return p != nil && p.Address == urlC
@@ -240,7 +241,7 @@ func TestTrackerNeverMovesWhileAPaymentIsOpen(t *testing.T) {
 		t.Fatalf("after Confirm under an open payment: %+v", s)
 	}
 	calls := f.count()
-	eventually(t, 5*time.Second, "C heard again", func() bool {
+	testenv.Eventually(t, "C heard again", func() bool {
 		_, _ = tr.PaymentBody(t.Context(), body("0190f5a4-7c1e-7000-8000-00000000c001"))
 		return f.count() > calls+1
 	})
@@ -249,7 +250,7 @@ func TestTrackerNeverMovesWhileAPaymentIsOpen(t *testing.T) {
 	}
 
 	held.Store(false) // the payment is settled
-	eventually(t, 5*time.Second, "a payment on C", func() bool {
+	testenv.Eventually(t, "a payment on C", func() bool {
 		_, err := tr.PaymentBody(t.Context(), body("0190f5a4-7c1e-7000-8000-00000000c002"))
 		return err == nil
 	})
@@ -267,12 +268,12 @@ func TestTrackerDoesNotAdoptWhatItCannotRecord(t *testing.T) {
 	trust := &MemoryTrust{}
 	trust.FailSaves(errors.New("disk full"))
 	tr := newTracker(t, Config{Trust: trust}, f)
-	eventually(t, 5*time.Second, "the failure said", func() bool { return strings.Contains(tr.Status().LastError, "disk full") })
+	testenv.Eventually(t, "the failure said", func() bool { return strings.Contains(tr.Status().LastError, "disk full") })
 	if s := tr.Status(); s.State == StateConnected || tr.BaseURL() != "" {
 		t.Fatalf("adopted without a record: %+v", s)
 	}
 	trust.FailSaves(nil)
-	eventually(t, 5*time.Second, "adopted", func() bool { return tr.Status().State == StateConnected })
+	testenv.Eventually(t, "adopted", func() bool { return tr.Status().State == StateConnected })
 }
 
 // At a start with payments left open on the terminal (nothing in use yet),
@@ -291,7 +292,7 @@ func TestTrackerAtStartUnderOpenPayments(t *testing.T) {
 	f := &fakeFinder{}
 	f.set(confirmed("Yavin A", urlA))
 	tr := newTracker(t, Config{Trust: trust, Store: store, Held: held, ResolveInterval: time.Millisecond}, f)
-	eventually(t, 5*time.Second, "the adopted terminal taken up again", func() bool { return tr.Status().Address == urlA })
+	testenv.Eventually(t, "the adopted terminal taken up again", func() bool { return tr.Status().Address == urlA })
 	tr.Close()
 
 	var released atomic.Bool
@@ -299,17 +300,17 @@ func TestTrackerAtStartUnderOpenPayments(t *testing.T) {
 	f2 := &fakeFinder{}
 	f2.set(confirmed("Yavin A", urlC))
 	tr2 := newTracker(t, Config{Trust: trust, Store: store, Held: held2, ResolveInterval: time.Millisecond, SearchInterval: 10 * time.Millisecond}, f2)
-	eventually(t, 5*time.Second, "C waiting", func() bool { p := tr2.Status().Pending; return p != nil && p.Address == urlC })
+	testenv.Eventually(t, "C waiting", func() bool { p := tr2.Status().Pending; return p != nil && p.Address == urlC })
 	if err := tr2.Confirm(t.Context(), urlC, ""); err != nil {
 		t.Fatal(err)
 	}
 	calls := f2.count()
-	eventually(t, 5*time.Second, "C heard again", func() bool { return f2.count() > calls+1 })
+	testenv.Eventually(t, "C heard again", func() bool { return f2.count() > calls+1 })
 	if s := tr2.Status(); s.State == StateConnected || tr2.BaseURL() != "" || s.Pending == nil || !s.Pending.Confirmed {
 		t.Fatalf("a device confirmed under open payments was taken up: %+v", s)
 	}
 	released.Store(true)
-	eventually(t, 5*time.Second, "C used once the payments are settled", func() bool { return tr2.Status().Address == urlC })
+	testenv.Eventually(t, "C used once the payments are settled", func() bool { return tr2.Status().Address == urlC })
 	if _, err := tr2.PaymentBody(t.Context(), body("0190f5a4-7c1e-7000-8000-00000000d001")); err != nil || paidC.Load() != 1 {
 		t.Fatalf("payment on C: %v", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/comptoir-pos/comptoir/backend/device"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,9 +13,9 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 	"github.com/comptoir-pos/comptoir/backend/staffapi"
@@ -43,22 +42,9 @@ type env struct {
 // Each opts changes the handler's Options.
 func newEnv(t *testing.T, opts ...func(*Options)) *env {
 	t.Helper()
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	client, err := localapi.NewClient(sim.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim, client := testenv.Terminal(t, testenv.Scripted)
 	ctx, cancel := context.WithCancel(context.Background())
-	db, err := journal.Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := testenv.Journal(t, "")
 	relay := kiosk.NewRelay(nil)
 	lim := payment.DefaultLimits
 	lim.KioskTimeout, lim.CounterTimeout, lim.RefundTimeout, lim.ResendPause = 2*time.Second, 2*time.Second, 2*time.Second, 5*time.Millisecond

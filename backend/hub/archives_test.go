@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/site"
 )
 
@@ -48,7 +49,7 @@ func (h *hubRig) archives(t *testing.T, r string) []ArchiveInfo {
 func TestArchivesKeptAtHeadOffice(t *testing.T) {
 	h := newHub(t)
 	r1 := h.join("r1", passwords["r1"])
-	eventually(t, "joined", func() bool { return h.hub.Leaves() == 1 })
+	testenv.Eventually(t, "joined", func() bool { return h.hub.Leaves() == 1 })
 	dir := t.TempDir()
 	archives := filepath.Join(dir, "archives")
 	if err := os.MkdirAll(archives, 0o700); err != nil {
@@ -63,7 +64,7 @@ func TestArchivesKeptAtHeadOffice(t *testing.T) {
 	if n, err := ship.ShipAll(t.Context()); n != 1 || err != nil {
 		t.Fatalf("shipped %d, %v", n, err)
 	}
-	eventually(t, "the archive at head office", func() bool { return len(h.archives(t, "r1")) == 1 })
+	testenv.Eventually(t, "the archive at head office", func() bool { return len(h.archives(t, "r1")) == 1 })
 	got, err := h.hub.Ledger.Archive(t.Context(), "r1", "A", "2026-10", sumOf(first))
 	if err != nil || !bytes.Equal(got, first) {
 		t.Fatalf("kept %d bytes, %v", len(got), err)
@@ -92,7 +93,7 @@ func TestArchivesKeptAtHeadOffice(t *testing.T) {
 	if n, err := ship.ShipAll(t.Context()); n != 1 || err != nil {
 		t.Fatalf("the new version: shipped %d, %v", n, err)
 	}
-	eventually(t, "both versions at head office", func() bool { return len(h.archives(t, "r1")) == 2 })
+	testenv.Eventually(t, "both versions at head office", func() bool { return len(h.archives(t, "r1")) == 2 })
 	list := h.archives(t, "r1")
 	if list[0].SHA256 != sumOf(first) || list[1].SHA256 != sumOf(second) || list[0].Period != "2026-10" {
 		t.Fatalf("kept %+v", list)
@@ -131,7 +132,7 @@ func TestArchivesKeptAtHeadOffice(t *testing.T) {
 	// Head office started again folds its stream anew: the same copies.
 	h.hub.Close()
 	h.start()
-	eventually(t, "head office back", func() bool { return h.hub.Leaves() == 1 })
+	testenv.Eventually(t, "head office back", func() bool { return h.hub.Leaves() == 1 })
 	if got := h.archives(t, "r1"); len(got) != 2 {
 		t.Fatalf("after a restart: %+v", got)
 	}

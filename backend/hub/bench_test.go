@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/site"
 )
@@ -48,7 +49,7 @@ func BenchmarkHubEvents(b *testing.B) {
 		}
 	}
 	<-js.PublishAsyncComplete()
-	eventually(b, "joined", func() bool { return h.hub.Leaves() >= 1 })
+	testenv.Eventually(b, "joined", func() bool { return h.hub.Leaves() >= 1 })
 	fw, err := site.NewForwarder(nc, subj, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -62,7 +63,7 @@ func BenchmarkHubEvents(b *testing.B) {
 		}
 		sent += n
 	}
-	eventually(b, "folded", func() bool {
+	testenv.Eventually(b, "folded", func() bool {
 		t := h.hub.Ledger.Dashboard().Totals["r1"]
 		return t != nil && t.Orders == b.N
 	})

@@ -2,17 +2,10 @@ package hub
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math/big"
-	"net"
 	"sync"
 	"testing"
 	"time"
@@ -20,52 +13,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/site"
 )
-
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still not: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// testCert is a certificate for 127.0.0.1 and the pool that trusts it.
-func testCert(t testing.TB) (*tls.Config, *tls.Config) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "hub"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, IsCA: true, BasicConstraintsValid: true}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, tpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, MinVersion: tls.VersionTLS12},
-		&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-}
-
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
 
 var passwords = map[string]string{"r1": "r1-secret-0123456789", "r2": "r2-secret-0123456789"}
 
@@ -78,8 +29,8 @@ type hubRig struct {
 }
 
 func newHub(t testing.TB) *hubRig {
-	s, c := testCert(t)
-	h := &hubRig{t: t, dir: t.TempDir(), addr: freeAddr(t), serverTLS: s, clientTLS: c}
+	cert := testenv.SelfSigned(t, "hub")
+	h := &hubRig{t: t, dir: t.TempDir(), addr: testenv.FreeAddr(t), serverTLS: cert.Server(), clientTLS: cert.Client()}
 	h.start()
 	t.Cleanup(func() { h.hub.Close() })
 	return h
@@ -160,10 +111,10 @@ func (r *restaurant) paid(t testing.TB, kiosk, order string, paid int64) {
 func TestRestaurantsReachHeadOffice(t *testing.T) {
 	h := newHub(t)
 	r1, r2 := h.join("r1", passwords["r1"]), h.join("r2", passwords["r2"])
-	eventually(t, "both restaurants joined", func() bool { return h.hub.Leaves() == 2 })
+	testenv.Eventually(t, "both restaurants joined", func() bool { return h.hub.Leaves() == 2 })
 	r1.paid(t, "A", "o1", 1000)
 	r2.paid(t, "A", "o1", 700)
-	eventually(t, "the sales at head office", func() bool {
+	testenv.Eventually(t, "the sales at head office", func() bool {
 		d := h.hub.Ledger.Dashboard()
 		return d.Totals["r1"] != nil && d.Totals["r2"] != nil && d.Totals["r1"].Paid == 1000 && d.Totals["r2"].Paid == 700
 	})
@@ -172,7 +123,7 @@ func TestRestaurantsReachHeadOffice(t *testing.T) {
 		r1.paid(t, "B", fmt.Sprintf("o%d", i), 100)
 	}
 	h.start()
-	eventually(t, "the day offline caught up", func() bool {
+	testenv.Eventually(t, "the day offline caught up", func() bool {
 		d := h.hub.Ledger.Dashboard()
 		return d.Totals["r1"] != nil && d.Totals["r1"].Orders == 6
 	})
@@ -199,7 +150,7 @@ func TestRestaurantsReachHeadOffice(t *testing.T) {
 		t.Fatalf("head office acknowledged r1 writing as r2: %+v", ack)
 	}
 	r2.paid(t, "A", "o-after", 1)
-	eventually(t, "r2's next sale", func() bool { return h.hub.Ledger.Dashboard().Totals["r2"].Orders == 2 })
+	testenv.Eventually(t, "r2's next sale", func() bool { return h.hub.Ledger.Dashboard().Totals["r2"].Orders == 2 })
 	if got := h.hub.Ledger.Dashboard().Totals["r2"].Paid; got != 701 {
 		t.Fatalf("r2 paid %d: a forged fact counted", got)
 	}
@@ -213,7 +164,7 @@ func TestWrongCredentialsRefused(t *testing.T) {
 	good := h.join("r2", passwords["r2"])
 	bad.paid(t, "A", "o1", 100)
 	good.paid(t, "A", "o1", 200)
-	eventually(t, "the good restaurant's sale", func() bool {
+	testenv.Eventually(t, "the good restaurant's sale", func() bool {
 		tot := h.hub.Ledger.Dashboard().Totals["r2"]
 		return tot != nil && tot.Paid == 200
 	})
@@ -228,7 +179,7 @@ func TestWrongCredentialsRefused(t *testing.T) {
 func TestMenuReachesKiosks(t *testing.T) {
 	h := newHub(t)
 	r1 := h.join("r1", passwords["r1"])
-	eventually(t, "joined", func() bool { return h.hub.Leaves() == 1 })
+	testenv.Eventually(t, "joined", func() bool { return h.hub.Leaves() == 1 })
 	var mu sync.Mutex
 	var got []site.Menu
 	ctx, cancel := context.WithCancel(context.Background())
@@ -250,17 +201,17 @@ func TestMenuReachesKiosks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "menu 1 at the kiosk", func() bool { return last().Version == v1 })
+	testenv.Eventually(t, "menu 1 at the kiosk", func() bool { return last().Version == v1 })
 	if _, err := h.hub.Menus.Publish(t.Context(), "r1", []byte(`{"settings":{}}`)); err == nil {
 		t.Fatal("a menu without a catalog was published")
 	}
 	v2, _ := h.hub.Menus.Publish(t.Context(), "r1", []byte(`{"catalog":{"name":"two"}}`))
-	eventually(t, "menu 2 at the kiosk", func() bool { return last().Version == v2 })
+	testenv.Eventually(t, "menu 2 at the kiosk", func() bool { return last().Version == v2 })
 	v3, err := h.hub.Menus.Rollback(t.Context(), "r1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the rollback at the kiosk", func() bool { return last().Version == v3 })
+	testenv.Eventually(t, "the rollback at the kiosk", func() bool { return last().Version == v3 })
 	if string(last().Catalog) != `{"name":"one"}` {
 		t.Fatalf("rolled back to %s", last().Catalog)
 	}
@@ -279,7 +230,7 @@ func TestFiscalRecordsKeptAtHeadOffice(t *testing.T) {
 	if _, err := r1.js.PublishMsg(t.Context(), m, jetstream.WithMsgID("closing-3")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the closing at head office", func() bool {
+	testenv.Eventually(t, "the closing at head office", func() bool {
 		got, err := h.hub.Ledger.FiscalRecord(t.Context(), "r1", "A", journal.FiscalClosing, 3)
 		return err == nil && string(got) == string(data)
 	})

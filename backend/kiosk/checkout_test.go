@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv/paytest"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -236,7 +237,7 @@ func TestPartlyPaidOrderIsNeverCancelled(t *testing.T) {
 }
 
 func TestUnknownOutcomeIsNeverDeclined(t *testing.T) {
-	lim := testLimits
+	lim := paytest.Limits
 	lim.KioskTimeout, lim.RequestOpen = 50*time.Millisecond, 300*time.Millisecond
 	e := newEnv(t, withLimits(lim))
 	e.sim.Script(terminalsim.Hold())

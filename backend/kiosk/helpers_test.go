@@ -2,35 +2,23 @@ package kiosk
 
 import (
 	"context"
-	"github.com/comptoir-pos/comptoir/backend/device"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv/paytest"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
-
-// testLimits are the money-safety rules at test speed.
-var testLimits = payment.Limits{
-	KioskTimeout:      2 * time.Second,
-	CounterTimeout:    2 * time.Second,
-	RefundTimeout:     2 * time.Second,
-	RequestOpen:       10 * time.Second,
-	Idempotency:       time.Hour,
-	IdempotencyMargin: time.Minute,
-	ResendPause:       5 * time.Millisecond,
-	AbortGrace:        time.Second,
-	AbortRetryPause:   20 * time.Millisecond,
-	AbortRetryMax:     200 * time.Millisecond,
-}
 
 // recorder is an Emitter keeping every event.
 type recorder struct {
@@ -141,33 +129,19 @@ func withSim(f func(*terminalsim.Terminal)) envOption { return func(c *envConfig
 
 func newEnv(t *testing.T, opts ...envOption) *env {
 	t.Helper()
-	cfg := envConfig{limits: testLimits}
+	cfg := envConfig{limits: paytest.Limits}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	client, err := localapi.NewClient(sim.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	e := &env{t: t, ctx: ctx, sim: sim, dir: t.TempDir(), events: &recorder{}}
+	sim, client := testenv.Terminal(t, testenv.Scripted)
+	e := &env{t: t, ctx: testenv.Context(t), sim: sim, dir: t.TempDir(), events: &recorder{}}
 	e.state.Store(TerminalConnected)
 	if cfg.catalog != "" {
 		if err := os.WriteFile(filepath.Join(e.dir, CatalogFile), []byte(cfg.catalog), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	db, err := journal.Open(ctx, e.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := testenv.Journal(t, e.dir)
 	e.db = db
 	if cfg.before != nil {
 		cfg.before(e.dir, db)
@@ -193,7 +167,8 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	}
 	e.o = o
 	if cfg.links {
-		e.openLinks(emitter, cfg.limits)
+		e.cloud, e.links = paytest.Links(t, db, paytest.LinkConfig{Cloud: cloudsim.Config{Key: "sk_kiosk_links"}, Limits: cfg.limits, Emitter: emitter,
+			Beside: []journal.Channel{journal.ChannelLocal}})
 	}
 	e.printer = &fakeLocal{Client: client}
 	s, err := New(Config{
@@ -210,7 +185,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 		t.Fatal(err)
 	}
 	e.s = s
-	runCtx, stop := context.WithCancel(ctx)
+	runCtx, stop := context.WithCancel(e.ctx)
 	runDone := make(chan struct{})
 	go func() { defer close(runDone); s.Run(runCtx) }()
 	t.Cleanup(func() {
@@ -227,33 +202,9 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 			e.cloud.Close()
 		}
 		db.Close()
-		cancel()
 	})
 	e.waitFor("ready", func(CheckoutView) bool { return s.Terminal().Ready })
 	return e
-}
-
-// openLinks starts the simulated cloud and the links' orchestrator.
-func (e *env) openLinks(em payment.Emitter, lim payment.Limits) {
-	e.t.Helper()
-	cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_kiosk_links", TimeScale: 0.001})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := cloud.Start(""); err != nil {
-		e.t.Fatal(err)
-	}
-	client, err := cloudapi.New(cloud.URL(), cloud.Key())
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	links, err := payment.New(payment.Config{Journal: e.db, TerminalID: "links", Limits: lim, Emitter: em,
-		Channel:       payment.Link(client, payment.LinkOptions{ReturnURL: "https://shop.example/", Currency: "EUR", PollEvery: 5 * time.Millisecond}),
-		OtherChannels: []journal.Channel{journal.ChannelLocal}})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.cloud, e.links = cloud, links
 }
 
 // waitFor polls the checkout until cond holds.
@@ -301,23 +252,11 @@ func (e *env) cart(items ...any) CheckoutView {
 }
 
 func (e *env) debits() []terminalsim.LedgerEntry {
-	var out []terminalsim.LedgerEntry
-	for _, l := range e.sim.Ledger() {
-		if l.Kind == localapi.TypeDebit {
-			out = append(out, l)
-		}
-	}
-	return out
+	return slices.DeleteFunc(e.sim.Ledger(), func(l terminalsim.LedgerEntry) bool { return l.Kind != localapi.TypeDebit })
 }
 
 func (e *env) printedFrom(source string) []terminalsim.Ticket {
-	var out []terminalsim.Ticket
-	for _, tk := range e.sim.Printed() {
-		if tk.Source == source {
-			out = append(out, tk)
-		}
-	}
-	return out
+	return slices.DeleteFunc(e.sim.Printed(), func(tk terminalsim.Ticket) bool { return tk.Source != source })
 }
 
 func (e *env) waitSim(phase terminalsim.Phase) {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv/paytest"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -253,7 +254,7 @@ func TestApprovalNotRecordedIsNeverShownAsNotCharged(t *testing.T) {
 // keep showing "paying" (with a Cancel button that can no longer do
 // anything) for a payment nobody follows: "outcome unknown: call staff".
 func TestStoppedDriverIsShownAsUnknown(t *testing.T) {
-	lim := testLimits
+	lim := paytest.Limits
 	lim.KioskTimeout = 100 * time.Millisecond
 	e := newEnv(t, withLimits(lim))
 	e.sim.Script(terminalsim.Hold())

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/comptoir-pos/comptoir/backend/device"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -23,8 +22,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv/paytest"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -46,10 +47,7 @@ import (
 //
 // Built only with -tags bench; runs only when BENCH_OUT names a directory.
 func TestSoak(t *testing.T) {
-	out := os.Getenv("BENCH_OUT")
-	if out == "" {
-		t.Skip("BENCH_OUT not set: run through make bench")
-	}
+	out := testenv.BenchOut(t)
 	n := 10000
 	if v, err := strconv.Atoi(os.Getenv("SOAK_N")); err == nil && v > 0 {
 		n = v
@@ -58,13 +56,9 @@ func TestSoak(t *testing.T) {
 	rig := soakChannel(t)
 	sim := rig.term
 	dir := t.TempDir()
-	db, err := journal.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := testenv.Journal(t, dir)
 	relay := NewRelay(nil)
-	limits := testLimits
+	limits := paytest.Limits
 	limits.ResendPause = time.Millisecond
 	pc := payment.Config{Journal: db, Limits: limits, Emitter: relay}
 	rig.attach(&pc)
@@ -295,10 +289,7 @@ func TestSoak(t *testing.T) {
 		"agree": agree, "problems": problems, "memory": mem, "paymentMs": latency,
 		"journalBytes": dbBytes, "distinctAttemptUUIDs": len(uuids), "terminalProcess": sim.remote, "channel": rig.name,
 	}
-	b, _ := json.MarshalIndent(res, "", " ")
-	if err := os.WriteFile(filepath.Join(out, rig.result), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteSamples(t, rig.result, res)
 	t.Logf("%d payments in %s (%.0f/s); ledger %d debits, journal %d approved; agree=%v",
 		n, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), debits, len(approved), agree)
 }
@@ -331,18 +322,7 @@ func soakChannel(t *testing.T) *soakRig {
 			ledger: term.Ledger}
 	case "cloud":
 		const serial = "SN-SOAK"
-		cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_soak", Serials: []string{serial}, TimeScale: 1e-9, Terminal: soakTerminalConfig})
-		if err == nil {
-			err = cloud.Start("127.0.0.1:0")
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cloud.Close() })
-		client, err := cloudapi.New(cloud.URL(), cloud.Key())
-		if err != nil {
-			t.Fatal(err)
-		}
+		cloud, client := testenv.Cloud(t, cloudsim.Config{Key: "sk_soak", Serials: []string{serial}, TimeScale: 1e-9, Terminal: soakTerminalConfig})
 		sim, _ := cloud.Terminal(serial)
 		term := &soakTerm{url: cloud.URL(), sim: sim}
 		channel := payment.Cloud(client, serial, &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: "soak"}, time.Millisecond)
@@ -388,14 +368,7 @@ func soakTerminal(t *testing.T) *soakTerm {
 	if u := os.Getenv("SOAK_SIM_URL"); u != "" {
 		return &soakTerm{remote: true, url: u}
 	}
-	sim, err := terminalsim.New(soakTerminalConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
+	sim, _ := testenv.Terminal(t, soakTerminalConfig)
 	return &soakTerm{url: sim.URL(), sim: sim}
 }
 

@@ -3,7 +3,6 @@ package kitchen
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/site"
 )
@@ -20,31 +20,9 @@ import (
 // fileRig is newRig with the kiosk's journal on disk (fsynced commits, as
 // in production).
 func fileRig(b *testing.B) *rig {
-	r := &rig{t: b, dir: b.TempDir()}
-	r.addr, _ = netListen()
-	r.subj, _ = site.NewSubjects("r1")
-	r.start()
-	b.Cleanup(func() { r.srv.Close() })
-	if err := site.EnsureStreams(b.Context(), r.js(), r.subj); err != nil {
-		b.Fatal(err)
-	}
-	db, err := journal.Open(b.Context(), b.TempDir())
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	r.db = db
+	r, _ := siteRig(b)
+	r.db = testenv.Journal(b, "")
 	return r
-}
-
-// netListen is a free loopback address.
-func netListen() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }
 
 func (r *rig) publish(b *testing.B) func() {
@@ -97,6 +75,32 @@ func BenchmarkApprovedToKitchen(b *testing.B) {
 	b.ReportMetric(float64(p99.Microseconds())/1000, "p99-ms")
 }
 
+// offRig is a rig whose site is not up yet, the kiosk's journal in
+// memory.
+func offRig(b *testing.B) *rig {
+	r := &rig{t: b, dir: b.TempDir(), addr: testenv.FreeAddr(b)}
+	r.subj, _ = site.NewSubjects("r1")
+	db, err := journal.OpenMemory(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.db = db
+	return r
+}
+
+// waitTickets waits until k shows n tickets.
+func waitTickets(k *Kitchen, n int) {
+	for {
+		k.mu.Lock()
+		got := len(k.st.tickets)
+		k.mu.Unlock()
+		if got == n {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // fill journals n paid orders in a journal in memory.
 func fill(b *testing.B, db *journal.DB, n int) {
 	for i := range n {
@@ -111,16 +115,18 @@ func BenchmarkCatchUp10000(b *testing.B) {
 	const n = 10000
 	for range b.N {
 		b.StopTimer()
-		r, db := benchRig(b, n)
+		r := offRig(b)
+		fill(b, r.db, n)
+		r.up()
 		k := r.kitchen()
 		b.StartTimer()
 		stop := r.publish(b)
-		untilTickets(k, n)
+		waitTickets(k, n)
 		b.StopTimer()
 		stop()
 		k.Close()
 		r.srv.Close()
-		db.Close()
+		r.db.Close()
 	}
 	b.ReportMetric(float64(n), "orders/op")
 }
@@ -129,10 +135,12 @@ func BenchmarkCatchUp10000(b *testing.B) {
 // publisher (each one acknowledged by the stream, each marked in the
 // journal).
 func BenchmarkSiteEvents(b *testing.B) {
-	r, db := benchRig(b, b.N)
-	defer db.Close()
+	r := offRig(b)
+	defer r.db.Close()
+	fill(b, r.db, b.N)
+	r.up()
 	defer r.srv.Close()
-	p, err := site.NewPublisher(site.PublisherConfig{Outbox: db, JS: r.js(), Subjects: r.subj, Kiosk: "A", Batch: 256})
+	p, err := site.NewPublisher(site.PublisherConfig{Outbox: r.db, JS: r.js(), Subjects: r.subj, Kiosk: "A", Batch: 256})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -154,11 +162,12 @@ func BenchmarkEmbeddedSite(b *testing.B) {
 	for range b.N {
 		runtime.GC()
 		before := rss(b)
-		r, db := benchRig(b, 0)
+		r := offRig(b)
+		r.up()
 		stop := r.publish(b)
 		k := r.kitchen()
-		fill(b, db, 1000)
-		untilTickets(k, 1000)
+		fill(b, r.db, 1000)
+		waitTickets(k, 1000)
 		runtime.GC()
 		after := rss(b)
 		b.ReportMetric(float64(after-before)/(1<<20), "MB-RSS-added")
@@ -166,40 +175,7 @@ func BenchmarkEmbeddedSite(b *testing.B) {
 		stop()
 		k.Close()
 		r.srv.Close()
-		db.Close()
-	}
-}
-
-// benchRig is a site on a free port with its streams, and a journal in
-// memory holding n paid orders; closing them is the caller's.
-func benchRig(b *testing.B, n int) (*rig, *journal.DB) {
-	b.Helper()
-	r := &rig{t: b, dir: b.TempDir()}
-	r.addr, _ = netListen()
-	r.subj, _ = site.NewSubjects("r1")
-	db, err := journal.OpenMemory(b.Context())
-	if err != nil {
-		b.Fatal(err)
-	}
-	r.db = db
-	fill(b, db, n)
-	r.start()
-	if err := site.EnsureStreams(b.Context(), r.js(), r.subj); err != nil {
-		b.Fatal(err)
-	}
-	return r, db
-}
-
-// untilTickets waits until the kitchen holds n tickets.
-func untilTickets(k *Kitchen, n int) {
-	for {
-		k.mu.Lock()
-		got := len(k.st.tickets)
-		k.mu.Unlock()
-		if got == n {
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+		r.db.Close()
 	}
 }
 

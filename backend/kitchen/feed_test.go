@@ -3,51 +3,21 @@ package kitchen
 import (
 	"context"
 	"fmt"
-	"net"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/site"
 )
 
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still not: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-var uuidSeq atomic.Int64
-
 // pay journals an order of a burger and a cola, paid.
 func pay(t testing.TB, db *journal.DB, id, number string) {
-	t.Helper()
-	ctx := context.Background()
 	data := fmt.Sprintf(`{"number":%q,"dining":"eat_in","lines":[{"productId":"burger","name":{"fr":"Burger"},"qty":1},{"productId":"cola","name":{"fr":"Cola"},"qty":2}]}`, number)
-	if err := db.CreateOrder(ctx, journal.Order{ID: id, Currency: "EUR", Total: 900, Data: []byte(data)}); err != nil {
-		t.Fatal(err)
-	}
-	u := fmt.Sprintf("0190a0b0-0000-7000-8000-%012d", uuidSeq.Add(1))
-	if _, err := db.PrepareAttempt(ctx, journal.Attempt{UUID: u, OrderID: id, Kind: journal.KindDebit, Amount: 900,
-		Policy: journal.PolicyKiosk, Terminal: "T1", RequestBody: []byte(`{}`)}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.MarkSent(ctx, u); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Transition(ctx, u, journal.StateSent, journal.StateApproved,
-		journal.TransitionInfo{TransactionID: "tx-" + u, Charged: &journal.Charge{Amount: 900}}); err != nil {
-		t.Fatal(err)
-	}
+	testenv.PaidOrder(t, db, journal.Order{ID: id, Total: 900, Data: []byte(data)})
 }
 
 // rig is a restaurant on loopback: its site server, one kiosk's journal
@@ -61,25 +31,36 @@ type rig struct {
 	subj site.Subjects
 }
 
+// siteRig is the restaurant's site server on loopback with its streams,
+// and a connection of its own to it: a rig without a kiosk yet.
+func siteRig(t testing.TB) (*rig, jetstream.JetStream) {
+	t.Helper()
+	r := &rig{t: t, dir: t.TempDir(), addr: testenv.FreeAddr(t)}
+	r.subj, _ = site.NewSubjects("r1")
+	js := r.up()
+	t.Cleanup(func() { r.srv.Close() })
+	return r, js
+}
+
+// up starts the site's server and makes its streams; it returns a
+// connection of its own to it.
+func (r *rig) up() jetstream.JetStream {
+	r.start()
+	js := r.js()
+	if err := site.EnsureStreams(r.t.Context(), js, r.subj); err != nil {
+		r.t.Fatal(err)
+	}
+	return js
+}
+
 func newRig(t testing.TB) *rig {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	r, js := siteRig(t)
+	db, err := journal.OpenMemory(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	r := &rig{t: t, dir: t.TempDir(), addr: addr}
-	r.subj, _ = site.NewSubjects("r1")
-	r.start()
-	t.Cleanup(func() { r.srv.Close() })
-	js := r.js()
-	if err := site.EnsureStreams(t.Context(), js, r.subj); err != nil {
-		t.Fatal(err)
-	}
-	if r.db, err = journal.OpenMemory(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	r.db = db
 	t.Cleanup(func() { r.db.Close() })
 	p, err := site.NewPublisher(site.PublisherConfig{Outbox: r.db, JS: js, Subjects: r.subj, Kiosk: "A", AckWait: time.Second})
 	if err != nil {
@@ -144,7 +125,7 @@ func TestScreensAgreeAndCatchUp(t *testing.T) {
 		pay(t, r.db, fmt.Sprintf("o%d", i), fmt.Sprintf("A%d", i))
 	}
 	for _, k := range []*Kitchen{grill, expo} {
-		eventually(t, "three tickets on a screen", func() bool { return len(k.Orders("").Orders) == 3 })
+		testenv.Eventually(t, "three tickets on a screen", func() bool { return len(k.Orders("").Orders) == 3 })
 		if got := numbers(k.Orders("").Orders); !slices.Equal(got, []string{"A1", "A2", "A3"}) {
 			t.Fatalf("tickets %v", got)
 		}
@@ -155,23 +136,23 @@ func TestScreensAgreeAndCatchUp(t *testing.T) {
 	if g := grill.Orders("grill"); len(g.Orders) != 2 || len(g.Recent) != 1 {
 		t.Fatalf("grill after its bump: %v, recent %v", numbers(g.Orders), numbers(g.Recent))
 	}
-	eventually(t, "the grill's bump on the expeditor's screen", func() bool {
+	testenv.Eventually(t, "the grill's bump on the expeditor's screen", func() bool {
 		o := expo.Orders("").Orders
 		return len(o) == 3 && o[0].Lines[0].Ready && !o[0].Lines[1].Ready
 	})
 	r.srv.Close()
-	eventually(t, "the screens know the site is gone", func() bool { return !grill.Orders("").Online })
+	testenv.Eventually(t, "the screens know the site is gone", func() bool { return !grill.Orders("").Online })
 	pay(t, r.db, "o4", "A4")
 	pay(t, r.db, "o5", "A5")
 	r.start()
 	for _, k := range []*Kitchen{grill, expo} {
-		eventually(t, "five tickets after the site came back", func() bool { return len(k.Orders("").Orders) == 5 })
+		testenv.Eventually(t, "five tickets after the site came back", func() bool { return len(k.Orders("").Orders) == 5 })
 		if got := numbers(k.Orders("").Orders); !slices.Equal(got, []string{"A1", "A2", "A3", "A4", "A5"}) {
 			t.Fatalf("tickets after catching up %v", got)
 		}
 	}
 	late := r.kitchen()
-	eventually(t, "a new screen replays the day", func() bool { return late.Board().Version == expo.Board().Version })
+	testenv.Eventually(t, "a new screen replays the day", func() bool { return late.Board().Version == expo.Board().Version })
 	if a, b := late.Orders(""), expo.Orders(""); fmt.Sprint(a.Orders) != fmt.Sprint(b.Orders) {
 		t.Fatalf("screens disagree\n%+v\n%+v", a.Orders, b.Orders)
 	}
@@ -182,7 +163,7 @@ func TestBumpChecked(t *testing.T) {
 	r := newRig(t)
 	k := r.kitchen()
 	pay(t, r.db, "o1", "A1")
-	eventually(t, "the ticket", func() bool { return len(k.Orders("").Orders) == 1 })
+	testenv.Eventually(t, "the ticket", func() bool { return len(k.Orders("").Orders) == 1 })
 	for _, b := range []Bump{
 		{Key: "A/nope", Line: -1, Action: ActionReady},
 		{Key: "A/o1", Line: 2, Action: ActionReady},

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
@@ -13,18 +14,7 @@ import (
 // The client against the simulated terminal over real HTTP: every endpoint,
 // each outcome class, the way the orchestrator will use them.
 func TestClientAgainstSimulator(t *testing.T) {
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
-	c, err := localapi.NewClient(sim.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
+	sim, c := testenv.Terminal(t, testenv.Scripted)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 
@@ -147,15 +137,7 @@ func TestClientAgainstSimulator(t *testing.T) {
 // the answer was lost or was an HTTP 500; a resend with the same uuid tells
 // the truth.
 func TestLostAnswersAreRecoveredByTheSameUUID(t *testing.T) {
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
-	c, _ := localapi.NewClient(sim.URL())
+	sim, c := testenv.Terminal(t, testenv.Scripted)
 	ctx := context.Background()
 	for i, b := range []terminalsim.Behaviour{terminalsim.AnswerLostAfterCharge(), terminalsim.HTTP500Charged()} {
 		sim.Script(b)

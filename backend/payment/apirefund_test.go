@@ -3,6 +3,7 @@ package payment
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -79,13 +80,7 @@ func (e *wsEnv) refund(debit journal.Attempt, amount int64) *Handle {
 
 // refunds are the refunds the provider made or holds for a transaction.
 func (e *wsEnv) refunds(original string) []cloudsim.RefundView {
-	var out []cloudsim.RefundView
-	for _, r := range e.cloud.Refunds() {
-		if r.Original == original {
-			out = append(out, r)
-		}
-	}
-	return out
+	return slices.DeleteFunc(e.cloud.Refunds(), func(r cloudsim.RefundView) bool { return r.Original != original })
 }
 
 // Each of the provider's answers is its own outcome, journaled before and

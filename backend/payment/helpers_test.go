@@ -9,6 +9,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
@@ -52,21 +53,8 @@ type env struct {
 
 func newEnv(t *testing.T, limits Limits) *env {
 	t.Helper()
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
-	client, err := localapi.NewClient(sim.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	e := &env{t: t, ctx: ctx, sim: sim, client: client, dir: t.TempDir()}
+	sim, client := testenv.Terminal(t, testenv.Scripted)
+	e := &env{t: t, ctx: testenv.Context(t), sim: sim, client: client, dir: t.TempDir()}
 	e.open(client, limits)
 	return e
 }
@@ -92,9 +80,7 @@ func newEnvOn(t *testing.T, channel string, limits Limits) *env {
 	}
 	cloud, client := startCloud(t, "sk_test_env")
 	sim, _ := cloud.Terminal(cloudSerial)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	e := &env{t: t, ctx: ctx, sim: sim, cloud: cloud, dir: t.TempDir(),
+	e := &env{t: t, ctx: testenv.Context(t), sim: sim, cloud: cloud, dir: t.TempDir(),
 		channel: Cloud(client, cloudSerial, &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: "test"}, 5*time.Millisecond)}
 	e.open(nil, limits)
 	return e
@@ -103,21 +89,7 @@ func newEnvOn(t *testing.T, channel string, limits Limits) *env {
 // startCloud starts a simulated provider cloud with one virtual terminal
 // (cloudSerial), at test speed, and a client of it.
 func startCloud(t *testing.T, key string) (*cloudsim.Cloud, *cloudapi.Client) {
-	t.Helper()
-	cloud, err := cloudsim.New(cloudsim.Config{Key: key, Serials: []string{cloudSerial}, TimeScale: 0.001,
-		Terminal: terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cloud.Start(""); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cloud.Close() })
-	client, err := cloudapi.New(cloud.URL(), cloud.Key())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cloud, client
+	return testenv.Cloud(t, cloudsim.Config{Key: key, Serials: []string{cloudSerial}, Terminal: testenv.Scripted})
 }
 
 // abortBeforeHandover is the cancel's answer before the handover: the

@@ -10,6 +10,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/fault"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
@@ -31,19 +32,7 @@ const twoWaysTerminal = "terminal:" + cloudSerial
 
 func newTwoWays(t *testing.T, lim Limits) *twoWays {
 	t.Helper()
-	cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_two_ways", Serials: []string{cloudSerial}, TimeScale: 0.001, LAN: true,
-		Terminal: terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cloud.Start(""); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cloud.Close() })
-	cl, err := cloudapi.New(cloud.URL(), cloud.Key())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cloud, cl := testenv.Cloud(t, cloudsim.Config{Key: "sk_two_ways", Serials: []string{cloudSerial}, LAN: true, Terminal: testenv.Scripted})
 	ws, err := cloudapi.NewWebservices(cloudapi.DefaultWebservicesURL(cloud.URL()), cloud.Key())
 	if err != nil {
 		t.Fatal(err)
@@ -53,8 +42,7 @@ func newTwoWays(t *testing.T, lim Limits) *twoWays {
 		t.Fatal(err)
 	}
 	sim, _ := cloud.Terminal(cloudSerial)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
+	ctx := testenv.Context(t)
 	vendor := &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: "test"}
 	w := &twoWays{env: &env{t: t, ctx: ctx, sim: sim, client: lan, cloud: cloud, dir: t.TempDir()},
 		lan: lan, fallback: Cloud(cl, cloudSerial, vendor, 5*time.Millisecond), ws: ws, lim: lim}

@@ -10,6 +10,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 )
 
@@ -33,14 +34,7 @@ func (h *endlessTerminal) History(_ context.Context, q device.HistoryQuery) (dev
 func TestEndlessListsStopAtTheirCeiling(t *testing.T) {
 	e := newEnv(t)
 	e.attempt(noon, journal.ChannelLocal, 1250, journal.StateApproved, "TX-1", &journal.Charge{Amount: 1250})
-	cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_reconcile", TimeScale: 0.001})
-	if err == nil {
-		err = cloud.Start("127.0.0.1:0")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cloud.Close() })
+	cloud, _ := testenv.Cloud(t, cloudsim.Config{Key: "sk_reconcile"})
 	if err := cloud.SetListFault(cloudsim.ListFault{Endless: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/google/uuid"
@@ -22,19 +22,11 @@ var paris = time.FixedZone("CET", 3600)
 // noon is when the day's attempts are made.
 var noon = time.Date(2026, 11, 24, 12, 0, 0, 0, paris)
 
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
-
 type env struct {
 	t        *testing.T
 	ctx      context.Context
 	db       *journal.DB
-	clock    *clock
+	clock    *testenv.Clock
 	terminal []device.HistoryEntry
 	provider []cloudapi.HistoryEntry
 	termErr  error
@@ -43,13 +35,8 @@ type env struct {
 }
 
 func newEnv(t *testing.T) *env {
-	c := &clock{t: noon}
-	db, err := journal.Open(t.Context(), t.TempDir(), journal.WithClock(c.Now))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return &env{t: t, ctx: t.Context(), db: db, clock: c}
+	c := testenv.NewClock(noon)
+	return &env{t: t, ctx: t.Context(), db: testenv.Journal(t, "", journal.WithClock(c.Now)), clock: c}
 }
 
 // attempt journals an attempt of its own order, made at `at`, driven to

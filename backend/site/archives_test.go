@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 )
 
 // The shipper sends only the archives of its folder, each once, and
@@ -14,7 +16,7 @@ import (
 // sent.
 func TestArchiveShipperSendsEachArchiveOnce(t *testing.T) {
 	ctx := t.Context()
-	dir, addr := t.TempDir(), freeAddr(t)
+	dir, addr := t.TempDir(), testenv.FreeAddr(t)
 	srv := startSite(t, dir, addr)
 	js, subj := kioskStreams(t, dialKiosk(t, addr))
 	data := t.TempDir()
@@ -44,7 +46,7 @@ func TestArchiveShipperSendsEachArchiveOnce(t *testing.T) {
 	startSite(t, dir, addr)
 	var n int
 	var err error
-	eventually(t, "the archive sent once the site is back", func() bool {
+	testenv.Eventually(t, "the archive sent once the site is back", func() bool {
 		n, err = ship.ShipAll(ctx)
 		return n == 1
 	})

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,20 +12,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 )
-
-// eventually polls cond until it holds or a generous deadline passes.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still not: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 func startSite(t testing.TB, dir, listen string) *Server {
 	t.Helper()
@@ -49,28 +37,8 @@ func jsOf(t testing.TB, nc *nats.Conn) jetstream.JetStream {
 
 // pay journals an order paid in full, as the payment core would.
 func pay(t testing.TB, db *journal.DB, id string, total int64) {
-	t.Helper()
-	ctx := context.Background()
-	if err := db.CreateOrder(ctx, journal.Order{ID: id, Currency: "EUR", Total: total,
-		Data: []byte(`{"number":"` + id + `","lines":[]}`)}); err != nil {
-		t.Fatal(err)
-	}
-	u := fmt.Sprintf("0190a0b0-0000-7000-8000-%012d", atomic.AddInt64(&uuidSeq, 1))
-	a, err := db.PrepareAttempt(ctx, journal.Attempt{UUID: u, OrderID: id, Kind: journal.KindDebit, Amount: total,
-		Policy: journal.PolicyKiosk, Terminal: "T1", RequestBody: []byte(`{}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.MarkSent(ctx, a.UUID); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Transition(ctx, a.UUID, journal.StateSent, journal.StateApproved,
-		journal.TransitionInfo{TransactionID: "tx-" + u, Charged: &journal.Charge{Amount: total}}); err != nil {
-		t.Fatal(err)
-	}
+	testenv.PaidOrder(t, db, journal.Order{ID: id, Total: total, Data: []byte(`{"number":"` + id + `","lines":[]}`)})
 }
-
-var uuidSeq int64
 
 func streamMsgs(t testing.TB, js jetstream.JetStream) uint64 {
 	t.Helper()
@@ -176,22 +144,12 @@ func kioskStreams(t testing.TB, nc *nats.Conn) (jetstream.JetStream, Subjects) {
 	return js, subj
 }
 
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // A site that is down holds nothing up: the journal commits, the facts
 // wait in the outbox, and once the site is back they all arrive, once, in
 // the journal's order.
 func TestPublisherWaitsForTheSite(t *testing.T) {
 	ctx := t.Context()
-	dir, addr := t.TempDir(), freeAddr(t)
+	dir, addr := t.TempDir(), testenv.FreeAddr(t)
 	srv := startSite(t, dir, addr)
 	js, subj := kioskStreams(t, dialKiosk(t, addr))
 	db, err := journal.OpenMemory(ctx)
@@ -208,7 +166,7 @@ func TestPublisherWaitsForTheSite(t *testing.T) {
 	go func() { defer close(done); p.Run(runCtx) }()
 	defer func() { cancel(); <-done }()
 	pay(t, db, "A1", 100)
-	eventually(t, "the first order published", func() bool { return p.Published() == 1 })
+	testenv.Eventually(t, "the first order published", func() bool { return p.Published() == 1 })
 	srv.Close()
 	for i := 2; i <= 20; i++ {
 		pay(t, db, fmt.Sprintf("A%d", i), 100)
@@ -217,7 +175,7 @@ func TestPublisherWaitsForTheSite(t *testing.T) {
 		t.Fatalf("%d unpublished while the site is down", len(left))
 	}
 	startSite(t, dir, addr)
-	eventually(t, "the outbox drained", func() bool { left, _ := db.Unpublished(ctx, 100); return len(left) == 0 })
+	testenv.Eventually(t, "the outbox drained", func() bool { left, _ := db.Unpublished(ctx, 100); return len(left) == 0 })
 	if n := streamMsgs(t, js); n != 20 {
 		t.Fatalf("%d messages for 20 orders", n)
 	}

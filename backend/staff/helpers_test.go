@@ -5,13 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/comptoir-pos/comptoir/backend/device"
-	"sync"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv/paytest"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
@@ -19,34 +21,10 @@ import (
 )
 
 // testLimits are the money-safety rules at test speed.
-var testLimits = payment.Limits{
-	KioskTimeout:      2 * time.Second,
-	CounterTimeout:    2 * time.Second,
-	RefundTimeout:     2 * time.Second,
-	RequestOpen:       10 * time.Second,
-	Idempotency:       time.Hour,
-	IdempotencyMargin: time.Minute,
-	ResendPause:       5 * time.Millisecond,
-	AbortGrace:        time.Second,
-	AbortRetryPause:   20 * time.Millisecond,
-	AbortRetryMax:     200 * time.Millisecond,
-}
+var testLimits = paytest.Limits
 
 // cheap keeps the PIN hash fast under -race; production uses DefaultArgon2.
 var cheap = &Argon2Params{Time: 1, Memory: 64, Threads: 1}
-
-// clock is the staff service's injected clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // env is the staff service on a real journal (temp dir) and a real
 // orchestrator, against a simulated terminal over real HTTP.
@@ -58,7 +36,7 @@ type env struct {
 	dir    string
 	db     *journal.DB
 	o      *payment.Orchestrator
-	clock  *clock
+	clock  *testenv.Clock
 	st     *Staff
 	cfg    Config
 	orders int
@@ -79,68 +57,26 @@ func withLimits(l payment.Limits) option { return func(e *env, _ *Config) { e.ne
 // are read every poll; api wraps the cloud's client (nil: none).
 func withLinks(poll time.Duration, api func(*cloudapi.Client) payment.LinkAPI) option {
 	return func(e *env, c *Config) {
-		cloud, err := cloudsim.New(cloudsim.Config{Key: "sk_staff_links", TimeScale: 0.001, Serials: []string{cloudSerial},
-			Terminal: terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true}})
-		if err != nil {
+		e.cloud, e.links = paytest.Links(e.t, e.db, paytest.LinkConfig{PollEvery: poll, API: api,
+			Cloud:  cloudsim.Config{Key: "sk_staff_links", Serials: []string{cloudSerial}, Terminal: testenv.Scripted},
+			Beside: []journal.Channel{journal.ChannelLocal}})
+		if _, err := e.links.Recover(e.ctx); err != nil {
 			e.t.Fatal(err)
 		}
-		if err := cloud.Start(""); err != nil {
-			e.t.Fatal(err)
-		}
-		e.t.Cleanup(func() { cloud.Close() })
-		client, err := cloudapi.New(cloud.URL(), cloud.Key())
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		var linkAPI payment.LinkAPI = client
-		if api != nil {
-			linkAPI = api(client)
-		}
-		links, err := payment.New(payment.Config{Journal: e.db, TerminalID: "links", Limits: testLimits,
-			Channel:       payment.Link(linkAPI, payment.LinkOptions{ReturnURL: "https://shop.example/", Currency: "EUR", PollEvery: poll}),
-			OtherChannels: []journal.Channel{journal.ChannelLocal}})
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		if _, err := links.Recover(e.ctx); err != nil {
-			e.t.Fatal(err)
-		}
-		e.t.Cleanup(links.Close)
-		e.cloud, e.links = cloud, links
-		c.Links = links
+		c.Links = e.links
 	}
 }
 
 func newSim(t *testing.T) (*terminalsim.Terminal, *localapi.Client) {
-	t.Helper()
-	sim, err := terminalsim.New(terminalsim.Config{TimeScale: 0.001, NoTestAmounts: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sim.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sim.Close() })
-	client, err := localapi.NewClient(sim.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sim, client
+	return testenv.Terminal(t, testenv.Scripted)
 }
 
 func newEnv(t *testing.T, opts ...option) *env {
 	t.Helper()
 	sim, client := newSim(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	e := &env{t: t, ctx: ctx, sim: sim, client: client, dir: t.TempDir(), clock: &clock{t: time.Now()}}
-	db, err := journal.Open(ctx, e.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.db = db
-	t.Cleanup(func() { db.Close() })
-	e.cfg = Config{Journal: db, Terminal: device.LocalClient(client), Now: e.clock.Now, Argon2: cheap}
+	e := &env{t: t, ctx: testenv.Context(t), sim: sim, client: client, dir: t.TempDir(), clock: testenv.NewClock(time.Now())}
+	e.db = testenv.Journal(t, e.dir)
+	e.cfg = Config{Journal: e.db, Terminal: device.LocalClient(client), Now: e.clock.Now, Argon2: cheap}
 	for _, o := range opts {
 		o(e, &e.cfg)
 	}
@@ -239,13 +175,7 @@ func (e *env) lastEvent(uuid string) journal.Event {
 }
 
 func (e *env) reversals() []terminalsim.LedgerEntry {
-	var out []terminalsim.LedgerEntry
-	for _, l := range e.sim.Ledger() {
-		if l.Kind == "reversal" {
-			out = append(out, l)
-		}
-	}
-	return out
+	return slices.DeleteFunc(e.sim.Ledger(), func(l terminalsim.LedgerEntry) bool { return l.Kind != "reversal" })
 }
 
 func wantCode(t *testing.T, err error, code string) *Error {

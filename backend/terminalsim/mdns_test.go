@@ -1,4 +1,4 @@
-package terminalsim
+package terminalsim_test
 
 import (
 	"context"
@@ -9,23 +9,10 @@ import (
 	"time"
 
 	"github.com/grandcat/zeroconf"
-)
 
-// loopback returns the loopback interface ("lo" on Linux, "lo0" on macOS).
-func loopback(t *testing.T) net.Interface {
-	t.Helper()
-	ifaces, err := net.Interfaces()
-	if err != nil {
-		t.Skip(err)
-	}
-	for _, ifi := range ifaces {
-		if ifi.Flags&net.FlagLoopback != 0 && ifi.Flags&net.FlagUp != 0 {
-			return ifi
-		}
-	}
-	t.Skip("no loopback interface")
-	panic("unreachable")
-}
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
+)
 
 // browse looks for instances of _http._tcp on iface until want returns true
 // or ctx ends. A grandcat resolver is single-use and blocks unless its
@@ -53,7 +40,7 @@ func browse(ctx context.Context, t *testing.T, iface net.Interface, want func(*z
 			}
 		}
 	}()
-	if err := r.Browse(ctx, ServiceType, Domain, entries); err != nil {
+	if err := r.Browse(ctx, terminalsim.ServiceType, terminalsim.Domain, entries); err != nil {
 		t.Fatal(err)
 	}
 	var e *zeroconf.ServiceEntry
@@ -67,11 +54,11 @@ func browse(ctx context.Context, t *testing.T, iface net.Interface, want func(*z
 }
 
 func TestAdvertise(t *testing.T) {
-	lo := loopback(t)
-	sim, _ := newSim(t, Config{Serial: "SIM-7E57"})
+	lo := testenv.Loopback(t)
+	sim, _ := testenv.Terminal(t, terminalsim.Config{Serial: "SIM-7E57"})
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	stop, err := sim.Advertise(ctx, AdvertiseOptions{Interfaces: []net.Interface{lo}, Loopback: true})
+	stop, err := sim.Advertise(ctx, terminalsim.AdvertiseOptions{Interfaces: []net.Interface{lo}, Loopback: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,22 +86,22 @@ func TestAdvertise(t *testing.T) {
 }
 
 func TestAdvertiseNeedsPort(t *testing.T) {
-	sim, err := New(Config{})
+	sim, err := terminalsim.New(terminalsim.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sim.Close()
-	if _, err := sim.Advertise(t.Context(), AdvertiseOptions{Loopback: true}); err == nil {
+	if _, err := sim.Advertise(t.Context(), terminalsim.AdvertiseOptions{Loopback: true}); err == nil {
 		t.Error("advertised without a port")
 	}
 }
 
 func TestHostIPs(t *testing.T) {
-	lo := loopback(t)
-	if ips := hostIPs([]net.Interface{lo}); !slices.Equal(ips, []string{"127.0.0.1"}) {
+	lo := testenv.Loopback(t)
+	if ips := terminalsim.HostIPs([]net.Interface{lo}); !slices.Equal(ips, []string{"127.0.0.1"}) {
 		t.Errorf("loopback only: %v", ips)
 	}
-	for _, ip := range hostIPs(nil) {
+	for _, ip := range terminalsim.HostIPs(nil) {
 		if p := net.ParseIP(ip); p == nil || (p.IsLoopback() && ip != "127.0.0.1") || p.IsLinkLocalUnicast() {
 			t.Errorf("host address %q", ip)
 		}
