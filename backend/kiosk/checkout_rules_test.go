@@ -1,6 +1,7 @@
 package kiosk
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -8,6 +9,8 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -428,5 +431,56 @@ func TestRuleTheScreenShowsWhatTheJournalSaysIsPaid(t *testing.T) {
 	e.s.settle(gen, att, payment.View{State: journal.StateDeclined, Amount: 500})
 	if v := e.s.Checkout(); v.Payment.Paid != 200 || v.Payment.Due != 300 {
 		t.Fatalf("paid %d due %d, want 200 and 300", v.Payment.Paid, v.Payment.Due)
+	}
+}
+
+// logLines is a log handler keeping what is logged at warning and above.
+type logLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *logLines) Enabled(_ context.Context, lv slog.Level) bool { return lv >= slog.LevelWarn }
+func (l *logLines) Handle(_ context.Context, r slog.Record) error {
+	line := r.Message
+	r.Attrs(func(a slog.Attr) bool { line += " " + a.String(); return true })
+	l.mu.Lock()
+	l.lines = append(l.lines, line)
+	l.mu.Unlock()
+	return nil
+}
+func (l *logLines) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *logLines) WithGroup(string) slog.Handler      { return l }
+func (l *logLines) has(s string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, x := range l.lines {
+		if strings.Contains(x, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// A payment that failed or whose outcome is unknown is logged for staff
+// with its cause (the customer's screen says it in their words); an
+// approval or a decline is not a warning.
+func TestRuleAFailedOrUnknownPaymentIsLoggedWithItsCause(t *testing.T) {
+	logs := &logLines{}
+	e := newEnv(t, withLogger(slog.New(logs)))
+	for _, tc := range []struct {
+		view   payment.View
+		logged bool
+	}{
+		{payment.View{State: journal.StateFailed, Amount: 500, Message: "cause-failed"}, true},
+		{payment.View{State: journal.StateUnknown, Amount: 500, Message: "cause-unknown"}, true},
+		{payment.View{State: journal.StateDeclined, Amount: 500, Message: "cause-declined"}, false},
+	} {
+		att := &attempt{step: StepCard, amount: 500, wake: make(chan struct{}, 1)}
+		gen, _ := e.stagedPaying(att, "")
+		e.s.settle(gen, att, tc.view)
+		if got := logs.has("payment "+string(e.s.Checkout().Phase)) && logs.has(tc.view.Message); got != tc.logged {
+			t.Fatalf("%s: logged %v, want %v: %q", tc.view.State, got, tc.logged, logs.lines)
+		}
 	}
 }

@@ -1,7 +1,9 @@
 package kiosk
 
 import (
+	"cmp"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,6 +96,7 @@ type env struct {
 type envOption func(*envConfig)
 
 type envConfig struct {
+	logger  *slog.Logger // testLogger when nil
 	limits  payment.Limits
 	catalog string
 	before  func(dir string, db *journal.DB)
@@ -126,6 +129,9 @@ func withHook(hook func(payment.Emitter) payment.Emitter, release func()) envOpt
 
 // withSim scripts the simulator before the Service starts (and recovers).
 func withSim(f func(*terminalsim.Terminal)) envOption { return func(c *envConfig) { c.sim = f } }
+
+// withLogger gives the Service this logger.
+func withLogger(l *slog.Logger) envOption { return func(c *envConfig) { c.logger = l } }
 
 func newEnv(t *testing.T, opts ...envOption) *env {
 	t.Helper()
@@ -174,7 +180,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	s, err := New(Config{
 		Journal: db, Payments: o, Links: e.links, LinkScreen: cfg.linkScreen,
 		Printer: device.LocalClient(e.printer), Emitter: e.events, Relay: relay, DataDir: e.dir,
-		Version: "test", Logger: testLogger(t),
+		Version: "test", Logger: cmp.Or(cfg.logger, testLogger(t)),
 		Terminal: TerminalFunc(func() TerminalStatus {
 			since, _ := e.since.Load().(time.Time)
 			return TerminalStatus{State: e.state.Load().(TerminalState), Name: "sim", Address: sim.URL(), Since: since}
