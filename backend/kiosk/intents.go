@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/comptoir-pos/comptoir/backend/fault"
 )
 
 // The intents are the calls the customer screens make, one table for every
@@ -47,13 +49,6 @@ var intents = map[string]intent{
 // intent calls one intent with its JSON arguments.
 type intent func(s *Service, args []json.RawMessage) (any, error)
 
-// ArgError is a call that does not fit the table (no such intent, or
-// arguments that do not fit it): a bug of the caller, never the
-// customer's doing.
-type ArgError struct{ msg string }
-
-func (e *ArgError) Error() string { return e.msg }
-
 // IsIntent reports whether name is an intent.
 func IsIntent(name string) bool {
 	_, ok := intents[name]
@@ -67,14 +62,14 @@ func IntentNames() []string { return slices.Sorted(maps.Keys(intents)) }
 func (s *Service) Call(name string, args []json.RawMessage) (any, error) {
 	f, ok := intents[name]
 	if !ok {
-		return nil, &ArgError{fmt.Sprintf("unknown intent %q", name)}
+		return nil, &fault.ArgError{Msg: fmt.Sprintf("unknown intent %q", name)}
 	}
 	return f(s, args)
 }
 
 func count(args []json.RawMessage, n int) error {
 	if len(args) != n {
-		return &ArgError{fmt.Sprintf("expected %d argument(s), got %d", n, len(args))}
+		return &fault.ArgError{Msg: fmt.Sprintf("expected %d argument(s), got %d", n, len(args))}
 	}
 	return nil
 }
@@ -82,7 +77,7 @@ func count(args []json.RawMessage, n int) error {
 func arg[T any](args []json.RawMessage, i int) (T, error) {
 	var v T
 	if err := json.Unmarshal(args[i], &v); err != nil {
-		return v, &ArgError{fmt.Sprintf("argument %d: expected %T: %v", i+1, v, err)}
+		return v, &fault.ArgError{Msg: fmt.Sprintf("argument %d: expected %T: %v", i+1, v, err)}
 	}
 	return v, nil
 }

@@ -278,28 +278,22 @@ func (a *API) WithBusy(busy func() string) *API {
 	return &API{cfg: cfg, desktop: a.desktop}
 }
 
-// ArgError is a call whose name or arguments do not fit: a bug of the
-// caller, not an answer for staff.
-type ArgError struct{ Msg string }
-
-func (e *ArgError) Error() string { return e.Msg }
-
 // Call runs the named call with its JSON arguments. The error is an
-// *ArgError only; everything else is in the Result.
+// *fault.ArgError only; everything else is in the Result.
 func (a *API) Call(ctx context.Context, name string, args []json.RawMessage) (Result, error) {
 	c, ok := calls[name]
 	if !ok {
-		return Result{}, &ArgError{fmt.Sprintf("unknown staff call %q", name)}
+		return Result{}, &fault.ArgError{Msg: fmt.Sprintf("unknown staff call %q", name)}
 	}
 	if len(args) < c.n || len(args) > c.n+c.opt {
 		want := fmt.Sprint(c.n)
 		if c.opt > 0 {
 			want = fmt.Sprintf("%d to %d", c.n, c.n+c.opt)
 		}
-		return Result{}, &ArgError{fmt.Sprintf("%s: expected %s argument(s), got %d", name, want, len(args))}
+		return Result{}, &fault.ArgError{Msg: fmt.Sprintf("%s: expected %s argument(s), got %d", name, want, len(args))}
 	}
 	v, err := c.f(ctx, a, args)
-	var ae *ArgError
+	var ae *fault.ArgError
 	if errors.As(err, &ae) {
 		return Result{}, err
 	}
@@ -324,7 +318,7 @@ func Names() []string {
 // code and sentence; a call that does not fit is EBADCALL; anything else
 // (a layer's own words, a bare Go error) is EINTERNAL.
 func View(err error) *ErrorView {
-	var ae *ArgError
+	var ae *fault.ArgError
 	if errors.As(err, &ae) {
 		return &ErrorView{Code: EBADCALL, Message: ae.Msg}
 	}
