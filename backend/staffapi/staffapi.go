@@ -499,12 +499,16 @@ func (a *API) saveSetting(ctx context.Context, sid, key string, value json.RawMe
 	return a.cfg.Staff.Settings(ctx, sid)
 }
 
+// errNoKiosk answers a call about the customer screen while the kiosk is
+// not running.
+var errNoKiosk = &staff.Error{Code: staff.EINVALID, Message: "The kiosk is not running."}
+
 func (a *API) reloadCatalog(ctx context.Context, sid string) (any, error) {
 	if _, err := a.session(sid); err != nil {
 		return nil, err
 	}
 	if a.cfg.Kiosk == nil {
-		return nil, &staff.Error{Code: staff.EINVALID, Message: "The kiosk is not running."}
+		return nil, errNoKiosk
 	}
 	if err := a.cfg.Kiosk.Reload(); err != nil {
 		a.record(ctx, sid, "catalog_reload_refused", kiosk.CatalogFile, err.Error())
@@ -539,7 +543,7 @@ func (a *API) closeCheckout(ctx context.Context, sid string) (kiosk.CheckoutView
 		return kiosk.CheckoutView{}, err
 	}
 	if a.cfg.Kiosk == nil {
-		return kiosk.CheckoutView{}, &staff.Error{Code: staff.EINVALID, Message: "The kiosk is not running."}
+		return kiosk.CheckoutView{}, errNoKiosk
 	}
 	before := a.cfg.Kiosk.Checkout()
 	v, err := a.cfg.Kiosk.Release()
