@@ -212,12 +212,21 @@ func terminalOthers(ctx context.Context, c commonFlags, db *journal.DB) []journa
 	return []journal.Channel{journal.ChannelLink, journal.ChannelWebservices}
 }
 
-func openTerminalPayments(ctx context.Context, c commonFlags, lim payment.Limits, em payment.Emitter, logger *slog.Logger, kioskDemo bool) (*payments, error) {
+// openJournal opens the journal in the data directory, and says which.
+func (c commonFlags) openJournal(ctx context.Context) (*journal.DB, string, error) {
 	dir, err := c.resolveDataDir()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	db, err := journal.Open(ctx, dir)
+	if err != nil {
+		return nil, "", err
+	}
+	return db, dir, nil
+}
+
+func openTerminalPayments(ctx context.Context, c commonFlags, lim payment.Limits, em payment.Emitter, logger *slog.Logger, kioskDemo bool) (*payments, error) {
+	db, dir, err := c.openJournal(ctx)
 	if err != nil {
 		return nil, err
 	}

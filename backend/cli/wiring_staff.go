@@ -68,11 +68,7 @@ func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Servi
 // startStaffOnly is staff mode without a kiosk: no terminal was found, or
 // several were and none is chosen. Staff choose one, then Restart.
 func startStaffOnly(ctx context.Context, c commonFlags, logger *slog.Logger) (*Stack, error) {
-	dir, err := c.resolveDataDir()
-	if err != nil {
-		return nil, err
-	}
-	db, err := journal.Open(ctx, dir)
+	db, dir, err := c.openJournal(ctx)
 	if err != nil {
 		return nil, err
 	}
