@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -63,12 +62,7 @@ func (db *DB) AdoptGiveBack(ctx context.Context, g AdoptedGiveBack) (Attempt, er
 		body, _ = json.Marshal(map[string]any{"transactionId": g.TransactionID, "amount": g.Amount})
 	}
 	return updateTo(ctx, db, "adopt money given back "+g.TransactionID, func(tx *sql.Tx) (Attempt, error) {
-		var other string
-		err := tx.QueryRowContext(ctx, `SELECT uuid FROM attempts WHERE transaction_id = ?`, g.TransactionID).Scan(&other)
-		if err == nil {
-			return Attempt{}, Errorf(ECONFLICT, "transaction %s is already attempt %s's", g.TransactionID, other)
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
+		if err := transactionFree(ctx, tx, g.TransactionID, ""); err != nil {
 			return Attempt{}, err
 		}
 		if err := orderExists(ctx, tx, g.OrderID); err != nil {

@@ -257,6 +257,22 @@ type AdoptedCharge struct {
 	Who           string // who adopts it
 }
 
+// transactionFree refuses a provider's transaction that an attempt other
+// than except (a uuid, "" for none) already holds: a transaction is one
+// attempt's.
+func transactionFree(ctx context.Context, tx *sql.Tx, transactionID, except string) error {
+	var other string
+	err := tx.QueryRowContext(ctx, `SELECT uuid FROM attempts WHERE transaction_id = ? AND uuid <> ?`,
+		transactionID, except).Scan(&other)
+	if err == nil {
+		return Errorf(ECONFLICT, "transaction %s is already attempt %s's", transactionID, other)
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	return nil
+}
+
 // AdoptedOrderPrefix starts the id of the order an adopted charge gets.
 const AdoptedOrderPrefix = "charge-"
 
@@ -297,12 +313,7 @@ func (db *DB) AdoptCharge(ctx context.Context, c AdoptedCharge) (Attempt, error)
 	orderID := AdoptedOrderPrefix + c.TransactionID
 	data, _ := json.Marshal(map[string]any{"adopted": true, "cartId": c.CartID})
 	return updateTo(ctx, db, "adopt charge "+c.TransactionID, func(tx *sql.Tx) (Attempt, error) {
-		var other string
-		err := tx.QueryRowContext(ctx, `SELECT uuid FROM attempts WHERE transaction_id = ?`, c.TransactionID).Scan(&other)
-		if err == nil {
-			return Attempt{}, Errorf(ECONFLICT, "transaction %s is already attempt %s's", c.TransactionID, other)
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
+		if err := transactionFree(ctx, tx, c.TransactionID, ""); err != nil {
 			return Attempt{}, err
 		}
 		now := unixMS(db.now())

@@ -3,7 +3,6 @@ package journal
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -44,13 +43,7 @@ func (db *DB) Resolve(ctx context.Context, id string, r Resolution) (Attempt, er
 	}
 	return updateTo(ctx, db, "resolve attempt "+id, func(tx *sql.Tx) (Attempt, error) {
 		if r.TransactionID != "" {
-			var other string
-			err := tx.QueryRowContext(ctx, `SELECT uuid FROM attempts WHERE transaction_id = ? AND uuid <> ?`,
-				r.TransactionID, id).Scan(&other)
-			if err == nil {
-				return Attempt{}, Errorf(ECONFLICT, "transaction %s is already attempt %s's", r.TransactionID, other)
-			}
-			if !errors.Is(err, sql.ErrNoRows) {
+			if err := transactionFree(ctx, tx, r.TransactionID, id); err != nil {
 				return Attempt{}, err
 			}
 		}
