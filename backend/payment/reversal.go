@@ -273,10 +273,9 @@ func (v *reversal) finish(to journal.State, raw []byte, c *Charge, note string) 
 		info.Error = note
 	}
 	msg := note
-	att, err := v.o.cfg.Journal.Transition(v.o.ctx, v.r.uuid, v.att.State, to, info)
+	att, err := v.o.journalOutcome(v.r.uuid, v.att.State, to, info)
 	if err != nil {
-		v.o.log.Error("journal the outcome", "uuid", v.r.uuid, "to", to, "err", err)
-		msg = fmt.Sprintf("%s (not recorded: %s)", note, fault.MessageOf(err))
+		msg = notRecorded(note, err)
 	} else {
 		v.att = att
 	}
