@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 
 	"github.com/comptoir-pos/comptoir/backend/fault"
@@ -67,25 +68,24 @@ func (s *Service) Call(name string, args []json.RawMessage) (any, error) {
 	return f(s, args)
 }
 
-func count(args []json.RawMessage, n int) error {
-	if len(args) != n {
-		return &fault.ArgError{Msg: fmt.Sprintf("expected %d argument(s), got %d", n, len(args))}
+// decode checks the count of the arguments and reads them into ptrs, in
+// order.
+func decode(args []json.RawMessage, ptrs ...any) error {
+	if len(args) != len(ptrs) {
+		return &fault.ArgError{Msg: fmt.Sprintf("expected %d argument(s), got %d", len(ptrs), len(args))}
+	}
+	for i, p := range ptrs {
+		if err := json.Unmarshal(args[i], p); err != nil {
+			return &fault.ArgError{Msg: fmt.Sprintf("argument %d: expected %s: %v", i+1, reflect.TypeOf(p).Elem(), err)}
+		}
 	}
 	return nil
-}
-
-func arg[T any](args []json.RawMessage, i int) (T, error) {
-	var v T
-	if err := json.Unmarshal(args[i], &v); err != nil {
-		return v, &fault.ArgError{Msg: fmt.Sprintf("argument %d: expected %T: %v", i+1, v, err)}
-	}
-	return v, nil
 }
 
 // query is an intent that reads and changes nothing.
 func query[R any](f func(*Service) R) intent {
 	return func(s *Service, args []json.RawMessage) (any, error) {
-		if err := count(args, 0); err != nil {
+		if err := decode(args); err != nil {
 			return nil, err
 		}
 		return f(s), nil
@@ -94,7 +94,7 @@ func query[R any](f func(*Service) R) intent {
 
 func with0(f func(*Service) (CheckoutView, error)) intent {
 	return func(s *Service, args []json.RawMessage) (any, error) {
-		if err := count(args, 0); err != nil {
+		if err := decode(args); err != nil {
 			return nil, err
 		}
 		return f(s)
@@ -103,11 +103,8 @@ func with0(f func(*Service) (CheckoutView, error)) intent {
 
 func with1[A any](f func(*Service, A) (CheckoutView, error)) intent {
 	return func(s *Service, args []json.RawMessage) (any, error) {
-		if err := count(args, 1); err != nil {
-			return nil, err
-		}
-		a, err := arg[A](args, 0)
-		if err != nil {
+		var a A
+		if err := decode(args, &a); err != nil {
 			return nil, err
 		}
 		return f(s, a)
@@ -116,15 +113,11 @@ func with1[A any](f func(*Service, A) (CheckoutView, error)) intent {
 
 func with2[A, B any](f func(*Service, A, B) (CheckoutView, error)) intent {
 	return func(s *Service, args []json.RawMessage) (any, error) {
-		if err := count(args, 2); err != nil {
-			return nil, err
-		}
-		a, err := arg[A](args, 0)
-		if err != nil {
-			return nil, err
-		}
-		b, err := arg[B](args, 1)
-		if err != nil {
+		var (
+			a A
+			b B
+		)
+		if err := decode(args, &a, &b); err != nil {
 			return nil, err
 		}
 		return f(s, a, b)
@@ -133,19 +126,12 @@ func with2[A, B any](f func(*Service, A, B) (CheckoutView, error)) intent {
 
 func with3[A, B, C any](f func(*Service, A, B, C) (CheckoutView, error)) intent {
 	return func(s *Service, args []json.RawMessage) (any, error) {
-		if err := count(args, 3); err != nil {
-			return nil, err
-		}
-		a, err := arg[A](args, 0)
-		if err != nil {
-			return nil, err
-		}
-		b, err := arg[B](args, 1)
-		if err != nil {
-			return nil, err
-		}
-		c, err := arg[C](args, 2)
-		if err != nil {
+		var (
+			a A
+			b B
+			c C
+		)
+		if err := decode(args, &a, &b, &c); err != nil {
 			return nil, err
 		}
 		return f(s, a, b, c)
