@@ -770,10 +770,4 @@ func (d *driver) journalFailed(what string, err error) {
 }
 
 // update changes the run's view and publishes it.
-func (d *driver) update(f func(*View)) {
-	d.r.mu.Lock()
-	f(&d.r.view)
-	v := d.r.view
-	d.r.mu.Unlock()
-	d.o.emit(v)
-}
+func (d *driver) update(f func(*View)) { d.o.update(d.r, f) }

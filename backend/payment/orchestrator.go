@@ -485,6 +485,15 @@ func (o *Orchestrator) launch(r *run, att journal.Attempt) error {
 	return nil
 }
 
+// update changes r's view and publishes it.
+func (o *Orchestrator) update(r *run, f func(*View)) {
+	r.mu.Lock()
+	f(&r.view)
+	v := r.view
+	r.mu.Unlock()
+	o.emit(v)
+}
+
 func (o *Orchestrator) emit(v View) {
 	if o.cfg.Emitter != nil {
 		o.cfg.Emitter.Emit(EventAttempt, v)

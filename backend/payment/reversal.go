@@ -287,10 +287,4 @@ func (v *reversal) finish(to journal.State, raw []byte, c *Charge, note string) 
 	})
 }
 
-func (v *reversal) update(f func(*View)) {
-	v.r.mu.Lock()
-	f(&v.r.view)
-	view := v.r.view
-	v.r.mu.Unlock()
-	v.o.emit(view)
-}
+func (v *reversal) update(f func(*View)) { v.o.update(v.r, f) }

@@ -524,22 +524,7 @@ func (t *Terminal) WaitFor(ctx context.Context, cond func(State) bool) error {
 
 // WaitIdle waits until no payment is in progress.
 func (t *Terminal) WaitIdle(ctx context.Context) error {
-	for {
-		t.mu.Lock()
-		idle, ch, closed := t.current == nil, t.changed, t.closed
-		t.mu.Unlock()
-		switch {
-		case idle:
-			return nil
-		case closed:
-			return ErrClosed
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return t.WaitFor(ctx, func(s State) bool { return s.Current == nil })
 }
 
 // Reset ends the payment in progress (ko), then forgets every transaction,
