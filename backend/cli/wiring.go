@@ -90,7 +90,7 @@ func openTerminal(ctx context.Context, c commonFlags, db *journal.DB, forKiosk b
 	// recovery must still know it is the same one.
 	// The terminal's other services go through the Tracker too: the same
 	// device, checked the same way (its pinned certificate).
-	return &terminalLink{term: tr, id: "mdns:" + instance, url: tr.BaseURL(), device: device.LocalClient(tr),
+	return &terminalLink{term: tr, id: discovery.TerminalID(instance), url: tr.BaseURL(), device: device.LocalClient(tr),
 		how: "discovery", instance: instance, tracker: tr, trust: trust, source: kiosk.TrackerStatus(tr), stop: func() { tr.Close() }}, nil
 }
 

@@ -197,7 +197,7 @@ func (t *terminalControl) strandedWarning(ctx context.Context, saved staffapi.En
 			next = c.BaseURL()
 		}
 	case saved.Instance != "":
-		next = "mdns:" + saved.Instance
+		next = discovery.TerminalID(saved.Instance)
 	}
 	open, err := t.db.OpenAttempts(ctx)
 	if err != nil || next == "" {
