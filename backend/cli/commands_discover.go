@@ -65,11 +65,7 @@ func cmdDiscover(ctx context.Context, args []string, stdout, stderr io.Writer) i
 // so that a typo or a device beside it is not adopted. Run on the PC
 // itself, it is the owner's word, as staff's confirmation is.
 func chooseTerminal(ctx context.Context, c commonFlags, name string, opts discovery.Options, stdout, stderr io.Writer) int {
-	dir, err := c.resolveDataDir()
-	if err != nil {
-		return failed(stderr, "discover", err)
-	}
-	db, err := journal.Open(ctx, dir)
+	db, _, err := c.openJournal(ctx)
 	if err != nil {
 		return failed(stderr, "discover", err)
 	}

@@ -34,11 +34,7 @@ func yearStart(ctx context.Context, db *journal.DB) int {
 // stderr when the signing key is beside the data for want of a keyring.
 // The store's DataDir is the data directory.
 func openFiscal(ctx context.Context, common commonFlags, stderr io.Writer) (*journal.DB, *fiscal.Ledger, fiscal.KeyStore, error) {
-	dir, err := common.resolveDataDir()
-	if err != nil {
-		return nil, nil, fiscal.KeyStore{}, err
-	}
-	db, err := journal.Open(ctx, dir)
+	db, dir, err := common.openJournal(ctx)
 	if err != nil {
 		return nil, nil, fiscal.KeyStore{}, err
 	}

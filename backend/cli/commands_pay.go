@@ -212,11 +212,7 @@ func cmdAttempts(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	dir, err := common.resolveDataDir()
-	if err != nil {
-		return failed(stderr, "attempts", err)
-	}
-	db, err := journal.Open(ctx, dir)
+	db, _, err := common.openJournal(ctx)
 	if err != nil {
 		return failed(stderr, "attempts", err)
 	}

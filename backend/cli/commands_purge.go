@@ -68,11 +68,7 @@ func cmdPurge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	dir, err := common.resolveDataDir()
-	if err != nil {
-		return failed(stderr, "purge", err)
-	}
-	db, err := journal.Open(ctx, dir)
+	db, _, err := common.openJournal(ctx)
 	if err != nil {
 		return failed(stderr, "purge", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/orders"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
@@ -28,11 +27,7 @@ func cmdReceipt(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "comptoir receipt: --order is required")
 		return 2
 	}
-	dir, err := common.resolveDataDir()
-	if err != nil {
-		return failed(stderr, "receipt", err)
-	}
-	db, err := journal.Open(ctx, dir)
+	db, _, err := common.openJournal(ctx)
 	if err != nil {
 		return failed(stderr, "receipt", err)
 	}

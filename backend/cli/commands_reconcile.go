@@ -38,11 +38,7 @@ func cmdReconcile(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if !ok {
 		return 2
 	}
-	dir, err := common.resolveDataDir()
-	if err != nil {
-		return fail(err)
-	}
-	db, err := journal.Open(ctx, dir)
+	db, _, err := common.openJournal(ctx)
 	if err != nil {
 		return fail(err)
 	}

@@ -65,11 +65,7 @@ func cmdSettings(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, settingsUsage)
 		return 2
 	}
-	dir, err := common.resolveDataDir()
-	if err != nil {
-		return fail(1, err)
-	}
-	db, err := journal.Open(ctx, dir)
+	db, _, err := common.openJournal(ctx)
 	if err != nil {
 		return fail(1, err)
 	}

@@ -26,11 +26,7 @@ type siteRole struct {
 // startSiteRole opens the site's data folder and starts its server on
 // listen (the setting site.listen when ""; 127.0.0.1:4222 without one).
 func startSiteRole(ctx context.Context, c commonFlags, listen string, logger *slog.Logger) (*siteRole, error) {
-	dir, err := c.resolveDataDir()
-	if err != nil {
-		return nil, err
-	}
-	db, err := journal.Open(ctx, dir)
+	db, dir, err := c.openJournal(ctx)
 	if err != nil {
 		return nil, err
 	}

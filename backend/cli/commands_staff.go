@@ -55,11 +55,7 @@ func cmdPin(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		pin = strings.TrimSpace(line)
 	}
-	dir, err := common.resolveDataDir()
-	if err != nil {
-		return failed(stderr, "pin", err)
-	}
-	db, err := journal.Open(ctx, dir)
+	db, dir, err := common.openJournal(ctx)
 	if err != nil {
 		return failed(stderr, "pin", err)
 	}
@@ -104,11 +100,7 @@ func cmdAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	dir, err := common.resolveDataDir()
-	if err != nil {
-		return failed(stderr, "audit", err)
-	}
-	db, err := journal.Open(ctx, dir)
+	db, _, err := common.openJournal(ctx)
 	if err != nil {
 		return failed(stderr, "audit", err)
 	}

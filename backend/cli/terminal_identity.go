@@ -143,18 +143,7 @@ func forgetIdentity(ctx context.Context, db *journal.DB, instance string) error 
 // heldByOpenAttempts says whether attempts are open on the terminal named
 // instance in the journal: discovery never moves them to another device.
 func heldByOpenAttempts(db *journal.DB) func(ctx context.Context, instance string) (bool, error) {
-	return func(ctx context.Context, instance string) (bool, error) {
-		open, err := db.OpenAttempts(ctx)
-		if err != nil {
-			return true, err
-		}
-		for _, a := range open {
-			if strings.EqualFold(a.Terminal, "mdns:"+instance) {
-				return true, nil
-			}
-		}
-		return false, nil
-	}
+	return discovery.HeldWhileOpen(db.OpenTerminals)
 }
 
 // storedTerminal is the terminal a command talks to when no --terminal is

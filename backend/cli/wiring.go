@@ -90,7 +90,7 @@ func openTerminal(ctx context.Context, c commonFlags, db *journal.DB, forKiosk b
 	// recovery must still know it is the same one.
 	// The terminal's other services go through the Tracker too: the same
 	// device, checked the same way (its pinned certificate).
-	return &terminalLink{term: tr, id: "mdns:" + instance, url: tr.BaseURL(), device: device.LocalClient(tr),
+	return &terminalLink{term: tr, id: discovery.TerminalID(instance), url: tr.BaseURL(), device: device.LocalClient(tr),
 		how: "discovery", instance: instance, tracker: tr, trust: trust, source: kiosk.TrackerStatus(tr), stop: func() { tr.Close() }}, nil
 }
 
@@ -212,12 +212,21 @@ func terminalOthers(ctx context.Context, c commonFlags, db *journal.DB) []journa
 	return []journal.Channel{journal.ChannelLink, journal.ChannelWebservices}
 }
 
-func openTerminalPayments(ctx context.Context, c commonFlags, lim payment.Limits, em payment.Emitter, logger *slog.Logger, kioskDemo bool) (*payments, error) {
+// openJournal opens the journal in the data directory, and says which.
+func (c commonFlags) openJournal(ctx context.Context) (*journal.DB, string, error) {
 	dir, err := c.resolveDataDir()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	db, err := journal.Open(ctx, dir)
+	if err != nil {
+		return nil, "", err
+	}
+	return db, dir, nil
+}
+
+func openTerminalPayments(ctx context.Context, c commonFlags, lim payment.Limits, em payment.Emitter, logger *slog.Logger, kioskDemo bool) (*payments, error) {
+	db, dir, err := c.openJournal(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -135,7 +135,7 @@ func searchingTerminal(ctx context.Context, c commonFlags, db *journal.DB, cause
 	if err != nil {
 		return nil, fmt.Errorf("the terminal on the LAN: %w", err)
 	}
-	return &terminalLink{term: tr, id: "mdns:" + instance, url: tr.BaseURL(), device: device.LocalAt(tr.BaseURL),
+	return &terminalLink{term: tr, id: discovery.TerminalID(instance), url: tr.BaseURL(), device: device.LocalAt(tr.BaseURL),
 		how: "discovery", instance: instance, tracker: tr, trust: trust, source: kiosk.TrackerStatus(tr), stop: func() { tr.Close() }}, nil
 }
 

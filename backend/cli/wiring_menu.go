@@ -64,10 +64,7 @@ func (a *menuApplier) apply(ctx context.Context, m site.Menu) error {
 		return nil
 	}
 	if err := a.check(ctx, m); err != nil {
-		a.mu.Lock()
-		a.refused = fmt.Sprintf("menu %d refused: %v", m.Version, err)
-		a.mu.Unlock()
-		a.kick()
+		a.refuse(fmt.Sprintf("menu %d refused: %v", m.Version, err))
 		a.log.Error("menu from head office refused: the menu in force stays", "version", m.Version, "err", err)
 		return err
 	}
@@ -81,10 +78,7 @@ func (a *menuApplier) apply(ctx context.Context, m site.Menu) error {
 		}
 	}
 	if err := a.write(ctx, m); err != nil {
-		a.mu.Lock()
-		a.refused = fmt.Sprintf("menu %d not applied: %v", m.Version, err)
-		a.mu.Unlock()
-		a.kick()
+		a.refuse(fmt.Sprintf("menu %d not applied: %v", m.Version, err))
 		a.log.Error("menu from head office not applied", "version", m.Version, "err", err)
 		return err
 	}
@@ -94,6 +88,14 @@ func (a *menuApplier) apply(ctx context.Context, m site.Menu) error {
 	a.kick()
 	a.log.Info("menu from head office applied", "version", m.Version)
 	return nil
+}
+
+// refuse says why a menu from head office is not in force, and tells.
+func (a *menuApplier) refuse(why string) {
+	a.mu.Lock()
+	a.refused = why
+	a.mu.Unlock()
+	a.kick()
 }
 
 func (a *menuApplier) kick() {

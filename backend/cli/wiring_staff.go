@@ -68,11 +68,7 @@ func startStaff(c commonFlags, p *payments, lim payment.Limits, svc *kiosk.Servi
 // startStaffOnly is staff mode without a kiosk: no terminal was found, or
 // several were and none is chosen. Staff choose one, then Restart.
 func startStaffOnly(ctx context.Context, c commonFlags, logger *slog.Logger) (*Stack, error) {
-	dir, err := c.resolveDataDir()
-	if err != nil {
-		return nil, err
-	}
-	db, err := journal.Open(ctx, dir)
+	db, dir, err := c.openJournal(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +197,7 @@ func (t *terminalControl) strandedWarning(ctx context.Context, saved staffapi.En
 			next = c.BaseURL()
 		}
 	case saved.Instance != "":
-		next = "mdns:" + saved.Instance
+		next = discovery.TerminalID(saved.Instance)
 	}
 	open, err := t.db.OpenAttempts(ctx)
 	if err != nil || next == "" {

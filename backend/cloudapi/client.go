@@ -268,14 +268,20 @@ type Transaction struct {
 // under "transaction", "transactionDetails" or "data", are all read.
 func (c *Client) Transaction(ctx context.Context, id string) (*Transaction, error) {
 	raw, err := c.read(ctx, http.MethodGet, PathTransaction, url.Values{"transactionId": {id}}, nil)
+	return parsed("transaction", raw, err, ParseTransaction)
+}
+
+// parsed is the answer raw of op, read by parse once the call succeeded;
+// an answer parse cannot read is a *DecodeError.
+func parsed[T any](op string, raw []byte, err error, parse func([]byte) (*T, error)) (*T, error) {
 	if err != nil {
 		return nil, err
 	}
-	tx, err := ParseTransaction(raw)
+	v, err := parse(raw)
 	if err != nil {
-		return nil, &DecodeError{Op: "transaction", Body: raw, Err: err}
+		return nil, &DecodeError{Op: op, Body: raw, Err: err}
 	}
-	return tx, nil
+	return v, nil
 }
 
 // ParseTransaction reads a transaction as the cloud gives it: the poll's

@@ -313,14 +313,7 @@ func (c *Client) cartCall(ctx context.Context, send func(context.Context, string
 // Cart reads a cart. An unknown cart is an *HTTPError with status 404.
 func (c *Client) Cart(ctx context.Context, cartID string) (*Cart, error) {
 	raw, err := c.cartCall(ctx, c.read, c.links.Cart, cartID, nil)
-	if err != nil {
-		return nil, err
-	}
-	cart, err := ParseCart(raw)
-	if err != nil {
-		return nil, &DecodeError{Op: "cart", Body: raw, Err: err}
-	}
-	return cart, nil
+	return parsed("cart", raw, err, ParseCart)
 }
 
 // Why a cart could not be cancelled.

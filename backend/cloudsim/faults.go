@@ -41,6 +41,13 @@ type faults struct {
 	recordLag         int
 }
 
+// setFault changes the faults under the cloud's lock.
+func (c *Cloud) setFault(change func(*faults)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	change(&c.faults)
+}
+
 func (f Fault) check() error {
 	switch f.Path {
 	case PathPayment, PathTransaction, PathAbort, PathCancel, PathPrint, PathShareReceipt, PathReversal, PathTransactions,
@@ -61,9 +68,7 @@ func (c *Cloud) Inject(fs ...Fault) error {
 			return err
 		}
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.faults.next = append(c.faults.next, fs...)
+	c.setFault(func(f *faults) { f.next = append(f.next, fs...) })
 	return nil
 }
 
@@ -80,9 +85,7 @@ func (c *Cloud) SetPoll(mode string) error {
 	default:
 		return fmt.Errorf("cloudsim: poll mode %q", mode)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.faults.poll = mode
+	c.setFault(func(f *faults) { f.poll = mode })
 	return nil
 }
 
@@ -94,9 +97,7 @@ func (c *Cloud) SetExpiredPoll(mode string) error {
 	default:
 		return fmt.Errorf("cloudsim: expired poll mode %q", mode)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.faults.expiredPoll = mode
+	c.setFault(func(f *faults) { f.expiredPoll = mode })
 	return nil
 }
 
@@ -104,9 +105,7 @@ func (c *Cloud) SetExpiredPoll(mode string) error {
 // checkoutExternalId and idempotentUuid in the history, which the
 // specification's list of history fields does not name.
 func (c *Cloud) SetHistoryIDs(on bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.faults.historyWithoutIDs = !on
+	c.setFault(func(f *faults) { f.historyWithoutIDs = !on })
 }
 
 // takeFault removes and returns the next fault queued for path.

@@ -115,7 +115,7 @@ func (c *Cloud) writePage(w http.ResponseWriter, offset, limit int, withIDs bool
 	}
 	total := len(all)
 	if fault != (ListFault{}) {
-		page, total = fault.apply(page, offset, limit, total, c.cfg.Now().UTC().Format(time.RFC3339))
+		page, total = applyListFault(fault, page, offset, limit, total, c.cfg.Now().UTC().Format(time.RFC3339))
 	}
 	body, err := json.Marshal(map[string]any{"total": total, "limit": limit, "offset": offset, "count": len(page), "transactions": page})
 	if err != nil {

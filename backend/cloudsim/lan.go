@@ -50,9 +50,7 @@ func (c *Cloud) SetLANIDs(mode string) error {
 	default:
 		return fmt.Errorf("cloudsim: lanIds %q: cloud, either or terminal", mode)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.faults.lanIDs = mode
+	c.setFault(func(f *faults) { f.lanIDs = mode })
 	return nil
 }
 
@@ -62,9 +60,7 @@ func (c *Cloud) SetRecordLag(n int) error {
 	if n < 0 || n > 1000 {
 		return fmt.Errorf("cloudsim: recordLag %d: 0 to 1000", n)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.faults.recordLag = n
+	c.setFault(func(f *faults) { f.recordLag = n })
 	return nil
 }
 

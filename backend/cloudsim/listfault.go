@@ -3,37 +3,25 @@ package cloudsim
 import (
 	"fmt"
 	"strings"
+
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
 // ListFault makes the lists (the v4 history and the Webservices batch)
-// misbehave as a faulty or hostile provider would. The zero value follows
-// the specification.
-type ListFault struct {
-	// Extra lists this many made-up transactions more than the limit
-	// asked, on every page.
-	Extra int `json:"extra"`
-	// Endless fills every page up to the limit with made-up transactions
-	// and claims a total always beyond the page: the list never ends.
-	Endless bool `json:"endless"`
-	// Pad lengthens every listed transaction's issuer by this many bytes:
-	// huge pages.
-	Pad int `json:"pad"`
-}
+// misbehave as a faulty or hostile provider would: the faults the
+// simulated terminal's history takes. The zero value follows the
+// specification.
+type ListFault = terminalsim.HistoryFault
 
 // ListServed is what the lists have answered since the cloud started.
-type ListServed struct {
-	Pages int   `json:"pages"`
-	Bytes int64 `json:"bytes"` // bodies, as sent
-}
+type ListServed = terminalsim.HistoryServed
 
 // SetListFault sets how the lists misbehave (the zero value: not).
 func (c *Cloud) SetListFault(f ListFault) error {
-	if f.Extra < 0 || f.Pad < 0 || f.Pad > 64<<20 {
+	if !f.Valid() {
 		return fmt.Errorf("cloudsim: list fault %+v: extra and pad are 0 or more, pad at most 64 MiB", f)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.faults.list = f
+	c.setFault(func(fs *faults) { fs.list = f })
 	return nil
 }
 
@@ -45,9 +33,9 @@ func (c *Cloud) ListServed() ListServed {
 	return c.faults.served
 }
 
-// apply turns a true page into the faulty one: the entries and the total
-// to send.
-func (f ListFault) apply(page []historyEntry, offset, limit, total int, createdAt string) ([]historyEntry, int) {
+// applyListFault turns a true page into the faulty one: the entries and
+// the total to send.
+func applyListFault(f ListFault, page []historyEntry, offset, limit, total int, createdAt string) ([]historyEntry, int) {
 	made := func(n int) historyEntry {
 		return historyEntry{Amount: 100, CreatedAt: createdAt, CurrencyCode: "EUR", Status: StatusOK,
 			TransactionID: fmt.Sprintf("FAKE-%08d", n), Type: "debit", SerialNumber: "FAKE"}

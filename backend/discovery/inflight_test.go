@@ -41,23 +41,6 @@ func serveAt(t *testing.T, sim *terminalsim.Terminal, instance string, cert *tls
 	return port, stop
 }
 
-// heldByJournal is the Held of a Tracker whose terminal takes the
-// journal's payments: held while an attempt on it is open.
-func heldByJournal(db *journal.DB) func(ctx context.Context, instance string) (bool, error) {
-	return func(ctx context.Context, instance string) (bool, error) {
-		open, err := db.OpenAttempts(ctx)
-		if err != nil {
-			return true, err
-		}
-		for _, a := range open {
-			if strings.EqualFold(a.Terminal, "mdns:"+instance) {
-				return true, nil
-			}
-		}
-		return false, nil
-	}
-}
-
 // inFlight starts a payment of order on a simulated terminal served as
 // name (on HTTPS with cert, when given), found by a Tracker held by the
 // journal, and waits until the terminal waits for the card.
@@ -82,7 +65,7 @@ func startInFlight(t *testing.T, ctx context.Context, name string, cert *tls.Cer
 	db := testenv.Journal(t, "")
 	opts := loOptions(t, strings.TrimPrefix(name, "Yavin "))
 	opts.Window = time.Second
-	tr := newTracker(t, Config{Browse: opts, Held: heldByJournal(db), ResolveInterval: 50 * time.Millisecond, SearchInterval: 100 * time.Millisecond}, nil)
+	tr := newTracker(t, Config{Browse: opts, Held: HeldWhileOpen(db.OpenTerminals), ResolveInterval: 50 * time.Millisecond, SearchInterval: 100 * time.Millisecond}, nil)
 	testenv.Eventually(t, "connected", func() bool { return tr.Status().State == StateConnected })
 
 	o, err := payment.New(payment.Config{Journal: db, Terminal: tr, TerminalID: "mdns:" + name, Limits: lim})

@@ -73,6 +73,15 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// ArgError is a call that does not fit its table (no such call, or
+// arguments that do not fit it): a bug of the caller, never the doing of
+// the person at the screen. The kiosk's intents and the staff calls return
+// it alike; each edge maps it once (browser mode's HTTP 400, the staff
+// screens' EBADCALL).
+type ArgError struct{ Msg string }
+
+func (e *ArgError) Error() string { return e.Msg }
+
 // Errorf returns an *Error with code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}

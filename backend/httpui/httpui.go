@@ -238,7 +238,7 @@ func (s *server) intent(w http.ResponseWriter, r *http.Request) {
 	}
 	result, err := s.opt.Service.Call(name, args)
 	if err != nil {
-		var ae *kiosk.ArgError
+		var ae *fault.ArgError
 		if !errors.As(err, &ae) {
 			s.log.Error("intent failed", "intent", name, "err", err)
 		}
@@ -289,9 +289,8 @@ func (s *server) staff(w http.ResponseWriter, r *http.Request) {
 // or the machine's (503: a full or read-only disk, a data directory
 // another process holds; 500: anything else).
 func statusOf(err error) int {
-	var ka *kiosk.ArgError
-	var sa *staffapi.ArgError
-	if errors.As(err, &ka) || errors.As(err, &sa) {
+	var ae *fault.ArgError
+	if errors.As(err, &ae) {
 		return http.StatusBadRequest
 	}
 	switch fault.CodeOf(err) {

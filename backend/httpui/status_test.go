@@ -8,7 +8,6 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/staffapi"
 )
 
 // A failure's HTTP status follows its code, wherever it was wrapped: the
@@ -19,7 +18,7 @@ func TestStatusOfFollowsTheCode(t *testing.T) {
 		err  error
 		want int
 	}{
-		{&staffapi.ArgError{Msg: "no such call"}, http.StatusBadRequest},
+		{&fault.ArgError{Msg: "no such call"}, http.StatusBadRequest},
 		{journal.Errorf(journal.EINVALID, "bad"), http.StatusBadRequest},
 		{fmt.Errorf("kiosk: record the order: %w", journal.Errorf(journal.ECONFLICT, "taken")), http.StatusConflict},
 		{journal.Errorf(journal.ENOTFOUND, "no order"), http.StatusNotFound},

@@ -283,10 +283,9 @@ func (db *DB) PrepareAttempt(ctx context.Context, a Attempt) (Attempt, error) {
 	if err := validateAttempt(a); err != nil {
 		return Attempt{}, err
 	}
-	var out Attempt
-	err := db.update(ctx, "prepare attempt "+a.UUID, func(tx *sql.Tx) error {
+	return updateTo(ctx, db, "prepare attempt "+a.UUID, func(tx *sql.Tx) (Attempt, error) {
 		if err := mayPrepare(ctx, tx, a); err != nil {
-			return err
+			return Attempt{}, err
 		}
 		now := unixMS(db.now())
 		channel := a.Channel
@@ -300,26 +299,21 @@ func (db *DB) PrepareAttempt(ctx context.Context, a Attempt) (Attempt, error) {
 			a.UUID, a.OrderID, string(a.Kind), string(channel), a.Amount, a.GiftAmount, string(a.Policy), a.Terminal,
 			nullString(a.InitialTransactionID), string(a.RequestBody), now, now)
 		if err != nil {
-			return err
+			return Attempt{}, err
 		}
 		id, err := res.LastInsertId()
 		if err != nil {
-			return err
+			return Attempt{}, err
 		}
 		detail := fmt.Sprintf("%s of %d (gift %d) on %s through %s, policy %s", a.Kind, a.Amount, a.GiftAmount, a.Terminal, channel, a.Policy)
 		if a.InitialTransactionID != "" {
 			detail += ", of transaction " + a.InitialTransactionID
 		}
 		if err := insertEvent(ctx, tx, id, now, "", StatePrepared, EventPrepared, "", detail, nil); err != nil {
-			return err
+			return Attempt{}, err
 		}
-		out, err = getAttempt(ctx, tx, a.UUID)
-		return err
+		return getAttempt(ctx, tx, a.UUID)
 	})
-	if err != nil {
-		return Attempt{}, err
-	}
-	return out, nil
 }
 
 // mayPrepare refuses what PrepareAttempt must not record (see there).
@@ -394,17 +388,16 @@ func (db *DB) MarkSent(ctx context.Context, id string) (Attempt, error) {
 }
 
 func (db *DB) markSent(ctx context.Context, id string, expected State, note string) (Attempt, error) {
-	var out Attempt
-	err := db.update(ctx, "mark attempt "+id+" sent", func(tx *sql.Tx) error {
+	return updateTo(ctx, db, "mark attempt "+id+" sent", func(tx *sql.Tx) (Attempt, error) {
 		a, err := getAttempt(ctx, tx, id)
 		if err != nil {
-			return err
+			return Attempt{}, err
 		}
 		if expected != "" && a.State != expected {
-			return Errorf(ECONFLICT, "attempt %s is %s, not %s: %s → sent refused", id, a.State, expected, expected)
+			return Attempt{}, Errorf(ECONFLICT, "attempt %s is %s, not %s: %s → sent refused", id, a.State, expected, expected)
 		}
 		if !a.State.Open() {
-			return Errorf(ECONFLICT, "attempt %s is %s: a final attempt is never sent again", id, a.State)
+			return Attempt{}, Errorf(ECONFLICT, "attempt %s is %s: a final attempt is never sent again", id, a.State)
 		}
 		to, kind := StateSent, EventSent
 		if a.State == StateAbortRequested {
@@ -420,27 +413,22 @@ func (db *DB) markSent(ctx context.Context, id string, expected State, note stri
 			WHERE uuid = ? AND state = ?`,
 			string(to), now, now, now, id, string(a.State))
 		if err != nil {
-			return err
+			return Attempt{}, err
 		}
 		if n, err := res.RowsAffected(); err != nil {
-			return err
+			return Attempt{}, err
 		} else if n != 1 {
-			return Errorf(ECONFLICT, "attempt %s changed state during send", id)
+			return Attempt{}, Errorf(ECONFLICT, "attempt %s changed state during send", id)
 		}
 		detail := fmt.Sprintf("send #%d", a.SendCount+1)
 		if note != "" {
 			detail += ": " + note
 		}
 		if err := insertEvent(ctx, tx, a.ID, now, a.State, to, kind, "", detail, nil); err != nil {
-			return err
+			return Attempt{}, err
 		}
-		out, err = getAttempt(ctx, tx, id)
-		return err
+		return getAttempt(ctx, tx, id)
 	})
-	if err != nil {
-		return Attempt{}, err
-	}
-	return out, nil
 }
 
 func insertEvent(ctx context.Context, tx *sql.Tx, attemptID, at int64, from, to State, kind EventKind, actor, detail string, raw []byte) error {

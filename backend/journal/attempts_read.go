@@ -29,6 +29,20 @@ func (db *DB) OpenAttempts(ctx context.Context) ([]Attempt, error) {
 	return db.queryAttempts(ctx, "read open attempts", openAttemptsQuery)
 }
 
+// OpenTerminals are the terminals of the unresolved attempts, one for
+// each, oldest first.
+func (db *DB) OpenTerminals(ctx context.Context) ([]string, error) {
+	open, err := db.OpenAttempts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(open))
+	for i, a := range open {
+		out[i] = a.Terminal
+	}
+	return out, nil
+}
+
 // ListAttempts returns attempts matching f, newest first.
 func (db *DB) ListAttempts(ctx context.Context, f AttemptFilter) ([]Attempt, error) {
 	var (

@@ -99,39 +99,40 @@ func mapErr(err error, what string) error {
 	return failure(EINTERNAL, what, err)
 }
 
-// conflictTriggers are the messages of the triggers that refuse an insert
-// taking an attempt's unique key (migrations 3 and 4): the constraint a plain
-// INSERT would break, found before it so that INSERT OR REPLACE cannot
-// remove the row in the way. They are conflicts, as the constraint is.
-var conflictTriggers = []string{
-	"an attempt with this id already exists",
-	"an attempt with this uuid already exists",
-	"the order already has an unresolved attempt",
-	"the terminal already has an unresolved attempt",
-	"the transaction already has a reversal",
+// uniqueRules are the journal's uniqueness rules, each in the one sentence
+// both ways of breaking it are reported with. A unique index names its
+// columns in SQLite's message (not the index, hence the match on column
+// names); the triggers that refuse an insert taking an attempt's unique key
+// (migrations 3 and 4, which raise these sentences verbatim) find the
+// constraint a plain INSERT would break before it, so that INSERT OR
+// REPLACE cannot remove the row in the way. Both are conflicts. Column is
+// "" for a rule only a trigger holds. The order is the order of the checks.
+var uniqueRules = []struct{ column, sentence string }{
+	{"attempts.order_id", "the order already has an unresolved attempt"},
+	{"attempts.terminal", "the terminal already has an unresolved attempt"},
+	{"attempts.uuid", "an attempt with this uuid already exists"},
+	{"orders.id", "an order with this id already exists"},
+	{"", "an attempt with this id already exists"},
+	{"", "the transaction already has a reversal"},
 }
 
+// triggerConflict is the uniqueness rule a trigger's refusal names, "" when
+// it names none.
 func triggerConflict(msg string) string {
-	for _, m := range conflictTriggers {
-		if strings.Contains(msg, m) {
-			return m
+	for _, r := range uniqueRules {
+		if strings.Contains(msg, r.sentence) {
+			return r.sentence
 		}
 	}
 	return ""
 }
 
-// uniqueMessage explains which uniqueness rule a write broke. SQLite names the
-// columns of the index, not the index, hence the match on column names.
+// uniqueMessage explains which uniqueness rule a write broke.
 func uniqueMessage(msg string) string {
-	switch {
-	case strings.Contains(msg, "attempts.order_id"):
-		return "the order already has an unresolved attempt"
-	case strings.Contains(msg, "attempts.terminal"):
-		return "the terminal already has an unresolved attempt"
-	case strings.Contains(msg, "attempts.uuid"):
-		return "an attempt with this uuid already exists"
-	case strings.Contains(msg, "orders.id"):
-		return "an order with this id already exists"
+	for _, r := range uniqueRules {
+		if r.column != "" && strings.Contains(msg, r.column) {
+			return r.sentence
+		}
 	}
 	return "the record already exists"
 }

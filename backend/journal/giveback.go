@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -62,18 +61,12 @@ func (db *DB) AdoptGiveBack(ctx context.Context, g AdoptedGiveBack) (Attempt, er
 	if !json.Valid(body) {
 		body, _ = json.Marshal(map[string]any{"transactionId": g.TransactionID, "amount": g.Amount})
 	}
-	var out Attempt
-	err = db.update(ctx, "adopt money given back "+g.TransactionID, func(tx *sql.Tx) error {
-		var other string
-		err := tx.QueryRowContext(ctx, `SELECT uuid FROM attempts WHERE transaction_id = ?`, g.TransactionID).Scan(&other)
-		if err == nil {
-			return Errorf(ECONFLICT, "transaction %s is already attempt %s's", g.TransactionID, other)
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return err
+	return updateTo(ctx, db, "adopt money given back "+g.TransactionID, func(tx *sql.Tx) (Attempt, error) {
+		if err := transactionFree(ctx, tx, g.TransactionID, ""); err != nil {
+			return Attempt{}, err
 		}
 		if err := orderExists(ctx, tx, g.OrderID); err != nil {
-			return err
+			return Attempt{}, err
 		}
 		channel, terminal, policy := adoptedWay(ctx, tx, g)
 		now := unixMS(db.now())
@@ -89,32 +82,29 @@ func (db *DB) AdoptGiveBack(ctx context.Context, g AdoptedGiveBack) (Attempt, er
 			nullString(g.InitialTransactionID), string(body), nullBytes(g.Raw), g.TransactionID, g.Amount,
 			nullString(strings.ToUpper(g.Currency)), at, now, now)
 		if err != nil {
-			return err
+			return Attempt{}, err
 		}
 		rowID, err := res.LastInsertId()
 		if err != nil {
-			return err
+			return Attempt{}, err
 		}
 		detail := fmt.Sprintf("%s %s of %d made outside Comptoir, found in the provider's record and adopted by %s: nothing was sent",
 			g.Kind, g.TransactionID, g.Amount, g.Who)
 		if err := insertEvent(ctx, tx, rowID, now, "", StateApproved, EventAdopted, g.Who, detail, g.Raw); err != nil {
-			return err
+			return Attempt{}, err
 		}
 		if err := flagOverGiven(ctx, tx, g.OrderID, now); err != nil {
-			return err
+			return Attempt{}, err
 		}
 		if _, err := settleStatus(ctx, tx, g.OrderID, now, fmt.Sprintf("%s %s made outside Comptoir", g.Kind, g.TransactionID)); err != nil {
-			return err
+			return Attempt{}, err
 		}
-		if out, err = getAttempt(ctx, tx, id.String()); err != nil {
-			return err
+		out, err := getAttempt(ctx, tx, id.String())
+		if err != nil {
+			return Attempt{}, err
 		}
-		return outboxGiveBack(ctx, tx, out, now)
+		return out, outboxGiveBack(ctx, tx, out, now)
 	})
-	if err != nil {
-		return Attempt{}, err
-	}
-	return out, nil
 }
 
 // adoptedWay is how an adopted give-back is journaled: a refund of a

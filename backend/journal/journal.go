@@ -519,3 +519,20 @@ func (db *DB) update(ctx context.Context, what string, fn func(tx *sql.Tx) error
 	db.signalWritten()
 	return nil
 }
+
+// updateTo is update for a write that returns what it wrote (an attempt
+// read back in the transaction): that value once the transaction is
+// committed, the zero value when it is not.
+func updateTo[T any](ctx context.Context, db *DB, what string, fn func(tx *sql.Tx) (T, error)) (T, error) {
+	var out T
+	err := db.update(ctx, what, func(tx *sql.Tx) error {
+		var err error
+		out, err = fn(tx)
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return out, nil
+}

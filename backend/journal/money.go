@@ -257,6 +257,22 @@ type AdoptedCharge struct {
 	Who           string // who adopts it
 }
 
+// transactionFree refuses a provider's transaction that an attempt other
+// than except (a uuid, "" for none) already holds: a transaction is one
+// attempt's.
+func transactionFree(ctx context.Context, tx *sql.Tx, transactionID, except string) error {
+	var other string
+	err := tx.QueryRowContext(ctx, `SELECT uuid FROM attempts WHERE transaction_id = ? AND uuid <> ?`,
+		transactionID, except).Scan(&other)
+	if err == nil {
+		return Errorf(ECONFLICT, "transaction %s is already attempt %s's", transactionID, other)
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	return nil
+}
+
 // AdoptedOrderPrefix starts the id of the order an adopted charge gets.
 const AdoptedOrderPrefix = "charge-"
 
@@ -296,15 +312,9 @@ func (db *DB) AdoptCharge(ctx context.Context, c AdoptedCharge) (Attempt, error)
 	}
 	orderID := AdoptedOrderPrefix + c.TransactionID
 	data, _ := json.Marshal(map[string]any{"adopted": true, "cartId": c.CartID})
-	var out Attempt
-	err = db.update(ctx, "adopt charge "+c.TransactionID, func(tx *sql.Tx) error {
-		var other string
-		err := tx.QueryRowContext(ctx, `SELECT uuid FROM attempts WHERE transaction_id = ?`, c.TransactionID).Scan(&other)
-		if err == nil {
-			return Errorf(ECONFLICT, "transaction %s is already attempt %s's", c.TransactionID, other)
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return err
+	return updateTo(ctx, db, "adopt charge "+c.TransactionID, func(tx *sql.Tx) (Attempt, error) {
+		if err := transactionFree(ctx, tx, c.TransactionID, ""); err != nil {
+			return Attempt{}, err
 		}
 		now := unixMS(db.now())
 		at := now
@@ -313,11 +323,11 @@ func (db *DB) AdoptCharge(ctx context.Context, c AdoptedCharge) (Attempt, error)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO orders (id, created_at, updated_at, currency, total, status, data)
 			VALUES (?, ?, ?, ?, ?, 'paid', ?)`, orderID, at, now, c.Currency, c.Amount, string(data)); err != nil {
-			return err
+			return Attempt{}, err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO order_events (order_id, at, from_status, to_status, note)
 			VALUES (?, ?, NULL, 'paid', ?)`, orderID, now, "a charge of the provider's history, adopted by "+c.Who); err != nil {
-			return err
+			return Attempt{}, err
 		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO attempts
 			(uuid, order_id, kind, channel, amount, gift_amount, policy, terminal, request_body, state,
@@ -326,24 +336,19 @@ func (db *DB) AdoptCharge(ctx context.Context, c AdoptedCharge) (Attempt, error)
 			id.String(), orderID, string(channel), c.Amount, c.GiftAmount, c.Terminal, string(body),
 			nullBytes(c.Raw), c.TransactionID, c.Amount, c.GiftAmount, at, now, now)
 		if err != nil {
-			return err
+			return Attempt{}, err
 		}
 		rowID, err := res.LastInsertId()
 		if err != nil {
-			return err
+			return Attempt{}, err
 		}
 		detail := fmt.Sprintf("charge %s of %d (gift %d) found in the history of %s and adopted by %s: nothing was sent",
 			c.TransactionID, c.Amount, c.GiftAmount, c.Terminal, c.Who)
 		if err := insertEvent(ctx, tx, rowID, now, "", StateApproved, EventAdopted, c.Who, detail, c.Raw); err != nil {
-			return err
+			return Attempt{}, err
 		}
-		out, err = getAttempt(ctx, tx, id.String())
-		return err
+		return getAttempt(ctx, tx, id.String())
 	})
-	if err != nil {
-		return Attempt{}, err
-	}
-	return out, nil
 }
 
 // UnknownAttempts returns every attempt whose outcome is unknown, oldest

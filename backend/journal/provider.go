@@ -36,31 +36,29 @@ func (db *DB) RecordResponse(ctx context.Context, id string, raw []byte, note st
 // its status while it runs, with the answer that said so as an event.
 // Nothing is written when neither changed.
 func (db *DB) SetProvider(ctx context.Context, id, providerID, status string, raw []byte, note string) (Attempt, error) {
-	var out Attempt
-	err := db.update(ctx, "record the provider's word on attempt "+id, func(tx *sql.Tx) error {
+	return updateTo(ctx, db, "record the provider's word on attempt "+id, func(tx *sql.Tx) (Attempt, error) {
 		a, err := getAttempt(ctx, tx, id)
 		if err != nil {
-			return err
+			return Attempt{}, err
 		}
 		if !a.State.Open() {
-			return Errorf(ECONFLICT, "attempt %s is %s: its provider's word is final", id, a.State)
+			return Attempt{}, Errorf(ECONFLICT, "attempt %s is %s: its provider's word is final", id, a.State)
 		}
 		if a.ProviderID != "" && providerID != "" && providerID != a.ProviderID {
-			return Errorf(ECONFLICT, "attempt %s is provider id %s, not %s", id, a.ProviderID, providerID)
+			return Attempt{}, Errorf(ECONFLICT, "attempt %s is provider id %s, not %s", id, a.ProviderID, providerID)
 		}
-		out = a
 		if (providerID == "" || providerID == a.ProviderID) && (status == "" || status == a.ProviderStatus) {
-			return nil
+			return a, nil
 		}
 		now := unixMS(db.now())
 		raw, card := splitCard(raw)
 		if err := storeCard(ctx, tx, a.ID, now, card); err != nil {
-			return err
+			return Attempt{}, err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET provider_id = COALESCE(?, provider_id),
 			provider_status = COALESCE(?, provider_status), response = COALESCE(?, response), updated_at = ? WHERE id = ?`,
 			nullString(providerID), nullString(status), nullBytes(raw), now, a.ID); err != nil {
-			return err
+			return Attempt{}, err
 		}
 		detail := note
 		if providerID != "" && providerID != a.ProviderID {
@@ -70,15 +68,10 @@ func (db *DB) SetProvider(ctx context.Context, id, providerID, status string, ra
 			detail = strings.TrimSpace(detail + "; provider status " + status)
 		}
 		if err := insertEvent(ctx, tx, a.ID, now, a.State, a.State, EventResponse, "", strings.TrimPrefix(detail, "; "), raw); err != nil {
-			return err
+			return Attempt{}, err
 		}
-		out, err = getAttempt(ctx, tx, id)
-		return err
+		return getAttempt(ctx, tx, id)
 	})
-	if err != nil {
-		return Attempt{}, err
-	}
-	return out, nil
 }
 
 // ProviderAuthorised is the provider status of an approved link whose
@@ -94,33 +87,27 @@ func (db *DB) RecordCapture(ctx context.Context, id, who, status string, raw []b
 	if strings.TrimSpace(who) == "" || status == "" {
 		return Attempt{}, Errorf(EINVALID, "attempt %s: a capture names who asked and the provider's status", id)
 	}
-	var out Attempt
-	err := db.update(ctx, "record the capture of attempt "+id, func(tx *sql.Tx) error {
+	return updateTo(ctx, db, "record the capture of attempt "+id, func(tx *sql.Tx) (Attempt, error) {
 		a, err := getAttempt(ctx, tx, id)
 		if err != nil {
-			return err
+			return Attempt{}, err
 		}
 		if a.Channel != ChannelLink || a.State != StateApproved || a.ProviderStatus != ProviderAuthorised {
-			return Errorf(ECONFLICT, "attempt %s is a %s %s attempt with provider status %q: nothing to capture", id, a.State, a.Channel, a.ProviderStatus)
+			return Attempt{}, Errorf(ECONFLICT, "attempt %s is a %s %s attempt with provider status %q: nothing to capture", id, a.State, a.Channel, a.ProviderStatus)
 		}
 		now := unixMS(db.now())
 		if status != a.ProviderStatus {
 			if _, err := tx.ExecContext(ctx, `UPDATE attempts SET provider_status = ?, updated_at = ? WHERE id = ?`,
 				status, now, a.ID); err != nil {
-				return err
+				return Attempt{}, err
 			}
 		}
 		detail := strings.TrimSpace("provider status " + status + "; " + note)
 		if err := insertEvent(ctx, tx, a.ID, now, a.State, a.State, EventCaptured, who, strings.TrimSuffix(detail, ";"), raw); err != nil {
-			return err
+			return Attempt{}, err
 		}
-		out, err = getAttempt(ctx, tx, id)
-		return err
+		return getAttempt(ctx, tx, id)
 	})
-	if err != nil {
-		return Attempt{}, err
-	}
-	return out, nil
 }
 
 // AddNote writes a free-text event on an attempt, for the audit trail.

@@ -3,7 +3,6 @@ package journal
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -42,26 +41,19 @@ func (db *DB) Resolve(ctx context.Context, id string, r Resolution) (Attempt, er
 	if strings.TrimSpace(r.Who) == "" {
 		return Attempt{}, Errorf(EINVALID, "attempt %s: a resolution must name who made it", id)
 	}
-	var out Attempt
-	err := db.update(ctx, "resolve attempt "+id, func(tx *sql.Tx) error {
+	return updateTo(ctx, db, "resolve attempt "+id, func(tx *sql.Tx) (Attempt, error) {
 		if r.TransactionID != "" {
-			var other string
-			err := tx.QueryRowContext(ctx, `SELECT uuid FROM attempts WHERE transaction_id = ? AND uuid <> ?`,
-				r.TransactionID, id).Scan(&other)
-			if err == nil {
-				return Errorf(ECONFLICT, "transaction %s is already attempt %s's", r.TransactionID, other)
-			}
-			if !errors.Is(err, sql.ErrNoRows) {
-				return err
+			if err := transactionFree(ctx, tx, r.TransactionID, id); err != nil {
+				return Attempt{}, err
 			}
 		}
 		c, err := chargeColumns(ctx, tx, id, to, r.Charged)
 		if err != nil {
-			return err
+			return Attempt{}, err
 		}
 		witness, err := awaitWitness(id, to, r.AwaitWitness)
 		if err != nil {
-			return err
+			return Attempt{}, err
 		}
 		now := unixMS(db.now())
 		raw, card := splitCard(r.Response)
@@ -73,9 +65,9 @@ func (db *DB) Resolve(ctx context.Context, id string, r Resolution) (Attempt, er
 			WHERE uuid = ? AND state = 'unknown'`,
 			string(to), nullString(r.TransactionID), nullBytes(raw), c.amount, c.gift, c.currency, c.flag, witness, now, id)
 		if err != nil {
-			return err
+			return Attempt{}, err
 		}
-		out, err = moved{
+		return moved{
 			id: id, from: StateUnknown, to: to, kind: EventResolution, actor: r.Who, raw: raw, card: card, now: now,
 			why: fmt.Sprintf("resolved %s by %s", to, r.Who),
 			detail: func(out Attempt) string {
@@ -92,10 +84,5 @@ func (db *DB) Resolve(ctx context.Context, id string, r Resolution) (Attempt, er
 				return detail
 			},
 		}.write(ctx, tx, res)
-		return err
 	})
-	if err != nil {
-		return Attempt{}, err
-	}
-	return out, nil
 }

@@ -25,8 +25,7 @@ func (db *DB) Transition(ctx context.Context, id string, from, to State, info Tr
 	if to == StateSent {
 		return db.markSent(ctx, id, from, info.Note)
 	}
-	var out Attempt
-	err := db.update(ctx, fmt.Sprintf("transition attempt %s %s → %s", id, from, to), func(tx *sql.Tx) error {
+	return updateTo(ctx, db, fmt.Sprintf("transition attempt %s %s → %s", id, from, to), func(tx *sql.Tx) (Attempt, error) {
 		now := unixMS(db.now())
 		var finalAt any
 		if to.Final() {
@@ -34,12 +33,12 @@ func (db *DB) Transition(ctx context.Context, id string, from, to State, info Tr
 		}
 		c, err := chargeColumns(ctx, tx, id, to, info.Charged)
 		if err != nil {
-			return err
+			return Attempt{}, err
 		}
 		raw, card := splitCard(info.Response)
 		witness, err := awaitWitness(id, to, info.AwaitWitness)
 		if err != nil {
-			return err
+			return Attempt{}, err
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE attempts
 			SET state = ?, response = COALESCE(?, response), transaction_id = COALESCE(?, transaction_id),
@@ -53,9 +52,9 @@ func (db *DB) Transition(ctx context.Context, id string, from, to State, info Tr
 			finalAt, c.amount, c.gift, c.currency, c.flag, nullString(info.ProviderID), nullString(info.ProviderStatus),
 			witness, now, id, string(from))
 		if err != nil {
-			return err
+			return Attempt{}, err
 		}
-		out, err = moved{
+		return moved{
 			id: id, from: from, to: to, kind: EventTransition, raw: raw, card: card, now: now, why: string(to),
 			detail: func(out Attempt) string {
 				detail := transitionDetail(info)
@@ -68,12 +67,7 @@ func (db *DB) Transition(ctx context.Context, id string, from, to State, info Tr
 				return detail
 			},
 		}.write(ctx, tx, res)
-		return err
 	})
-	if err != nil {
-		return Attempt{}, err
-	}
-	return out, nil
 }
 
 // moved is an attempt's move from one state to another, its row just

@@ -83,14 +83,13 @@ func (db *DB) RecordWitness(ctx context.Context, id string, w WitnessWord) (Atte
 	if w.To != WitnessConfirmed && w.To != WitnessUnconfirmed && w.To != WitnessDenied {
 		return Attempt{}, Errorf(EINVALID, "attempt %s: the provider's record confirms, denies or could not be read, not %q", id, w.To)
 	}
-	var out Attempt
-	err := db.update(ctx, "record the provider's word on attempt "+id, func(tx *sql.Tx) error {
+	return updateTo(ctx, db, "record the provider's word on attempt "+id, func(tx *sql.Tx) (Attempt, error) {
 		a, err := getAttempt(ctx, tx, id)
 		if err != nil {
-			return err
+			return Attempt{}, err
 		}
 		if !witnessMayMove(a.Witness, w.To) {
-			return Errorf(ECONFLICT, "attempt %s: the provider's word is %q; %q may not follow it", id, a.Witness, w.To)
+			return Attempt{}, Errorf(ECONFLICT, "attempt %s: the provider's word is %q; %q may not follow it", id, a.Witness, w.To)
 		}
 		providerID := w.ProviderID
 		if a.ProviderID != "" || providerID == a.TransactionID {
@@ -99,7 +98,7 @@ func (db *DB) RecordWitness(ctx context.Context, id string, w WitnessWord) (Atte
 		now := unixMS(db.now())
 		if _, err := tx.ExecContext(ctx, `UPDATE attempts SET witness = ?, provider_id = COALESCE(?, provider_id), updated_at = ?
 			WHERE id = ?`, string(w.To), nullString(providerID), now, a.ID); err != nil {
-			return err
+			return Attempt{}, err
 		}
 		detail := fmt.Sprintf("the provider's record: %s (was %s)", w.To, a.Witness)
 		if w.ProviderID != "" {
@@ -109,18 +108,13 @@ func (db *DB) RecordWitness(ctx context.Context, id string, w WitnessWord) (Atte
 			detail += ": " + w.Note
 		}
 		if err := insertEvent(ctx, tx, a.ID, now, a.State, a.State, EventWitness, w.Who, detail, w.Raw); err != nil {
-			return err
+			return Attempt{}, err
 		}
 		if _, err := settleStatus(ctx, tx, a.OrderID, now, fmt.Sprintf("%s %s: the provider's record %s", a.Kind, id, w.To)); err != nil {
-			return err
+			return Attempt{}, err
 		}
-		out, err = getAttempt(ctx, tx, id)
-		return err
+		return getAttempt(ctx, tx, id)
 	})
-	if err != nil {
-		return Attempt{}, err
-	}
-	return out, nil
 }
 
 func witnessMayMove(from, to Witness) bool {

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
+
+	"github.com/comptoir-pos/comptoir/backend/fault"
 )
 
 // The intents are the calls the customer screens make, one table for every
@@ -47,13 +50,6 @@ var intents = map[string]intent{
 // intent calls one intent with its JSON arguments.
 type intent func(s *Service, args []json.RawMessage) (any, error)
 
-// ArgError is a call that does not fit the table (no such intent, or
-// arguments that do not fit it): a bug of the caller, never the
-// customer's doing.
-type ArgError struct{ msg string }
-
-func (e *ArgError) Error() string { return e.msg }
-
 // IsIntent reports whether name is an intent.
 func IsIntent(name string) bool {
 	_, ok := intents[name]
@@ -67,30 +63,29 @@ func IntentNames() []string { return slices.Sorted(maps.Keys(intents)) }
 func (s *Service) Call(name string, args []json.RawMessage) (any, error) {
 	f, ok := intents[name]
 	if !ok {
-		return nil, &ArgError{fmt.Sprintf("unknown intent %q", name)}
+		return nil, &fault.ArgError{Msg: fmt.Sprintf("unknown intent %q", name)}
 	}
 	return f(s, args)
 }
 
-func count(args []json.RawMessage, n int) error {
-	if len(args) != n {
-		return &ArgError{fmt.Sprintf("expected %d argument(s), got %d", n, len(args))}
+// decode checks the count of the arguments and reads them into ptrs, in
+// order.
+func decode(args []json.RawMessage, ptrs ...any) error {
+	if len(args) != len(ptrs) {
+		return &fault.ArgError{Msg: fmt.Sprintf("expected %d argument(s), got %d", len(ptrs), len(args))}
+	}
+	for i, p := range ptrs {
+		if err := json.Unmarshal(args[i], p); err != nil {
+			return &fault.ArgError{Msg: fmt.Sprintf("argument %d: expected %s: %v", i+1, reflect.TypeOf(p).Elem(), err)}
+		}
 	}
 	return nil
-}
-
-func arg[T any](args []json.RawMessage, i int) (T, error) {
-	var v T
-	if err := json.Unmarshal(args[i], &v); err != nil {
-		return v, &ArgError{fmt.Sprintf("argument %d: expected %T: %v", i+1, v, err)}
-	}
-	return v, nil
 }
 
 // query is an intent that reads and changes nothing.
 func query[R any](f func(*Service) R) intent {
 	return func(s *Service, args []json.RawMessage) (any, error) {
-		if err := count(args, 0); err != nil {
+		if err := decode(args); err != nil {
 			return nil, err
 		}
 		return f(s), nil
@@ -99,7 +94,7 @@ func query[R any](f func(*Service) R) intent {
 
 func with0(f func(*Service) (CheckoutView, error)) intent {
 	return func(s *Service, args []json.RawMessage) (any, error) {
-		if err := count(args, 0); err != nil {
+		if err := decode(args); err != nil {
 			return nil, err
 		}
 		return f(s)
@@ -108,11 +103,8 @@ func with0(f func(*Service) (CheckoutView, error)) intent {
 
 func with1[A any](f func(*Service, A) (CheckoutView, error)) intent {
 	return func(s *Service, args []json.RawMessage) (any, error) {
-		if err := count(args, 1); err != nil {
-			return nil, err
-		}
-		a, err := arg[A](args, 0)
-		if err != nil {
+		var a A
+		if err := decode(args, &a); err != nil {
 			return nil, err
 		}
 		return f(s, a)
@@ -121,15 +113,11 @@ func with1[A any](f func(*Service, A) (CheckoutView, error)) intent {
 
 func with2[A, B any](f func(*Service, A, B) (CheckoutView, error)) intent {
 	return func(s *Service, args []json.RawMessage) (any, error) {
-		if err := count(args, 2); err != nil {
-			return nil, err
-		}
-		a, err := arg[A](args, 0)
-		if err != nil {
-			return nil, err
-		}
-		b, err := arg[B](args, 1)
-		if err != nil {
+		var (
+			a A
+			b B
+		)
+		if err := decode(args, &a, &b); err != nil {
 			return nil, err
 		}
 		return f(s, a, b)
@@ -138,19 +126,12 @@ func with2[A, B any](f func(*Service, A, B) (CheckoutView, error)) intent {
 
 func with3[A, B, C any](f func(*Service, A, B, C) (CheckoutView, error)) intent {
 	return func(s *Service, args []json.RawMessage) (any, error) {
-		if err := count(args, 3); err != nil {
-			return nil, err
-		}
-		a, err := arg[A](args, 0)
-		if err != nil {
-			return nil, err
-		}
-		b, err := arg[B](args, 1)
-		if err != nil {
-			return nil, err
-		}
-		c, err := arg[C](args, 2)
-		if err != nil {
+		var (
+			a A
+			b B
+			c C
+		)
+		if err := decode(args, &a, &b, &c); err != nil {
 			return nil, err
 		}
 		return f(s, a, b, c)

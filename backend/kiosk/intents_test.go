@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/comptoir-pos/comptoir/backend/fault"
 )
 
 // notIntents are the Service's methods shaped like an intent that the
@@ -105,7 +107,7 @@ func TestACallThatDoesNotFitIsRefused(t *testing.T) {
 		{"AddItem", raw(`"croissant"`, `"two"`)},
 		{"Info", raw(`1`)},
 	} {
-		var ae *ArgError
+		var ae *fault.ArgError
 		if _, err := e.s.Call(c.name, c.args); !errors.As(err, &ae) {
 			t.Errorf("%s %s: %v, want an ArgError", c.name, c.args, err)
 		}

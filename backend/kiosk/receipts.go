@@ -208,19 +208,5 @@ func receiptMessage(err error) string {
 	case device.Unsure:
 		return "The terminal did not answer clearly: the receipt may not have been sent. Please ask at the counter."
 	}
-	switch de.Code {
-	case device.CodePrintDataMissing:
-		return "The receipt was empty: nothing was printed. Please ask at the counter."
-	case device.CodePrintWrongFormat:
-		return "The terminal's printer refused the receipt's format. Please ask at the counter."
-	case device.CodeShareTransactionID:
-		return "The terminal does not know this payment, so it cannot send the receipt. Please ask at the counter."
-	case device.CodeShareReceiptTicket:
-		return "The terminal refused the receipt's content. Please ask at the counter."
-	case device.CodeShareMedium:
-		return "The terminal cannot send receipts this way. Please choose another option."
-	case device.CodeShareBadRequest:
-		return "The terminal refused the request. Please ask at the counter."
-	}
-	return "The terminal refused the receipt. Please ask at the counter."
+	return receipt.RefusalOf(de.Code).Customer
 }

@@ -262,17 +262,14 @@ func (s *Service) recoverLoop(ctx context.Context) {
 			}
 			s.settleLeft(ctx, v.OrderID, "recovered after a stop")
 		}
-		s.mu.Lock()
-		if err == nil {
-			s.ready, s.recoverErr = true, ""
-		} else {
-			s.recoverErr = err.Error()
-			s.log.Warn("recovery incomplete: no new order until it is", "err", err)
-		}
-		s.availabilityLocked()
-		c, t := s.snapshotsLocked(false)
-		s.mu.Unlock()
-		s.publish(c, t)
+		s.changeAvailability(func() {
+			if err == nil {
+				s.ready, s.recoverErr = true, ""
+			} else {
+				s.recoverErr = err.Error()
+				s.log.Warn("recovery incomplete: no new order until it is", "err", err)
+			}
+		})
 		if err == nil {
 			return
 		}
@@ -288,12 +285,7 @@ func (s *Service) recoverLoop(ctx context.Context) {
 // staff, shown on the unavailable screen), until Hold(""). An order already
 // started goes on.
 func (s *Service) Hold(reason string) {
-	s.mu.Lock()
-	s.hold = reason
-	s.availabilityLocked()
-	c, t := s.snapshotsLocked(false)
-	s.mu.Unlock()
-	s.publish(c, t)
+	s.changeAvailability(func() { s.hold = reason })
 }
 
 // Reload reads the settings and the catalog again. An invalid catalog is

@@ -139,12 +139,7 @@ func (s *Service) RefreshTerminal() {
 
 func (s *Service) refreshTerminal() {
 	st := s.cfg.Terminal.TerminalStatus()
-	s.mu.Lock()
-	s.status = st
-	s.availabilityLocked()
-	c, t := s.snapshotsLocked(false)
-	s.mu.Unlock()
-	s.publish(c, t)
+	s.changeAvailability(func() { s.status = st })
 }
 
 // usableLocked reports whether an order may start, and why not.
@@ -193,6 +188,18 @@ func (s *Service) terminalUsableLocked() (ok bool, problem string) {
 		return false, "The payment terminal has not answered" + since + "."
 	}
 	return true, ""
+}
+
+// changeAvailability changes what the kiosk's availability depends on
+// (change runs under the lock), then moves between welcome and
+// unavailable and publishes the snapshots.
+func (s *Service) changeAvailability(change func()) {
+	s.mu.Lock()
+	change()
+	s.availabilityLocked()
+	c, t := s.snapshotsLocked(false)
+	s.mu.Unlock()
+	s.publish(c, t)
 }
 
 // availabilityLocked moves between welcome and unavailable. A cart being

@@ -688,10 +688,9 @@ func (d *driver) finish(to journal.State, a *Answer, note string, ref *refusal) 
 		msg = ""
 	}
 	info.AwaitWitness = d.needsWitness(to)
-	att, err := d.o.cfg.Journal.Transition(d.o.ctx, d.r.uuid, d.att.State, to, info)
+	att, err := d.o.journalOutcome(d.r.uuid, d.att.State, to, info)
 	if err != nil {
-		d.o.log.Error("journal the outcome", "uuid", d.r.uuid, "to", to, "err", err)
-		msg = fmt.Sprintf("%s (not recorded: %s)", note, fault.MessageOf(err))
+		msg = notRecorded(note, err)
 	} else {
 		d.att = att
 		if att.Witness == journal.WitnessAwaiting {
@@ -771,10 +770,4 @@ func (d *driver) journalFailed(what string, err error) {
 }
 
 // update changes the run's view and publishes it.
-func (d *driver) update(f func(*View)) {
-	d.r.mu.Lock()
-	f(&d.r.view)
-	v := d.r.view
-	d.r.mu.Unlock()
-	d.o.emit(v)
-}
+func (d *driver) update(f func(*View)) { d.o.update(d.r, f) }

@@ -24,7 +24,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/comptoir-pos/comptoir/backend/device"
 	"io"
 	"log/slog"
 	"slices"
@@ -32,6 +31,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/google/uuid"
@@ -390,6 +391,21 @@ func (o *Orchestrator) Summary(ctx context.Context, orderID string) (OrderSummar
 	return m, nil
 }
 
+// journalOutcome journals an attempt's move to its outcome; a refusal is
+// logged, and the caller's message says it (notRecorded).
+func (o *Orchestrator) journalOutcome(uuid string, from, to journal.State, info journal.TransitionInfo) (journal.Attempt, error) {
+	att, err := o.cfg.Journal.Transition(o.ctx, uuid, from, to, info)
+	if err != nil {
+		o.log.Error("journal the outcome", "uuid", uuid, "to", to, "err", err)
+	}
+	return att, err
+}
+
+// notRecorded is the message of an outcome the journal refused to record.
+func notRecorded(note string, err error) string {
+	return fmt.Sprintf("%s (not recorded: %s)", note, fault.MessageOf(err))
+}
+
 // orderPaid reports whether the journal says the order is paid.
 func (o *Orchestrator) orderPaid(orderID string) bool {
 	ord, err := o.cfg.Journal.Order(o.ctx, orderID)
@@ -467,6 +483,15 @@ func (o *Orchestrator) launch(r *run, att journal.Attempt) error {
 		d.run()
 	}()
 	return nil
+}
+
+// update changes r's view and publishes it.
+func (o *Orchestrator) update(r *run, f func(*View)) {
+	r.mu.Lock()
+	f(&r.view)
+	v := r.view
+	r.mu.Unlock()
+	o.emit(v)
 }
 
 func (o *Orchestrator) emit(v View) {

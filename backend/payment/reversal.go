@@ -273,10 +273,9 @@ func (v *reversal) finish(to journal.State, raw []byte, c *Charge, note string) 
 		info.Error = note
 	}
 	msg := note
-	att, err := v.o.cfg.Journal.Transition(v.o.ctx, v.r.uuid, v.att.State, to, info)
+	att, err := v.o.journalOutcome(v.r.uuid, v.att.State, to, info)
 	if err != nil {
-		v.o.log.Error("journal the outcome", "uuid", v.r.uuid, "to", to, "err", err)
-		msg = fmt.Sprintf("%s (not recorded: %s)", note, fault.MessageOf(err))
+		msg = notRecorded(note, err)
 	} else {
 		v.att = att
 	}
@@ -288,10 +287,4 @@ func (v *reversal) finish(to journal.State, raw []byte, c *Charge, note string) 
 	})
 }
 
-func (v *reversal) update(f func(*View)) {
-	v.r.mu.Lock()
-	f(&v.r.view)
-	view := v.r.view
-	v.r.mu.Unlock()
-	v.o.emit(view)
-}
+func (v *reversal) update(f func(*View)) { v.o.update(v.r, f) }

@@ -47,12 +47,9 @@ const reversalNotePrefix = "reversal approved "
 // took. The terminal decides whether it is still reversible (16 h by its
 // own clock); an answer lost on the way is settled from its history.
 func (s *Staff) Reverse(ctx context.Context, sessionID, uuid string) (ReversalResult, error) {
-	sess, err := s.session(sessionID)
+	sess, err := s.reversalSession(sessionID)
 	if err != nil {
 		return ReversalResult{}, err
-	}
-	if s.cfg.Payments == nil {
-		return ReversalResult{}, errorf(ETERMINAL, "Reversals are not available: the kiosk is not connected to a terminal.")
 	}
 	s.actMu.Lock()
 	defer s.actMu.Unlock()
@@ -71,6 +68,19 @@ func (s *Staff) Reverse(ctx context.Context, sessionID, uuid string) (ReversalRe
 	return s.reverse(ctx, sess, att)
 }
 
+// reversalSession is the session of a reversal, which needs a terminal
+// that takes payments.
+func (s *Staff) reversalSession(sessionID string) (Session, error) {
+	sess, err := s.session(sessionID)
+	if err != nil {
+		return Session{}, err
+	}
+	if s.cfg.Payments == nil {
+		return Session{}, errorf(ETERMINAL, "Reversals are not available: the kiosk is not connected to a terminal.")
+	}
+	return sess, nil
+}
+
 // ReverseTransaction reverses a debit of the terminal's history that the
 // journal does not know (a charge made on the terminal's keypad, for
 // instance). The charge is first recorded in the journal as what it is (an
@@ -78,12 +88,9 @@ func (s *Staff) Reverse(ctx context.Context, sessionID, uuid string) (ReversalRe
 // never typed), then reversed like any other, so that it is given back
 // once and never beyond what it took.
 func (s *Staff) ReverseTransaction(ctx context.Context, sessionID, transactionID string) (ReversalResult, error) {
-	sess, err := s.session(sessionID)
+	sess, err := s.reversalSession(sessionID)
 	if err != nil {
 		return ReversalResult{}, err
-	}
-	if s.cfg.Payments == nil {
-		return ReversalResult{}, errorf(ETERMINAL, "Reversals are not available: the kiosk is not connected to a terminal.")
 	}
 	s.actMu.Lock()
 	defer s.actMu.Unlock()

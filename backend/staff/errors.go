@@ -5,6 +5,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/fault"
+	"github.com/comptoir-pos/comptoir/backend/receipt"
 )
 
 // Error codes: staff mode's own, beside fault's (EINVALID, ENOTFOUND,
@@ -52,45 +53,29 @@ func journalErr(err error, what string) error {
 	return &Error{Code: EINTERNAL, Message: what + ": the journal could not be read or written (" + fault.MessageOf(err) + ").", Err: err}
 }
 
+// reversalRefusals are the sentences for the reversals the terminal
+// refuses, by the Local API's code.
+var reversalRefusals = map[device.Code]string{
+	device.CodeReversalNotFound:    "The terminal does not know this transaction: it was not made on this terminal, so it cannot be reversed here. Nothing was reversed.",
+	device.CodeReversalAmount:      "The terminal refused the reversal: the amount does not match the original payment (amount plus tip). Nothing was reversed.",
+	device.CodeReversalAlready:     "This payment has already been reversed: the customer was already reimbursed. Nothing more was done.",
+	device.CodeReversalNotEligible: "The terminal cannot reverse this payment: it is more than 16 hours old by the terminal's clock, or it is not an approved card payment. Make a refund instead.",
+	device.CodeReversalNoGateway:   "The terminal found no payment network to handle the reversal. Nothing was reversed: try again later, or make a refund.",
+	device.CodeReversalUnexpected:  "The terminal had an unexpected error. Nothing was reversed: try again in a moment.",
+	device.CodeReversalIDMandatory: "The terminal needs the transaction's id to reverse it, and none was sent. Nothing was reversed.",
+}
+
 // ReversalMessage is the sentence for a reversal the terminal refused.
 func ReversalMessage(code device.Code) string {
-	switch code {
-	case device.CodeReversalNotFound:
-		return "The terminal does not know this transaction: it was not made on this terminal, so it cannot be reversed here. Nothing was reversed."
-	case device.CodeReversalAmount:
-		return "The terminal refused the reversal: the amount does not match the original payment (amount plus tip). Nothing was reversed."
-	case device.CodeReversalAlready:
-		return "This payment has already been reversed: the customer was already reimbursed. Nothing more was done."
-	case device.CodeReversalNotEligible:
-		return "The terminal cannot reverse this payment: it is more than 16 hours old by the terminal's clock, or it is not an approved card payment. Make a refund instead."
-	case device.CodeReversalNoGateway:
-		return "The terminal found no payment network to handle the reversal. Nothing was reversed: try again later, or make a refund."
-	case device.CodeReversalUnexpected:
-		return "The terminal had an unexpected error. Nothing was reversed: try again in a moment."
-	case device.CodeReversalIDMandatory:
-		return "The terminal needs the transaction's id to reverse it, and none was sent. Nothing was reversed."
+	if m, ok := reversalRefusals[code]; ok {
+		return m
 	}
 	return "The terminal refused the reversal. Nothing was reversed."
 }
 
-// receiptMessage is the sentence for a print or share the terminal refused.
-func receiptMessage(code device.Code) string {
-	switch code {
-	case device.CodePrintDataMissing:
-		return "The terminal refused to print: the receipt was empty."
-	case device.CodePrintWrongFormat:
-		return "The terminal's printer refused the receipt's format."
-	case device.CodeShareTransactionID:
-		return "The terminal does not know this payment, so it cannot send its receipt."
-	case device.CodeShareReceiptTicket:
-		return "The terminal refused the receipt's content."
-	case device.CodeShareMedium:
-		return "The terminal cannot send receipts this way: choose print, email, SMS or the customer's preference."
-	case device.CodeShareBadRequest:
-		return "The terminal refused the request as badly formed."
-	}
-	return "The terminal refused the receipt."
-}
+// receiptMessage is the sentence for a print or share the terminal refused
+// (backend/receipt words each refusal for staff and for the customer).
+func receiptMessage(code device.Code) string { return receipt.RefusalOf(code).Staff }
 
 // terminalErr classifies an error of a call that changes nothing of value
 // (print, share, history, ping): refused, or not reached.

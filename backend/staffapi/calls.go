@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/comptoir-pos/comptoir/backend/device"
 	"reflect"
 
+	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 )
 
@@ -151,7 +152,7 @@ var calls = map[string]call{
 func decode(args []json.RawMessage, out ...any) error {
 	for i, p := range out {
 		if err := json.Unmarshal(args[i], p); err != nil {
-			return &ArgError{fmt.Sprintf("argument %d: expected %s: %v", i+1, reflect.TypeOf(p).Elem(), err)}
+			return &fault.ArgError{Msg: fmt.Sprintf("argument %d: expected %s: %v", i+1, reflect.TypeOf(p).Elem(), err)}
 		}
 	}
 	return nil
@@ -168,7 +169,7 @@ func withGesture(f func(context.Context, *API, staff.Origin, string) (any, error
 		}
 		if len(args) > 1 {
 			if err := json.Unmarshal(args[1], &g); err != nil {
-				return nil, &ArgError{fmt.Sprintf("argument 2: expected a gesture: %v", err)}
+				return nil, &fault.ArgError{Msg: fmt.Sprintf("argument 2: expected a gesture: %v", err)}
 			}
 		}
 		return f(ctx, a, a.origin(g), x)

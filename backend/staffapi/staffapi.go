@@ -278,28 +278,22 @@ func (a *API) WithBusy(busy func() string) *API {
 	return &API{cfg: cfg, desktop: a.desktop}
 }
 
-// ArgError is a call whose name or arguments do not fit: a bug of the
-// caller, not an answer for staff.
-type ArgError struct{ Msg string }
-
-func (e *ArgError) Error() string { return e.Msg }
-
 // Call runs the named call with its JSON arguments. The error is an
-// *ArgError only; everything else is in the Result.
+// *fault.ArgError only; everything else is in the Result.
 func (a *API) Call(ctx context.Context, name string, args []json.RawMessage) (Result, error) {
 	c, ok := calls[name]
 	if !ok {
-		return Result{}, &ArgError{fmt.Sprintf("unknown staff call %q", name)}
+		return Result{}, &fault.ArgError{Msg: fmt.Sprintf("unknown staff call %q", name)}
 	}
 	if len(args) < c.n || len(args) > c.n+c.opt {
 		want := fmt.Sprint(c.n)
 		if c.opt > 0 {
 			want = fmt.Sprintf("%d to %d", c.n, c.n+c.opt)
 		}
-		return Result{}, &ArgError{fmt.Sprintf("%s: expected %s argument(s), got %d", name, want, len(args))}
+		return Result{}, &fault.ArgError{Msg: fmt.Sprintf("%s: expected %s argument(s), got %d", name, want, len(args))}
 	}
 	v, err := c.f(ctx, a, args)
-	var ae *ArgError
+	var ae *fault.ArgError
 	if errors.As(err, &ae) {
 		return Result{}, err
 	}
@@ -324,7 +318,7 @@ func Names() []string {
 // code and sentence; a call that does not fit is EBADCALL; anything else
 // (a layer's own words, a bare Go error) is EINTERNAL.
 func View(err error) *ErrorView {
-	var ae *ArgError
+	var ae *fault.ArgError
 	if errors.As(err, &ae) {
 		return &ErrorView{Code: EBADCALL, Message: ae.Msg}
 	}
@@ -505,12 +499,16 @@ func (a *API) saveSetting(ctx context.Context, sid, key string, value json.RawMe
 	return a.cfg.Staff.Settings(ctx, sid)
 }
 
+// errNoKiosk answers a call about the customer screen while the kiosk is
+// not running.
+var errNoKiosk = &staff.Error{Code: staff.EINVALID, Message: "The kiosk is not running."}
+
 func (a *API) reloadCatalog(ctx context.Context, sid string) (any, error) {
 	if _, err := a.session(sid); err != nil {
 		return nil, err
 	}
 	if a.cfg.Kiosk == nil {
-		return nil, &staff.Error{Code: staff.EINVALID, Message: "The kiosk is not running."}
+		return nil, errNoKiosk
 	}
 	if err := a.cfg.Kiosk.Reload(); err != nil {
 		a.record(ctx, sid, "catalog_reload_refused", kiosk.CatalogFile, err.Error())
@@ -545,7 +543,7 @@ func (a *API) closeCheckout(ctx context.Context, sid string) (kiosk.CheckoutView
 		return kiosk.CheckoutView{}, err
 	}
 	if a.cfg.Kiosk == nil {
-		return kiosk.CheckoutView{}, &staff.Error{Code: staff.EINVALID, Message: "The kiosk is not running."}
+		return kiosk.CheckoutView{}, errNoKiosk
 	}
 	before := a.cfg.Kiosk.Checkout()
 	v, err := a.cfg.Kiosk.Release()

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/staff"
 )
@@ -209,7 +210,7 @@ func TestUnlockErrorsKeepTheirCodes(t *testing.T) {
 
 func TestBadCallsAreArgErrors(t *testing.T) {
 	a, _, _ := newAPI(t, true)
-	var ae *ArgError
+	var ae *fault.ArgError
 	if _, err := a.Call(context.Background(), "Nope", nil); !errors.As(err, &ae) {
 		t.Fatalf("unknown call: %v", err)
 	}
@@ -367,7 +368,7 @@ func TestViewOfOtherErrors(t *testing.T) {
 	if v := View(worded); v.Code != staff.ETERMINAL || v.Message != "Refused." || v.TerminalCode != "reversal_amount_mismatch" || v.TerminalMessage == "" {
 		t.Fatalf("staff's words: %+v", v)
 	}
-	if v := View(&ArgError{Msg: "Touch: expected 1 argument(s), got 0"}); v.Code != EBADCALL || !strings.Contains(v.Message, "expected 1") {
+	if v := View(&fault.ArgError{Msg: "Touch: expected 1 argument(s), got 0"}); v.Code != EBADCALL || !strings.Contains(v.Message, "expected 1") {
 		t.Fatalf("a call that does not fit: %+v", v)
 	}
 }
@@ -422,7 +423,7 @@ func TestTheLockoutIsPerOrigin(t *testing.T) {
 	if c := code(mustCall(t, browser, "Unlock", "482916", GestureShortcut)); c != "" {
 		t.Fatalf("the browser after the recovery code: %q", c)
 	}
-	var ae *ArgError
+	var ae *fault.ArgError
 	if _, err := browser.Call(context.Background(), "Unlock", raw("482916", "corner", "more")); !errors.As(err, &ae) {
 		t.Fatalf("three arguments: %v", err)
 	}

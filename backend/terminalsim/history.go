@@ -120,6 +120,10 @@ type HistoryFault struct {
 	Pad int `json:"pad"`
 }
 
+// Valid reports whether the fault can be: no count below 0, a pad of at
+// most 64 MiB.
+func (f HistoryFault) Valid() bool { return f.Extra >= 0 && f.Pad >= 0 && f.Pad <= 64<<20 }
+
 // HistoryServed is what /transactions has answered since the last Reset.
 type HistoryServed struct {
 	Pages int   `json:"pages"`
@@ -128,12 +132,10 @@ type HistoryServed struct {
 
 // SetHistoryFault sets how /transactions misbehaves (the zero value: not).
 func (t *Terminal) SetHistoryFault(f HistoryFault) error {
-	if f.Extra < 0 || f.Pad < 0 || f.Pad > 64<<20 {
+	if !f.Valid() {
 		return fmt.Errorf("terminalsim: history fault %+v: extra and pad are 0 or more, pad at most 64 MiB", f)
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.histFault = f
+	t.locked(func() { t.histFault = f })
 	return nil
 }
 

@@ -214,6 +214,13 @@ func (t *Terminal) scaled(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * t.cfg.TimeScale)
 }
 
+// locked runs f holding the terminal's lock.
+func (t *Terminal) locked(f func()) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f()
+}
+
 func (t *Terminal) broadcastLocked() {
 	close(t.changed)
 	t.changed = make(chan struct{})
@@ -231,65 +238,47 @@ func (t *Terminal) Now() time.Time {
 // Advance moves the terminal's clock forward by d (backward if negative).
 // Timers already running are not affected: they run on scaled real time.
 func (t *Terminal) Advance(d time.Duration) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.offset += d
-	t.broadcastLocked()
+	t.locked(func() {
+		t.offset += d
+		t.broadcastLocked()
+	})
 }
 
 // SetClock sets the terminal's clock to now.
 func (t *Terminal) SetClock(now time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.offset = now.Sub(t.cfg.Now())
-	t.broadcastLocked()
+	t.locked(func() {
+		t.offset = now.Sub(t.cfg.Now())
+		t.broadcastLocked()
+	})
 }
 
 // Script queues behaviours for the next payments started through the Local
 // API, one each, in order. They take precedence over the test amounts.
 func (t *Terminal) Script(b ...Behaviour) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.script = append(t.script, b...)
-	t.broadcastLocked()
+	t.locked(func() {
+		t.script = append(t.script, b...)
+		t.broadcastLocked()
+	})
 }
 
 // ClearScript empties the queue of scripted behaviours.
-func (t *Terminal) ClearScript() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.script = nil
-}
+func (t *Terminal) ClearScript() { t.locked(func() { t.script = nil }) }
 
 // SetDefault sets the behaviour of payments with nothing scripted and no test
 // amount.
-func (t *Terminal) SetDefault(b Behaviour) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.def = b
-}
+func (t *Terminal) SetDefault(b Behaviour) { t.locked(func() { t.def = b }) }
 
 // SetTipsEnabled changes the terminal's own tip setting.
-func (t *Terminal) SetTipsEnabled(on bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.tips = on
-}
+func (t *Terminal) SetTipsEnabled(on bool) { t.locked(func() { t.tips = on }) }
 
 // SetPaper puts paper in the printer (true) or runs it out (false). Without
 // paper /print still answers ok but nothing is printed.
-func (t *Terminal) SetPaper(ok bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.paper = ok
-}
+func (t *Terminal) SetPaper(ok bool) { t.locked(func() { t.paper = ok }) }
 
 // FailNextReversal makes the next reversal that would succeed answer ko with
 // message instead (for example localapi.MsgReversalNoGateway). Calls queue.
 func (t *Terminal) FailNextReversal(message string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.revErrs = append(t.revErrs, message)
+	t.locked(func() { t.revErrs = append(t.revErrs, message) })
 }
 
 // FailNextReversalAnswers makes the next reversals' answers travel as given,
@@ -301,9 +290,7 @@ func (t *Terminal) FailNextReversalAnswers(answers ...Answer) error {
 	if err := checkAnswers(answers); err != nil {
 		return err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.revAns = append(t.revAns, answers...)
+	t.locked(func() { t.revAns = append(t.revAns, answers...) })
 	return nil
 }
 
@@ -316,9 +303,7 @@ func (t *Terminal) FailNextAbortAnswers(answers ...Answer) error {
 	if err := checkAnswers(answers); err != nil {
 		return err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.abortAns = append(t.abortAns, answers...)
+	t.locked(func() { t.abortAns = append(t.abortAns, answers...) })
 	return nil
 }
 
@@ -539,22 +524,7 @@ func (t *Terminal) WaitFor(ctx context.Context, cond func(State) bool) error {
 
 // WaitIdle waits until no payment is in progress.
 func (t *Terminal) WaitIdle(ctx context.Context) error {
-	for {
-		t.mu.Lock()
-		idle, ch, closed := t.current == nil, t.changed, t.closed
-		t.mu.Unlock()
-		switch {
-		case idle:
-			return nil
-		case closed:
-			return ErrClosed
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	return t.WaitFor(ctx, func(s State) bool { return s.Current == nil })
 }
 
 // Reset ends the payment in progress (ko), then forgets every transaction,
