@@ -121,22 +121,22 @@ func TestRuleOnlyAnApprovedDebitIsReversedByItsTransaction(t *testing.T) {
 	st.mu.Unlock()
 
 	ledger := len(e.sim.Ledger())
-	for _, tt := range []struct{ name, tx string }{
-		{"a declined debit of the journal", declined.TransactionID},
-		{"an approved refund of the journal", refund.TransactionID},
-		{"a declined debit of the keypad", keypadDeclined},
-		{"a refund of the keypad", "keypad-refund-1"},
+	for _, tt := range []struct {
+		name, tx string
+		held     bool // the journal holds it
+	}{
+		{"a declined debit of the journal", declined.TransactionID, true},
+		{"an approved refund of the journal", refund.TransactionID, true},
+		{"a declined debit of the keypad", keypadDeclined, false},
+		{"a refund of the keypad", "keypad-refund-1", false},
 	} {
 		_, err := e.st.ReverseTransaction(e.ctx, s.ID, tt.tx)
 		se := wantCode(t, err, EINVALID)
-		if !strings.Contains(se.Message, "only an approved card payment can be reversed") &&
-			!strings.Contains(se.Message, "Only an approved card payment can be reversed") {
+		if !strings.Contains(strings.ToLower(se.Message), "only an approved card payment can be reversed") {
 			t.Errorf("%s: %q, want it said that only an approved card payment is reversed", tt.name, se.Message)
 		}
-		if _, err := e.db.AttemptByTransaction(e.ctx, tt.tx); tt.tx == keypadDeclined || tt.tx == "keypad-refund-1" {
-			if err == nil {
-				t.Errorf("%s: recorded in the journal", tt.name)
-			}
+		if _, err := e.db.AttemptByTransaction(e.ctx, tt.tx); !tt.held && err == nil {
+			t.Errorf("%s: recorded in the journal", tt.name)
 		}
 	}
 	if n := len(e.sim.Ledger()); n != ledger {
