@@ -13,7 +13,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/journal"
 )
 
-// lastEvents are the types of the events recorded since the first n.
+// eventsAfter are the events recorded after the first n.
 func (e *env) eventsAfter(n int) []Event {
 	e.t.Helper()
 	rs, err := e.db.FiscalRecords(e.ctx, journal.FiscalEvent, 0, 0)
