@@ -2,6 +2,8 @@ package fiscal
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -49,6 +51,14 @@ func TestTheLedgerSignsOnlyWithinTheBounds(t *testing.T) {
 		{"a VAT base with a negative tax", withVAT(sale(line(1, 110)), VAT{Rate: 1000, Gross: 110, Tax: -10, Net: 120}), false, 0},
 		{"a VAT base whose parts do not add up", withVAT(sale(line(1, 110)), VAT{Rate: 1000, Gross: 110, Tax: 10, Net: 99}), false, 0},
 		{"VAT bases over the total", withVAT(sale(line(1, 110)), VAT{Rate: 1000, Gross: 111, Tax: 11, Net: 100}), false, 0},
+		{"a VAT base at 0 %", withVAT(sale(line(1, 110)), VAT{Rate: 0, Gross: 110, Tax: 0, Net: 110}), true, 0},
+		{"a VAT base of a free line", withVAT(sale(line(1, 0)), VAT{Rate: 1000, Gross: 0, Tax: 0, Net: 0}), true, 0},
+		{"a VAT base at the order's bound", withVAT(sale(big, big, big, big, big), VAT{Rate: 1000, Gross: MaxOrderAmount, Tax: 454_545, Net: MaxOrderAmount - 454_545}), true, 0},
+		{"two VAT bases each under the total, over it together", func() Ticket {
+			s := sale(line(1, 110))
+			s.VAT = []VAT{{Rate: 1000, Gross: 60, Tax: 5, Net: 55}, {Rate: 2000, Gross: 60, Tax: 10, Net: 50}}
+			return s
+		}(), false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,6 +72,11 @@ func TestTheLedgerSignsOnlyWithinTheBounds(t *testing.T) {
 			var be *BoundsError
 			if !errors.As(err, &be) || be.Line != tt.line || be.Order != "o" {
 				t.Fatalf("got %v, want a bounds error on line %d", err, tt.line)
+			}
+			// The message names the line at fault, or none for the order.
+			if named := strings.Contains(err.Error(), "line "); named != (tt.line > 0) ||
+				named && !strings.Contains(err.Error(), fmt.Sprintf("order o, line %d: ", tt.line)) {
+				t.Fatalf("the message %q, for line %d", err, tt.line)
 			}
 		})
 	}

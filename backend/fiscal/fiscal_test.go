@@ -379,6 +379,10 @@ func TestProrateSharesACreditByRate(t *testing.T) {
 		{"a third, a cent of rounding to the largest rate", sale, 100, 303, []VAT{neg(550, 33), neg(1000, 67)}},
 		{"half", []VAT{{Rate: 1000, Gross: 500}, {Rate: 2000, Gross: 600}}, 550, 1100, []VAT{neg(1000, 250), neg(2000, 300)}},
 		{"all of it", sale, 303, 303, []VAT{neg(550, 101), neg(1000, 202)}},
+		// The same sale shares a credit the same way every time: of two
+		// rates as large, the cents go to the first in the sale's order.
+		{"a tie, the cents to the first of the largest", []VAT{{Rate: 550, Gross: 500}, {Rate: 2000, Gross: 500}, {Rate: 1000, Gross: 100}},
+			367, 1100, []VAT{neg(550, 168), neg(1000, 33), neg(2000, 166)}},
 		{"nothing given back", sale, 0, 303, []VAT{}},
 		{"a sale of nothing", sale, 100, 0, []VAT{}},
 		{"no rate", nil, 100, 303, []VAT{}},
