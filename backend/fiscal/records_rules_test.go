@@ -291,6 +291,49 @@ func TestACreditGivesBackItsTipAsMoneyNotGoods(t *testing.T) {
 	}
 }
 
+// Part of a tip given back with part of the goods: the credit's goods are
+// the money given back less its tip, its VAT shared on them alone; a
+// reversal of a tipped card part gives back that part's goods and its
+// tip apart, even though it asks for both in one amount.
+func TestACreditCountsOnlyItsGoodsAsGoods(t *testing.T) {
+	credit := func(c Ticket, goods, tip int64) string {
+		var vat int64
+		for _, v := range c.VAT {
+			vat += v.Gross
+		}
+		if c.TotalInclTax != -goods || vat != -goods || len(c.Lines) != 1 || c.Lines[0].Total != -goods ||
+			len(c.Payments) != 1 || c.Payments[0].Amount != -goods || c.Payments[0].Tip != -tip {
+			return fmt.Sprintf("%+v", c)
+		}
+		return ""
+	}
+	e := newEnv(t)
+	e.tippedSale("o-1", 150)
+	e.record()
+	e.tipped("o-1", journal.KindRefund, 300, 50)
+	e.record()
+	if bad := credit(e.tickets()[1], 300, 50); bad != "" {
+		t.Fatalf("a refund of 3.00 and 0.50 of tip: %s", bad)
+	}
+
+	e = newEnv(t)
+	data := `{"number":"9","language":"fr","lines":[
+		{"name":{"fr":"Café"},"qty":2,"unitPrice":250,"total":500,"vatRate":1000},
+		{"name":{"fr":"Bière"},"qty":1,"unitPrice":600,"total":600,"vatRate":2000}]}`
+	if err := e.db.CreateOrder(e.ctx, journal.Order{ID: "o-2", Currency: "EUR", Total: 1100, Data: json.RawMessage(data)}); err != nil {
+		t.Fatal(err)
+	}
+	e.tipped("o-2", journal.KindDebit, 300, 0)
+	card := e.tipped("o-2", journal.KindDebit, 800, 100)
+	e.record()
+	e.attempt("o-2", journal.KindReversal, 900, card.TransactionID)
+	e.record()
+	ts := e.tickets()
+	if bad := credit(ts[len(ts)-1], 800, 100); bad != "" {
+		t.Fatalf("a reversal of a card part of 8.00 with 1.00 of tip: %s", bad)
+	}
+}
+
 // A ticket is in its order's currency.
 func TestATicketIsInItsOrdersCurrency(t *testing.T) {
 	e := newEnv(t)

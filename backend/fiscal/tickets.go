@@ -267,7 +267,6 @@ func (l *Ledger) credit(ctx context.Context, st settings.Settings, a journal.Att
 		typ = TicketReversal
 	}
 	t := Ticket{Type: typ, Kiosk: l.Kiosk, Software: l.Software, Order: a.OrderID, Attempt: a.UUID, Payments: []Payment{}}
-	back := a.Total()
 	var sale *Ticket
 	if rec, err := l.db.FiscalBySource(ctx, journal.FiscalTicket, SaleSource(a.OrderID)); err == nil {
 		var s Ticket
@@ -285,9 +284,11 @@ func (l *Ledger) credit(ctx context.Context, st settings.Settings, a journal.Att
 		sale = &s
 	}
 	t.OrderNumber, t.Currency, t.Dining = sale.OrderNumber, sale.Currency, sale.Dining
-	// What was given back of the sale's goods: the sale's total at most
-	// (a tip given back is money, not goods).
-	goods := min(back, sale.TotalInclTax)
+	// What was given back of the sale's goods: the money given back less
+	// its tip (a tip given back is money, not goods), the sale's total at
+	// most.
+	paid, tip := l.givenBack(ctx, a)
+	goods := min(paid, sale.TotalInclTax)
 	t.Lines = []Line{{Name: fmt.Sprintf("%s of ticket %d", typ, t.RefersTo), Qty: -1, UnitPrice: goods, Total: -goods, VATRate: -1}}
 	t.VAT = prorate(sale.VAT, goods, sale.TotalInclTax)
 	t.TotalInclTax = -goods
@@ -298,8 +299,26 @@ func (l *Ledger) credit(ctx context.Context, st settings.Settings, a journal.Att
 	if payment.TraitsOf(a.Channel).WithoutCard {
 		means = "card (by API)"
 	}
-	t.Payments = append(t.Payments, Payment{Means: means, Amount: -a.Paid(), Tip: -a.Gift(), TransactionID: a.TransactionID})
+	t.Payments = append(t.Payments, Payment{Means: means, Amount: -paid, Tip: -tip, TransactionID: a.TransactionID})
 	return t, nil
+}
+
+// givenBack splits the money a refund or a reversal gave back into what
+// paid for goods and the tip. A reversal asks for its debit's whole total
+// in one amount: its tip is the debit's (the debit found by its
+// transaction; none found, all of it counts as paid for goods, which the
+// sale's total bounds).
+func (l *Ledger) givenBack(ctx context.Context, a journal.Attempt) (paid, tip int64) {
+	paid, tip = a.Paid(), a.Gift()
+	if a.Kind != journal.KindReversal || a.InitialTransactionID == "" {
+		return paid, tip
+	}
+	d, err := l.db.AttemptByTransaction(ctx, a.InitialTransactionID)
+	if err != nil || d.Kind != journal.KindDebit || d.OrderID != a.OrderID {
+		return paid, tip
+	}
+	tip = min(d.Gift(), a.Total())
+	return a.Total() - tip, tip
 }
 
 // prorate is part/whole of each rate's VAT, negative (a credit), the
