@@ -86,45 +86,48 @@ func (c *Cloud) logged(h http.Handler) http.Handler {
 		case r.Header.Get("Service-Secret") != "":
 			rec.Auth = "service-secret"
 		}
-		sw := &statusWriter{ResponseWriter: w}
+		// The record goes into the log as soon as the answer is known, before
+		// it reaches the client: a client that saw an answer (or a dropped
+		// connection) finds its request in the log.
+		sw := &statusWriter{ResponseWriter: w, logged: func(status int) {
+			rec.Status = status
+			c.requests.add(rec)
+		}}
 		defer func() {
 			p := recover()
-			switch {
-			case sw.hijacked || (p != nil && sw.status == 0):
-				rec.Status = 0 // dropped, or aborted before an answer
-			case sw.status == 0:
-				rec.Status = http.StatusOK // a handler that wrote nothing
-			default:
-				rec.Status = sw.status
-			}
-			c.requests.add(rec)
 			if p != nil {
+				sw.settle(0) // aborted before an answer
 				panic(p)
 			}
+			sw.settle(http.StatusOK) // a handler that wrote nothing
 		}()
 		h.ServeHTTP(sw, r)
 	})
 }
 
-// statusWriter remembers the status written, and lets a fault drop the
-// connection (Hijack).
+// statusWriter logs the answer once it is known (its status, 0 for a
+// dropped connection), and lets a fault drop the connection (Hijack).
 type statusWriter struct {
 	http.ResponseWriter
-	status   int
-	hijacked bool
+	logged func(status int)
+}
+
+// settle logs the request with status, the first time only.
+func (w *statusWriter) settle(status int) {
+	if w.logged == nil {
+		return
+	}
+	w.logged(status)
+	w.logged = nil
 }
 
 func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
+	w.settle(code)
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
+	w.settle(http.StatusOK)
 	return w.ResponseWriter.Write(b)
 }
 
@@ -139,6 +142,6 @@ func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if !ok {
 		return nil, nil, http.ErrNotSupported
 	}
-	w.hijacked = true
+	w.settle(0) // dropped without an answer
 	return hj.Hijack()
 }
