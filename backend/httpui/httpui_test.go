@@ -143,7 +143,9 @@ func TestEveryIntentIsServed(t *testing.T) {
 		t.Fatalf("intents served %v, contract %v", got, want)
 	}
 	e := newEnv(t)
-	e.sim.Script(terminalsim.Decline())
+	// The payment waits for the card until Cancel ends it (a scripted
+	// decline could end it before Cancel comes, refusing Cancel).
+	e.sim.Script(terminalsim.HoldBeforeHandover())
 	// A walk through every intent, over HTTP.
 	for _, c := range []struct{ name, args, phase, errKey string }{
 		{"Info", ``, "", ""},
