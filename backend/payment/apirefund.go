@@ -252,7 +252,7 @@ func (v *apiRefund) send() wsStep {
 
 // provider journals the provider's id and word of the refund.
 func (v *apiRefund) provider(a Answer, note string) {
-	if a.ProviderID != v.att.ProviderID || a.ProviderStatus != v.att.ProviderStatus {
+	if newWord(v.att, a) {
 		v.changedAt = v.now()
 	}
 	att, err := v.o.cfg.Journal.SetProvider(v.o.ctx, v.r.uuid, a.ProviderID, a.ProviderStatus, a.Raw, note)

@@ -1,6 +1,10 @@
 package payment
 
-import "time"
+import (
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+)
 
 // Cadence is how often an attempt that has no outcome yet is asked about,
 // the one rule of every channel that polls (docs/payments.md, "Polling
@@ -85,10 +89,15 @@ func (d *driver) pollPause() time.Duration {
 // noteChange notes when an answer shows the attempt changed (the
 // provider's id or word, money paid): the polls are quick again.
 func (d *driver) noteChange(a Answer) {
-	if (a.ProviderID != "" && a.ProviderID != d.att.ProviderID) || (a.ProviderStatus != "" && a.ProviderStatus != d.att.ProviderStatus) ||
-		(a.Outcome == OutcomePending && a.Paid != d.r.snapshot().Paid) {
+	if newWord(d.att, a) || (a.Outcome == OutcomePending && a.Paid != d.r.snapshot().Paid) {
 		d.changedAt = d.now()
 	}
+}
+
+// newWord reports whether the provider's answer a says something new of
+// att: another id or another status (saying nothing is nothing new).
+func newWord(att journal.Attempt, a Answer) bool {
+	return (a.ProviderID != "" && a.ProviderID != att.ProviderID) || (a.ProviderStatus != "" && a.ProviderStatus != att.ProviderStatus)
 }
 
 // searchPause is the pause between two searches of the history for a

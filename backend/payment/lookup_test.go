@@ -140,6 +140,13 @@ func TestRuleTheHistoryNamesAnAttemptOnlyWhenNothingElseCouldBeIt(t *testing.T) 
 			nil, true, want{verdict: AmbiguousHistory}},
 		{"two candidates: for staff", debit, []cloudapi.HistoryEntry{sole, with(sole, func(e *cloudapi.HistoryEntry) { e.TransactionID = "tx-2" })},
 			nil, true, want{verdict: AmbiguousHistory}},
+		// Whatever is passed over does not end the search.
+		{"another attempt's, then the sole candidate", debit, []cloudapi.HistoryEntry{with(sole, func(e *cloudapi.HistoryEntry) { e.TransactionID, e.IdempotentUUID = "tx-0", other }), sole},
+			nil, false, want{InHistory, "tx-1", true, false}},
+		{"one of another kind, then the sole candidate", debit, []cloudapi.HistoryEntry{with(sole, func(e *cloudapi.HistoryEntry) { e.TransactionID, e.Type = "tx-0", "refund" }), sole},
+			nil, true, want{InHistory, "tx-1", true, false}},
+		{"one of another amount, then the sole candidate", debit, []cloudapi.HistoryEntry{with(sole, func(e *cloudapi.HistoryEntry) { e.TransactionID, e.Amount = "tx-0", 501 }), sole},
+			nil, true, want{InHistory, "tx-1", true, false}},
 		{"a reversal's whole amount", reversal, []cloudapi.HistoryEntry{{TransactionID: "rv-1", Status: "ok", Type: "reversal", CartID: "O1", Amount: 600}},
 			nil, true, want{InHistory, "rv-1", true, false}},
 		{"a reversal's amount split with its tip", reversal, []cloudapi.HistoryEntry{{TransactionID: "rv-1", Status: "ok", Type: "reversal", CartID: "O1", Amount: 500, GiftAmount: 100}},
