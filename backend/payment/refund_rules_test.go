@@ -91,6 +91,7 @@ type scriptedWS struct {
 	listed  bool
 	status  string // the refund's, in the list and fetched
 	reads   []time.Time
+	fetches int // of the refund itself
 }
 
 func (s *scriptedWS) Refund(context.Context, string, []byte) (*cloudapi.Refund, error) {
@@ -109,6 +110,7 @@ func (s *scriptedWS) Details(_ context.Context, id string) (*cloudapi.Transactio
 	if id == "T1" {
 		return &cloudapi.TransactionDetails{TransactionID: "T1", Status: "ok", TotalAmount: 1500, Scheme: "VISA", SerialNumber: "SN-A"}, nil
 	}
+	s.fetches++
 	return &cloudapi.TransactionDetails{TransactionID: id, Status: s.status, Type: "refund"}, nil
 }
 
@@ -173,6 +175,22 @@ func TestRuleARefundByAPIRunningAtTheProviderIsFollowedNeverDeclined(t *testing.
 	}
 	if a := e.attempt(h.UUID()); a.SendCount != 1 || s.refunds != 1 {
 		t.Fatalf("asked %d times (%d sends journaled)", s.refunds, a.SendCount)
+	}
+}
+
+// A refund by API whose answer was lost, and that the company's list then
+// shows done, is settled from the list: not followed as if still running.
+func TestRuleALostRefundByAPIFoundDoneInTheListIsSettledFromIt(t *testing.T) {
+	s := &scriptedWS{listed: true, status: "refunded"}
+	e, h := wsRefund(t, s, 5*time.Millisecond)
+	v := e.wait(h)
+	if v.State != journal.StateApproved || v.TransactionID != "F1" {
+		t.Fatalf("view %+v", v)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if a := e.attempt(h.UUID()); s.fetches != 0 || s.refunds != 1 || a.ProviderStatus == "pending" {
+		t.Fatalf("followed as running: %d fetches, %d requests, provider's word %q", s.fetches, s.refunds, a.ProviderStatus)
 	}
 }
 
