@@ -173,7 +173,8 @@ func (v *apiRefund) run() {
 	case v.att.SendCount > 0:
 		next = wsSearch
 	}
-	for next != wsDone && !v.over {
+	// Every step that ends the refund (finish) returns wsDone.
+	for next != wsDone {
 		if v.o.ctx.Err() != nil {
 			return
 		}
