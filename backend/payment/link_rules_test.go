@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 )
 
@@ -47,5 +48,34 @@ func TestRuleALinksOptionsLeftUnsetTakeTheirDefaults(t *testing.T) {
 		if err := json.Unmarshal(body, &req); err != nil || req.Vendor.BrandName != tc.brand {
 			t.Fatalf("%s: brand %q in %s (%v)", tc.name, req.Vendor.BrandName, body, err)
 		}
+	}
+}
+
+// What a link's cart paid is its paid amount less its tip, whether or not
+// the provider counted the tip in it; and an attempt that never learnt
+// its link's address is named by the cart's (one that did keeps it).
+func TestRuleACartsPaidAmountIsTheGoodsTipApart(t *testing.T) {
+	c := Link(nil, LinkOptions{}).(*linkChannel)
+	for _, tc := range []struct {
+		name             string
+		requested, gift  int64
+		paidAmount, want int64
+	}{
+		{"tip counted in", 1000, 100, 1100, 1000},
+		{"tip not counted in", 1000, 100, 1000, 1000},
+		{"part paid", 1000, 100, 400, 400},
+		{"no tip", 1000, 0, 1000, 1000},
+	} {
+		cart := &cloudapi.Cart{Status: cloudapi.CartOK, RequestedAmount: tc.requested, GiftAmount: tc.gift, PaidAmount: tc.paidAmount}
+		if got := cartPaid(cart); got != tc.want {
+			t.Fatalf("%s: paid %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	cart := &cloudapi.Cart{Status: "pending", PaymentLink: "https://pay.example/L2"}
+	if a := c.cartAnswer(journal.Attempt{}, cart); a.ProviderID != "https://pay.example/L2" {
+		t.Fatalf("an attempt without its link's address: %q", a.ProviderID)
+	}
+	if a := c.cartAnswer(journal.Attempt{ProviderID: "https://pay.example/L1"}, cart); a.ProviderID != "https://pay.example/L1" {
+		t.Fatalf("an attempt with its link's address: %q", a.ProviderID)
 	}
 }
