@@ -10,7 +10,6 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
-	"github.com/comptoir-pos/comptoir/backend/reconcile"
 )
 
 // The rules of refunds by API (without the card, through the provider's
@@ -148,15 +147,7 @@ func TestRuleOnlyTheProvidersApprovedDebitIsRecordedForARefundByAPI(t *testing.T
 // it recorded is one of the report's lines.
 func TestRuleTheReconciliationReportsTheMoneyGivenBackElsewhereItRecorded(t *testing.T) {
 	e := newEnv(t, withLinks(5*time.Millisecond, nil), withAPIRefunds())
-	ws, err := cloudapi.NewWebservices(cloudapi.DefaultWebservicesURL(e.cloud.URL()), e.cloud.Key())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.cfg.Reconcile = func(ctx context.Context, day string) (reconcile.Report, error) {
-		return reconcile.Day(ctx, e.db, reconcile.Sources{Provider: reconcile.FromWebservices(ws, e.clock.Now)}, day,
-			reconcile.Config{Location: time.Local, Now: e.clock.Now})
-	}
-	e.restart()
+	e.reconcileWithTheProvider()
 	sid := e.unlock().ID
 	debit := e.paidLink(sid)
 	backOfficeRefund(e, debit.TransactionID, 700)

@@ -85,15 +85,7 @@ func TestMoneyGivenBackOutsideComptoirIsSeenBeforeAGiveBack(t *testing.T) {
 // against its order, and the day then agrees.
 func TestReconciliationRecordsMoneyGivenBackOutsideComptoir(t *testing.T) {
 	e := newEnv(t, withLinks(5*time.Millisecond, nil), withAPIRefunds())
-	ws, err := cloudapi.NewWebservices(cloudapi.DefaultWebservicesURL(e.cloud.URL()), e.cloud.Key())
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.cfg.Reconcile = func(ctx context.Context, day string) (reconcile.Report, error) {
-		return reconcile.Day(ctx, e.db, reconcile.Sources{Provider: reconcile.FromWebservices(ws, e.clock.Now)}, day,
-			reconcile.Config{Location: time.Local, Now: e.clock.Now})
-	}
-	e.restart()
+	e.reconcileWithTheProvider()
 	sid := e.unlock().ID
 	debit := e.paidLink(sid)
 	backOfficeRefund(e, debit.TransactionID, 700)
@@ -158,4 +150,19 @@ func TestStaffAcceptAnApprovalTheProviderDidNotShow(t *testing.T) {
 	if err != nil || got.OrderStatus != journal.OrderPaid || got.Witness != journal.WitnessAccepted || got.Flag != "" {
 		t.Fatalf("accepted %+v %v", got, err)
 	}
+}
+
+// reconcileWithTheProvider has staff's reconciliation read the provider's
+// Webservices (the simulated cloud's), and restarts staff with it.
+func (e *env) reconcileWithTheProvider() {
+	e.t.Helper()
+	ws, err := cloudapi.NewWebservices(cloudapi.DefaultWebservicesURL(e.cloud.URL()), e.cloud.Key())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.cfg.Reconcile = func(ctx context.Context, day string) (reconcile.Report, error) {
+		return reconcile.Day(ctx, e.db, reconcile.Sources{Provider: reconcile.FromWebservices(ws, e.clock.Now)}, day,
+			reconcile.Config{Location: time.Local, Now: e.clock.Now})
+	}
+	e.restart()
 }
