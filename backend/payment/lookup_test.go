@@ -145,6 +145,8 @@ func TestRuleTheHistoryNamesAnAttemptOnlyWhenNothingElseCouldBeIt(t *testing.T) 
 			nil, false, want{InHistory, "tx-1", true, false}},
 		{"one of another kind, then the sole candidate", debit, []cloudapi.HistoryEntry{with(sole, func(e *cloudapi.HistoryEntry) { e.TransactionID, e.Type = "tx-0", "refund" }), sole},
 			nil, true, want{InHistory, "tx-1", true, false}},
+		{"one of another order, then the sole candidate", debit, []cloudapi.HistoryEntry{with(sole, func(e *cloudapi.HistoryEntry) { e.TransactionID, e.CartID = "tx-0", "O2" }), sole},
+			nil, true, want{InHistory, "tx-1", true, false}},
 		{"one of another amount, then the sole candidate", debit, []cloudapi.HistoryEntry{with(sole, func(e *cloudapi.HistoryEntry) { e.TransactionID, e.Amount = "tx-0", 501 }), sole},
 			nil, true, want{InHistory, "tx-1", true, false}},
 		{"a reversal's whole amount", reversal, []cloudapi.HistoryEntry{{TransactionID: "rv-1", Status: "ok", Type: "reversal", CartID: "O1", Amount: 600}},
