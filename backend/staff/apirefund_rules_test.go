@@ -142,9 +142,9 @@ func TestRuleOnlyTheProvidersApprovedDebitIsRecordedForARefundByAPI(t *testing.T
 	}
 }
 
-// The day's reconciliation reports the day as it stands once it has
-// recorded the money the provider gave back outside Comptoir: the refund
-// it recorded is one of the report's lines.
+// The day's reconciliation records money given back outside Comptoir
+// against its order, and reports the day as it stands once it has: the
+// refund it recorded is one of the report's lines, not a difference.
 func TestRuleTheReconciliationReportsTheMoneyGivenBackElsewhereItRecorded(t *testing.T) {
 	e := newEnv(t, withLinks(5*time.Millisecond, nil), withAPIRefunds())
 	e.reconcileWithTheProvider()
@@ -154,6 +154,14 @@ func TestRuleTheReconciliationReportsTheMoneyGivenBackElsewhereItRecorded(t *tes
 	r, err := e.st.ReconcileDay(e.ctx, "")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if m, _ := e.db.OrderMoney(e.ctx, debit.OrderID); m.Refunded != 700 || m.Givable() != 1750 {
+		t.Fatalf("after the reconciliation: %+v", m)
+	}
+	for _, d := range r.Differences {
+		if d.OtherType == "refund" {
+			t.Fatalf("the refund made elsewhere is still a difference: %+v", d)
+		}
 	}
 	atts, err := e.db.AttemptsForOrder(e.ctx, debit.OrderID)
 	if err != nil || len(atts) != 2 || atts[1].Kind != journal.KindRefund || atts[1].Amount != 700 {

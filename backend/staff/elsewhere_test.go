@@ -81,28 +81,6 @@ func TestMoneyGivenBackOutsideComptoirIsSeenBeforeAGiveBack(t *testing.T) {
 	}
 }
 
-// The day's reconciliation records money given back outside Comptoir
-// against its order, and the day then agrees.
-func TestReconciliationRecordsMoneyGivenBackOutsideComptoir(t *testing.T) {
-	e := newEnv(t, withLinks(5*time.Millisecond, nil), withAPIRefunds())
-	e.reconcileWithTheProvider()
-	sid := e.unlock().ID
-	debit := e.paidLink(sid)
-	backOfficeRefund(e, debit.TransactionID, 700)
-	r, err := e.st.ReconcileDay(e.ctx, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m, _ := e.db.OrderMoney(e.ctx, debit.OrderID); m.Refunded != 700 || m.Givable() != 1750 {
-		t.Fatalf("after the reconciliation: %+v", m)
-	}
-	for _, d := range r.Differences {
-		if d.OtherType == "refund" {
-			t.Fatalf("the refund made elsewhere is still a difference: %+v", d)
-		}
-	}
-}
-
 // Without the Webservices, refunds made elsewhere are not seen, and the
 // staff screen says so.
 func TestRefundsElsewhereAreNotSeenWithoutTheWebservices(t *testing.T) {
