@@ -167,25 +167,7 @@ func bulkJournal(tb testing.TB, path string, key ed25519.PrivateKey, start time.
 // ticket are read by walking back, once: the next days, the month and the
 // fiscal year close from them exactly, and name them from then on.
 func TestClosingsWithoutHintsCloseOnFromThem(t *testing.T) {
-	start := time.Date(2025, 12, 1, 0, 0, 0, 0, paris)
-	clock := &testClock{t: start}
-	dir := t.TempDir()
-	db, err := journal.Open(t.Context(), dir, journal.WithClock(clock.Now))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := db.Path()
-	db.Close()
-	key, err := LoadOrCreateKey(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	next := bulkJournal(t, path, key, start, 30, 3, false) // 1-30 December
-	if db, err = journal.Open(t.Context(), dir, journal.WithClock(clock.Now)); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	l := NewLedger(db, key, "kiosk-1", "test")
+	l, clock, next := hintless(t, time.Date(2025, 12, 1, 0, 0, 0, 0, paris), 30, 3) // 1-30 December
 	for range 2 { // 31 December, 1 January
 		addDay(t, t.Context(), l, clock, next, 2)
 		next = next.AddDate(0, 0, 1)
@@ -203,7 +185,7 @@ func TestClosingsWithoutHintsCloseOnFromThem(t *testing.T) {
 	if strings.Join(got, ",") != want {
 		t.Fatalf("closings %s", strings.Join(got, ","))
 	}
-	tip, _, _ := db.FiscalLast(t.Context(), journal.FiscalClosing)
+	tip, _, _ := l.db.FiscalLast(t.Context(), journal.FiscalClosing)
 	if c, _ := decodeClosing(tip); c.Latest == nil || *c.Latest != (Latest{Day: "2026-01-01", Month: "2025-12", Year: "2025-01"}) {
 		t.Fatalf("the last closing names %+v", c.Latest)
 	}

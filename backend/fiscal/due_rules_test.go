@@ -117,8 +117,9 @@ func TestAClosingStopsWhenItsLastDayOrTicketIsNotWhereNamed(t *testing.T) {
 }
 
 // hintless is a ledger on a journal of closings recorded before they
-// named the last closings and tickets, from start for days days.
-func hintless(t *testing.T, start time.Time, days int) (*Ledger, *testClock, time.Time) {
+// named the last closings and tickets, from start for days days of
+// perDay tickets.
+func hintless(t *testing.T, start time.Time, days, perDay int) (*Ledger, *testClock, time.Time) {
 	t.Helper()
 	clock := &testClock{t: start}
 	dir := t.TempDir()
@@ -132,7 +133,7 @@ func hintless(t *testing.T, start time.Time, days int) (*Ledger, *testClock, tim
 	if err != nil {
 		t.Fatal(err)
 	}
-	next := bulkJournal(t, path, key, start, days, 1, false)
+	next := bulkJournal(t, path, key, start, days, perDay, false)
 	if db, err = journal.Open(t.Context(), dir, journal.WithClock(clock.Now)); err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func hintless(t *testing.T, start time.Time, days int) (*Ledger, *testClock, tim
 func TestClosingsWithoutHintsAreWalkedBackToTheLastOfEachPeriod(t *testing.T) {
 	// 1 December 2024 to 5 February 2026: the last closing a day, the
 	// last fiscal year closed 2025's.
-	l, clock, next := hintless(t, time.Date(2024, 12, 1, 0, 0, 0, 0, paris), 432)
+	l, clock, next := hintless(t, time.Date(2024, 12, 1, 0, 0, 0, 0, paris), 432, 1)
 	ctx := t.Context()
 	clock.Set(next.Add(10 * time.Hour))
 	if cs, err := l.CloseDue(ctx, clock.Now(), paris, 1); err != nil || len(cs) != 0 {
@@ -180,7 +181,7 @@ func TestClosingsWithoutHintsAreWalkedBackToTheLastOfEachPeriod(t *testing.T) {
 // the year's last): the walk back goes on past the year and its last month
 // to the last day.
 func TestClosingsWithoutHintsEndingWithAYearFindTheLastDay(t *testing.T) {
-	l, clock, next := hintless(t, time.Date(2025, 12, 1, 0, 0, 0, 0, paris), 31)
+	l, clock, next := hintless(t, time.Date(2025, 12, 1, 0, 0, 0, 0, paris), 31, 1)
 	ctx := t.Context()
 	if tip, _, _ := l.db.FiscalLast(ctx, journal.FiscalClosing); !strings.HasPrefix(tip.Source, "year:") {
 		t.Fatalf("the last closing is %s", tip.Source)

@@ -16,16 +16,8 @@ import (
 
 func (e *env) eventTypes() []string {
 	e.t.Helper()
-	rs, err := e.db.FiscalRecords(e.ctx, journal.FiscalEvent, 0, 0)
-	if err != nil {
-		e.t.Fatal(err)
-	}
 	var types []string
-	for _, r := range rs {
-		var ev Event
-		if err := json.Unmarshal(r.Payload, &ev); err != nil {
-			e.t.Fatal(err)
-		}
+	for _, ev := range payloads[Event](e, journal.FiscalEvent) {
 		types = append(types, ev.Type)
 	}
 	return types
@@ -179,17 +171,7 @@ func TestKeyStoreOutsideTheDataFolder(t *testing.T) {
 		t.Fatalf("read again: %v", err)
 	}
 	// Another key beside the data: which one signed is for people to find.
-	if _, err := LoadOrCreateKey(t.TempDir()); err != nil {
-		t.Fatal(err)
-	}
-	other := t.TempDir()
-	if _, err := LoadOrCreateKey(other); err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := os.ReadFile(filepath.Join(other, PrivateKeyFile))
-	if err := os.WriteFile(filepath.Join(data, PrivateKeyFile), raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	anotherKey(t, data)
 	if _, err := ks.Load(); err == nil || !strings.Contains(err.Error(), "differ") {
 		t.Fatalf("two keys: %v", err)
 	}

@@ -92,19 +92,22 @@ func (e *env) record() int {
 	return n
 }
 
-func (e *env) tickets() []Ticket {
+func (e *env) tickets() []Ticket { return payloads[Ticket](e, journal.FiscalTicket) }
+
+// payloads decodes the payloads of a chain's records, oldest first.
+func payloads[T any](e *env, kind string) []T {
 	e.t.Helper()
-	rs, err := e.db.FiscalRecords(e.ctx, journal.FiscalTicket, 0, 0)
+	rs, err := e.db.FiscalRecords(e.ctx, kind, 0, 0)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	var out []Ticket
+	var out []T
 	for _, r := range rs {
-		var t Ticket
-		if err := json.Unmarshal(r.Payload, &t); err != nil {
+		var v T
+		if err := json.Unmarshal(r.Payload, &v); err != nil {
 			e.t.Fatal(err)
 		}
-		out = append(out, t)
+		out = append(out, v)
 	}
 	return out
 }

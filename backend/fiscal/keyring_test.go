@@ -177,14 +177,7 @@ func TestKeyringStoreRefusesTwoKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := t.TempDir()
-	if _, err := LoadOrCreateKey(other); err != nil {
-		t.Fatal(err)
-	}
-	raw, _ := os.ReadFile(filepath.Join(other, PrivateKeyFile))
-	if err := os.WriteFile(filepath.Join(data, PrivateKeyFile), raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	anotherKey(t, data)
 	if _, err := keyringStore(t, data, SystemKeyring{}).Load(); err == nil || !strings.Contains(err.Error(), "differ") {
 		t.Fatalf("two keys: %v", err)
 	}
@@ -283,5 +276,18 @@ func TestFileStoresMakeTheKeyOnce(t *testing.T) {
 	}
 	if fileThere(t, filepath.Join(data, PrivateKeyFile)) || fileThere(t, filepath.Join(outside.Dir, PrivateKeyFile)) {
 		t.Fatal("a new key was made")
+	}
+}
+
+// anotherKey writes another private key into the data folder data.
+func anotherKey(t *testing.T, data string) {
+	t.Helper()
+	other := t.TempDir()
+	if _, err := LoadOrCreateKey(other); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(filepath.Join(other, PrivateKeyFile))
+	if err := os.WriteFile(filepath.Join(data, PrivateKeyFile), raw, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
