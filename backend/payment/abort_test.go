@@ -28,6 +28,7 @@ type scripted struct {
 	nHistory int
 	history  []localapi.HistoryEntry
 	changed  chan struct{}
+	ends     []error // why each /payment left unanswered ended: its context's error
 }
 
 func newScripted() *scripted { return &scripted{changed: make(chan struct{})} }
@@ -87,6 +88,10 @@ func (s *scripted) PaymentBody(ctx context.Context, body []byte) (*localapi.Tran
 	case r := <-ch:
 		return r.tx, r.err
 	case <-ctx.Done():
+		s.mu.Lock()
+		s.ends = append(s.ends, ctx.Err())
+		s.signal()
+		s.mu.Unlock()
 		return nil, &localapi.TransportError{Endpoint: "/payment", Sent: true, Timeout: true, Err: ctx.Err()}
 	}
 }

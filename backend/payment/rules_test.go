@@ -4,7 +4,9 @@ package payment
 // test's name (docs/testing.md lists them).
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -206,5 +208,26 @@ func TestRuleARecoveredCancelAsksTheTerminalAndAChargeMadeMeanwhileStands(t *tes
 	}
 	if st := e.orderStatus("R2"); st != journal.OrderPaid {
 		t.Fatalf("order %s", st)
+	}
+}
+
+// An attempt that ends while its /payment is still out (the cancel
+// stopped it and no answer came within the grace period) stops waiting for
+// that request at once: the request is cancelled, not left to run to its
+// client timeout.
+func TestRuleAnAttemptThatEndsStopsWaitingForItsRequest(t *testing.T) {
+	lim := testLimits
+	lim.AbortGrace, lim.KioskTimeout, lim.RequestOpen = 50*time.Millisecond, 30*time.Second, 40*time.Second
+	e, s, h := startScripted(t, lim)
+	s.setAborts(list(abortOK))
+	h.Cancel()
+	if v := e.wait(h); v.State != journal.StateCancelled {
+		t.Fatalf("view %+v", v)
+	}
+	s.waitFor(t, e.ctx, "the /payment to end", func(int, int, int) bool { return len(s.ends) == 1 })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !errors.Is(s.ends[0], context.Canceled) {
+		t.Fatalf("the /payment ended by %v, not cancelled when its attempt ended", s.ends[0])
 	}
 }
