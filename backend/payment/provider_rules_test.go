@@ -1,6 +1,7 @@
 package payment
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -31,11 +32,14 @@ func TestRuleTheProvidersWordIsJournaledWhicheverPartComes(t *testing.T) {
 
 // lasting is a polled channel whose provider keeps an attempt for a
 // lifetime (a payment link): polled until it ends or its lifetime is over.
-type lasting struct{ *polling }
+type lasting struct {
+	*polling
+	life, margin time.Duration
+}
 
 func (l lasting) Rules() ChannelRules {
 	r := l.polling.Rules()
-	r.Lifetime, r.LifetimeMargin = time.Hour, time.Hour
+	r.Lifetime, r.LifetimeMargin = l.life, l.margin
 	return r
 }
 
@@ -49,7 +53,7 @@ func TestRuleAnAttemptKeptForALifetimeIsPolledPastItsClientTimeout(t *testing.T)
 	}
 	lim := testLimits
 	lim.KioskTimeout = 50 * time.Millisecond
-	e := channelEnv(t, lasting{p}, "links", lim)
+	e := channelEnv(t, lasting{p, time.Hour, time.Hour}, "links", lim)
 	h := e.kiosk("P2", 900)
 	sent := time.Now()
 	var pollsThen int
@@ -60,11 +64,39 @@ func TestRuleAnAttemptKeptForALifetimeIsPolledPastItsClientTimeout(t *testing.T)
 		}
 		return pollsThen > 0 && polls >= pollsThen+3
 	})
-	if _, _, _, lookups := p.counts(); lookups != 0 {
-		t.Fatalf("looked for in a history %d times", lookups)
+	if _, _, cancels, lookups := p.counts(); lookups != 0 || cancels != 0 {
+		t.Fatalf("looked for in a history %d times, cancelled %d times before its lifetime", lookups, cancels)
 	}
 	p.setPoll(func(int) Answer { return paid("link-1", 900) })
 	if v := e.wait(h); v.State != journal.StateApproved {
+		t.Fatalf("view %+v", v)
+	}
+}
+
+// Once its lifetime and the margin past it are over, an attempt the
+// provider keeps is cancelled by Comptoir, which says after how long; the
+// provider's answer to the cancel decides.
+func TestRuleAnAttemptKeptPastItsLifetimeIsCancelledSayingWhen(t *testing.T) {
+	p := &polling{
+		send: func(int) Answer { return ack("link-2") },
+		poll: func(int) Answer { return Answer{Outcome: OutcomePending, ProviderStatus: "pending"} },
+	}
+	e := channelEnv(t, lasting{p, 100 * time.Millisecond, 200 * time.Millisecond}, "links", testLimits)
+	h := e.kiosk("P3", 900)
+	waitView(t, e, h, func(View) bool { _, _, cancels, _ := p.counts(); return cancels > 0 })
+	a := e.attempt(h.UUID())
+	if since := time.Since(a.FirstSentAt); since < 300*time.Millisecond {
+		t.Fatalf("cancelled %s after its first send, before its lifetime and margin (300ms)", since)
+	}
+	found := false
+	for _, ev := range e.eventsOf(h.UUID()) {
+		found = found || strings.Contains(ev.Detail, "still open 300ms after its first send")
+	}
+	if !found {
+		t.Fatalf("the cancel does not say after how long: %+v", e.eventsOf(h.UUID()))
+	}
+	p.setPoll(func(int) Answer { return Answer{Outcome: OutcomeEnded, Known: true, Message: "cancelled"} })
+	if v := e.wait(h); v.State != journal.StateCancelled {
 		t.Fatalf("view %+v", v)
 	}
 }
