@@ -24,6 +24,13 @@ func TestRuleTheProvidersWordIsJournaledWhicheverPartComes(t *testing.T) {
 	if a := e.attempt(h.UUID()); a.ProviderID != "cloud-1" {
 		t.Fatalf("a status alone changed the provider's id: %+v", a)
 	}
+	said := false
+	for _, ev := range e.eventsOf(h.UUID()) {
+		said = said || strings.Contains(ev.Detail, "in progress (in_progress)")
+	}
+	if !said {
+		t.Fatalf("the journal does not say the provider's word: %+v", e.eventsOf(h.UUID()))
+	}
 	p.setPoll(func(int) Answer { return paid("cloud-1", 900) })
 	if v := e.wait(h); v.State != journal.StateApproved {
 		t.Fatalf("view %+v", v)
