@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -229,5 +230,13 @@ func TestRuleAnAttemptThatEndsStopsWaitingForItsRequest(t *testing.T) {
 	defer s.mu.Unlock()
 	if !errors.Is(s.ends[0], context.Canceled) {
 		t.Fatalf("the /payment ended by %v, not cancelled when its attempt ended", s.ends[0])
+	}
+	// The journal numbers the cancel's requests: this was the first.
+	numbered := false
+	for _, ev := range e.eventsOf(h.UUID()) {
+		numbered = numbered || strings.HasPrefix(ev.Detail, "abort #1: ")
+	}
+	if !numbered {
+		t.Fatalf("no abort #1 in the journal: %+v", e.eventsOf(h.UUID()))
 	}
 }
