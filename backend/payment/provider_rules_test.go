@@ -107,3 +107,20 @@ func TestRuleAnAttemptKeptPastItsLifetimeIsCancelledSayingWhen(t *testing.T) {
 		t.Fatalf("view %+v", v)
 	}
 }
+
+// A cancel asked again waits AbortRetryPause, doubled at each try, up to
+// AbortRetryMax.
+func TestRuleACancelIsAskedAgainAfterADoublingPauseUpToItsMost(t *testing.T) {
+	lim := testLimits
+	lim.AbortRetryPause, lim.AbortRetryMax = 20*time.Millisecond, 200*time.Millisecond
+	d := &driver{o: &Orchestrator{cfg: Config{Limits: lim}}}
+	for aborts, want := range []time.Duration{1: 20, 2: 40, 3: 80, 4: 160, 5: 200, 6: 200, 9: 200} {
+		if aborts == 0 || want == 0 {
+			continue
+		}
+		d.aborts = aborts
+		if got := d.abortBackoff(); got != want*time.Millisecond {
+			t.Fatalf("after %d cancels: %s, want %s", aborts, got, want*time.Millisecond)
+		}
+	}
+}

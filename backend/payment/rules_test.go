@@ -54,6 +54,17 @@ func TestRuleAfterACancelThePaymentAnswerStillOutDecidesALateApprovalWins(t *tes
 			if st := e.orderStatus("C1"); st != journal.OrderPaid {
 				t.Fatalf("order %s", st)
 			}
+			// The journal keeps the terminal's words on the cancel.
+			if tt.name != "not possible" {
+				return
+			}
+			said := false
+			for _, ev := range e.eventsOf(h.UUID()) {
+				said = said || strings.Contains(ev.Detail, "("+localapi.MsgAbortNotPossible+")")
+			}
+			if !said {
+				t.Fatalf("the cancel's answer is not in the journal: %+v", e.eventsOf(h.UUID()))
+			}
 		})
 	}
 }
