@@ -211,9 +211,10 @@ func TestRulePayChecksTheCartAgain(t *testing.T) {
 // ended (a phone link again after a link nobody paid), never more
 // vouchers than the order may still take; nothing due is no retry.
 func TestRuleARetryTakesWhatIsStillDueByTheSameMeans(t *testing.T) {
-	e := newEnv(t, withLinks(100*time.Millisecond))
+	e := newEnv(t, withLinks(time.Hour))
 	e.cart("croissant", 1)
 	e.payByPhone()
+	e.endLinkScreen()
 	e.waitPhase(PhaseDeclined)
 	if v := e.must(e.s.Retry()); v.Payment.Step != StepPhone || v.Payment.Amount != v.Total {
 		t.Fatalf("retry after a link nobody paid: %+v", v.Payment)

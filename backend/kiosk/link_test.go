@@ -101,14 +101,11 @@ func TestPayByPhonePartNeverAbandoned(t *testing.T) {
 		defer e.s.mu.Unlock()
 		return e.s.co.att != nil && e.s.co.att.h != nil && e.s.co.att.h.View().Paid == 200
 	})
-	e.s.mu.Lock()
-	gen, att := e.s.co.gen, e.s.co.att
-	e.s.mu.Unlock()
-	if stopped := e.s.linkScreenOver(gen, att); stopped {
-		t.Fatal("the kiosk stopped following a link with money in it")
+	if stopped, att := e.endLinkScreen(); stopped || att.cancel {
+		t.Fatalf("the kiosk stopped following, or cancelled, a link with money in it (stopped %v)", stopped)
 	}
-	if v := e.s.Checkout(); v.Phase != PhasePaying || att.cancel {
-		t.Fatalf("after the screen's time: %+v (cancelled %v)", v, att.cancel)
+	if v := e.s.Checkout(); v.Phase != PhasePaying {
+		t.Fatalf("after the screen's time: %+v", v)
 	}
 	if _, err := e.cloud.PayCart(e.cartOf(v), 0, 0, cloudsim.PayCard, false); err != nil {
 		t.Fatal(err)
@@ -116,13 +113,51 @@ func TestPayByPhonePartNeverAbandoned(t *testing.T) {
 	e.waitPhase(PhaseApproved)
 }
 
+// The link's time on screen is a timer of its own: when it ends with
+// nothing paid and nothing printed, the payment by phone ends cancelled
+// (whether or not the provider had made the link yet), and the customer
+// can pay by card.
+func TestALinksTimeOnScreenEndsItUnpaid(t *testing.T) {
+	e := newEnv(t, withLinks(300*time.Millisecond))
+	e.cart("croissant", 1)
+	e.must(e.s.Pay(MethodPhone))
+	if v := e.waitPhase(PhaseDeclined); v.Payment.Outcome != OutcomeCancelled {
+		t.Fatalf("after the screen's time: %+v", v.Payment)
+	}
+	for _, c := range e.cloud.Carts() {
+		if c.Status != cloudsim.CartKO {
+			t.Fatalf("a link left open: %+v", c)
+		}
+	}
+	e.must(e.s.PayRestByCard())
+	e.waitPhase(PhaseApproved)
+}
+
+// endLinkScreen ends the time on screen of the link the checkout shows,
+// as its timer would: tests end it when they say, not on a timer racing
+// the link's creation and polls. It returns whether the kiosk stopped
+// following the link, and the link's attempt.
+func (e *env) endLinkScreen() (stopped bool, att *attempt) {
+	e.t.Helper()
+	e.waitFor("a link out", func(CheckoutView) bool {
+		e.s.mu.Lock()
+		defer e.s.mu.Unlock()
+		return e.s.co.att != nil && e.s.co.att.h != nil
+	})
+	e.s.mu.Lock()
+	gen, att := e.s.co.gen, e.s.co.att
+	e.s.mu.Unlock()
+	return e.s.linkScreenOver(gen, att), att
+}
+
 // Nobody pays and nothing was printed: at the end of its time on screen
 // the link is cancelled; the customer can pay by card instead.
 func TestPayByPhoneScreenTimeout(t *testing.T) {
-	e := newEnv(t, withLinks(100*time.Millisecond))
+	e := newEnv(t, withLinks(time.Hour))
 	e.cart("croissant", 1)
 	v := e.payByPhone()
 	cart := e.cartOf(v)
+	e.endLinkScreen()
 	e.waitPhase(PhaseDeclined)
 	if carts := e.cloud.Carts(); len(carts) != 1 || carts[0].Status != cloudsim.CartKO {
 		t.Fatalf("carts %+v", carts)
