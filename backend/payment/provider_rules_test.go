@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 )
 
@@ -121,6 +122,35 @@ func TestRuleACancelIsAskedAgainAfterADoublingPauseUpToItsMost(t *testing.T) {
 		d.aborts = aborts
 		if got := d.abortBackoff(); got != want*time.Millisecond {
 			t.Fatalf("after %d cancels: %s, want %s", aborts, got, want*time.Millisecond)
+		}
+	}
+}
+
+// An orchestrator needs a journal, a way to the provider (a channel, or a
+// terminal for the LAN's) and the terminal's id: without one of them it is
+// refused, never half made.
+func TestRuleAnOrchestratorNeedsAJournalAChannelAndATerminalID(t *testing.T) {
+	db := testenv.Journal(t, "")
+	term := &fakeTerminal{}
+	ch := &polling{}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		ok   bool
+	}{
+		{"a terminal", Config{Journal: db, Terminal: term, TerminalID: "sim"}, true},
+		{"a channel", Config{Journal: db, Channel: ch, TerminalID: "SN-1"}, true},
+		{"no journal", Config{Terminal: term, TerminalID: "sim"}, false},
+		{"no channel nor terminal", Config{Journal: db, TerminalID: "sim"}, false},
+		{"no terminal id", Config{Journal: db, Terminal: term}, false},
+		{"no terminal id for a channel", Config{Journal: db, Channel: ch}, false},
+	} {
+		o, err := New(tc.cfg)
+		if (err == nil) != tc.ok || (o != nil) != tc.ok {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if o != nil {
+			o.Close()
 		}
 	}
 }
