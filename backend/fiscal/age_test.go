@@ -167,8 +167,9 @@ func bulkJournal(tb testing.TB, path string, key ed25519.PrivateKey, start time.
 // ticket are read by walking back, once: the next days, the month and the
 // fiscal year close from them exactly, and name them from then on.
 func TestClosingsWithoutHintsCloseOnFromThem(t *testing.T) {
-	l, clock, next := hintless(t, time.Date(2025, 12, 1, 0, 0, 0, 0, paris), 30, 3) // 1-30 December
-	for range 2 {                                                                   // 31 December, 1 January
+	// 1-30 December, then 31 December and 1 January.
+	l, clock, next := hintless(t, time.Date(2025, 12, 1, 0, 0, 0, 0, paris), 30, 3)
+	for range 2 {
 		addDay(t, t.Context(), l, clock, next, 2)
 		next = next.AddDate(0, 0, 1)
 	}
