@@ -1,6 +1,8 @@
 package payment
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -152,5 +154,83 @@ func TestRuleAnOrchestratorNeedsAJournalAChannelAndATerminalID(t *testing.T) {
 		if o != nil {
 			o.Close()
 		}
+	}
+}
+
+// concurrent is a polled channel that runs one attempt per order at once
+// (as payment links do), each under a terminal name of its own.
+type concurrent struct{ *polling }
+
+func (c concurrent) Rules() ChannelRules {
+	r := c.polling.Rules()
+	r.Concurrent = true
+	return r
+}
+
+// An orchestrator drives (and recovers) only its own terminal's attempts:
+// its id, or on a concurrent channel a name below it; never another's.
+func TestRuleAnOrchestratorOwnsOnlyItsTerminalsAttempts(t *testing.T) {
+	db := testenv.Journal(t, "")
+	for _, tc := range []struct {
+		ch       Channel
+		terminal string
+		owns     map[string]bool
+	}{
+		{&polling{}, "SN-1", map[string]bool{"SN-1": true, "SN-1/O1": false, "SN-2": false, "links/O1": false}},
+		{concurrent{&polling{}}, "links", map[string]bool{"links": true, "links/O1": true, "linksX/O1": false, "SN-1": false, "sim": false}},
+	} {
+		o, err := New(Config{Journal: db, Channel: tc.ch, TerminalID: tc.terminal, Limits: testLimits})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for terminal, want := range tc.owns {
+			if got := o.owns(journal.Attempt{Terminal: terminal}); got != want {
+				t.Fatalf("the orchestrator of %s owns %s: %v, want %v", tc.terminal, terminal, got, want)
+			}
+		}
+		o.Close()
+	}
+}
+
+// Start takes a positive amount and a tip that is not negative, and
+// journals nothing otherwise; before a refund (not a debit) it reads the
+// money given back elsewhere, and sends nothing when that cannot be read.
+func TestRuleStartTakesAPositiveAmountAndReadsGivenBackBeforeARefund(t *testing.T) {
+	db := testenv.Journal(t, "")
+	checks := 0
+	p := &polling{send: func(int) Answer { return ack("cloud-1") }, poll: func(int) Answer { return Answer{Outcome: OutcomePending} }}
+	o, err := New(Config{Journal: db, Channel: p, TerminalID: "SN-1", Limits: testLimits,
+		GivenBackCheck: func(context.Context, string) error { checks++; return errors.New("the provider cannot be reached") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	ctx := t.Context()
+	if _, err := o.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateOrder(ctx, journal.Order{ID: "S1", Currency: "EUR", Total: 500, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []Request{
+		{OrderID: "S1", Amount: 0, Policy: journal.PolicyKiosk},
+		{OrderID: "S1", Amount: -500, Policy: journal.PolicyKiosk},
+		{OrderID: "S1", Amount: 500, GiftAmount: -1, Policy: journal.PolicyKiosk},
+	} {
+		if _, err := o.Start(ctx, req); err == nil || !strings.Contains(err.Error(), "amount must be positive and giftAmount not negative") {
+			t.Fatalf("%+v: %v", req, err)
+		}
+	}
+	if atts, _ := db.AttemptsForOrder(ctx, "S1"); len(atts) != 0 {
+		t.Fatalf("journaled %+v", atts)
+	}
+	h, err := o.Start(ctx, Request{OrderID: "S1", Amount: 1, Policy: journal.PolicyKiosk})
+	if err != nil || checks != 0 {
+		t.Fatalf("a debit of 0.01: %v (%d reads of money given back elsewhere)", err, checks)
+	}
+	h.Cancel()
+	if _, err := o.Start(ctx, Request{OrderID: "S1", Amount: 1, Policy: journal.PolicyRefund}); err == nil || checks != 1 ||
+		!strings.Contains(err.Error(), "nothing was sent") {
+		t.Fatalf("a refund with the provider unreachable: %v (%d reads)", err, checks)
 	}
 }
