@@ -234,3 +234,69 @@ func TestRuleStartTakesAPositiveAmountAndReadsGivenBackBeforeARefund(t *testing.
 		t.Fatalf("a refund with the provider unreachable: %v (%d reads)", err, checks)
 	}
 }
+
+// Limits that would break a rule are refused: each pause, margin and
+// interval may be zero but never negative.
+func TestRuleNoLimitIsNegative(t *testing.T) {
+	if err := testLimits.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, set := range map[string]func(*Limits){
+		"resend pause":       func(l *Limits) { l.ResendPause = -1 },
+		"abort grace":        func(l *Limits) { l.AbortGrace = -1 },
+		"abort retry pause":  func(l *Limits) { l.AbortRetryPause = -1 },
+		"abort retry max":    func(l *Limits) { l.AbortRetryMax = -1 },
+		"idempotency margin": func(l *Limits) { l.IdempotencyMargin = -1 },
+		"history skew":       func(l *Limits) { l.HistorySkew = -1 },
+		"settle after":       func(l *Limits) { l.SettleAfter = -1 },
+		"unknown check":      func(l *Limits) { l.UnknownCheck = -1 },
+	} {
+		l := testLimits
+		set(&l)
+		if err := l.Validate(); err == nil {
+			t.Fatalf("a negative %s was taken", name)
+		}
+	}
+}
+
+// Recovery passes over the attempts another orchestrator drives (another
+// channel's) and goes on to resume its own.
+func TestRuleRecoveryResumesItsOwnAttemptsPastOthers(t *testing.T) {
+	db := testenv.Journal(t, "")
+	ctx := t.Context()
+	for i, a := range []journal.Attempt{
+		{UUID: "01a20000-0000-7000-8000-0000000000a1", OrderID: "R1", Channel: journal.ChannelLink, Terminal: "links/R1"},
+		{UUID: "01a20000-0000-7000-8000-0000000000a2", OrderID: "R2", Channel: journal.ChannelCloud, Terminal: "SN-1"},
+	} {
+		if err := db.CreateOrder(ctx, journal.Order{ID: a.OrderID, Currency: "EUR", Total: 900, CreatedAt: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+		a.Kind, a.Amount, a.Policy = journal.KindDebit, 900, journal.PolicyKiosk
+		a.RequestBody = []byte(`{"n":` + string(rune('0'+i)) + `}`)
+		if _, err := db.PrepareAttempt(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.MarkSent(ctx, a.UUID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.SetProvider(ctx, a.UUID, "prov-"+a.OrderID, "accepted", nil, "acknowledged"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &polling{send: func(int) Answer { return paid("cloud-1", 900) }, poll: func(int) Answer { return paid("cloud-1", 900) }}
+	o, err := New(Config{Journal: db, Channel: p, TerminalID: "SN-1", Limits: testLimits, OtherChannels: []journal.Channel{journal.ChannelLink}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if _, err := o.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, "its own attempt resumed", func() bool {
+		a, err := db.Attempt(ctx, "01a20000-0000-7000-8000-0000000000a2")
+		return err == nil && a.State == journal.StateApproved
+	})
+	if a, _ := db.Attempt(ctx, "01a20000-0000-7000-8000-0000000000a1"); a.State != journal.StateSent {
+		t.Fatalf("another orchestrator's attempt was touched: %+v", a)
+	}
+}
