@@ -257,6 +257,29 @@ func TestRuleNoLimitIsNegative(t *testing.T) {
 			t.Fatalf("a negative %s was taken", name)
 		}
 	}
+	zero := testLimits
+	zero.ResendPause, zero.AbortGrace, zero.AbortRetryPause, zero.AbortRetryMax, zero.IdempotencyMargin = 0, 0, 0, 0, 0
+	zero.HistorySkew, zero.SettleAfter, zero.UnknownCheck = 0, 0, 0
+	if err := zero.Validate(); err != nil {
+		t.Fatalf("pauses, margins and intervals of zero: %v", err)
+	}
+}
+
+// A uuid is never resent once the terminal may have forgotten it: the
+// request-open limit, a client timeout and the margin together must be
+// shorter than the idempotency window (equal is refused).
+func TestRuleTheRequestOpenLimitEndsBeforeTheIdempotencyWindow(t *testing.T) {
+	l := testLimits
+	l.KioskTimeout, l.CounterTimeout, l.RefundTimeout = time.Second, 3*time.Second, 2*time.Second
+	l.RequestOpen, l.IdempotencyMargin = 10*time.Second, 5*time.Second
+	l.Idempotency = 18 * time.Second // 10 + 3 (the longest) + 5
+	if err := l.Validate(); err == nil {
+		t.Fatal("a window just as long as the limit, the longest timeout and the margin was taken")
+	}
+	l.Idempotency += time.Nanosecond
+	if err := l.Validate(); err != nil {
+		t.Fatalf("a window longer by a nanosecond: %v", err)
+	}
 }
 
 // Recovery passes over the attempts another orchestrator drives (another
