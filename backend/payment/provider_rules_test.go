@@ -323,3 +323,98 @@ func TestRuleRecoveryResumesItsOwnAttemptsPastOthers(t *testing.T) {
 		t.Fatalf("another orchestrator's attempt was touched: %+v", a)
 	}
 }
+
+// reversing is a polled channel whose reversals answer reverse(n) and
+// whose history answers lookup.
+type reversing struct {
+	*polling
+	reverse func(n int) Answer
+	n       int
+}
+
+func (r *reversing) Reverse(context.Context, journal.Attempt) Answer {
+	r.polling.mu.Lock()
+	r.n++
+	n := r.n
+	r.polling.mu.Unlock()
+	return r.reverse(n)
+}
+
+// approvedDebit journals an approved debit of 900 under transaction D1 for
+// a new order, and returns its uuid.
+func approvedDebit(t *testing.T, db *journal.DB, order string) string {
+	t.Helper()
+	ctx := t.Context()
+	id := "01a20000-0000-7000-8000-0000000000d1"
+	if err := db.CreateOrder(ctx, journal.Order{ID: order, Currency: "EUR", Total: 900, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.PrepareAttempt(ctx, journal.Attempt{UUID: id, OrderID: order, Kind: journal.KindDebit, Channel: journal.ChannelCloud,
+		Amount: 900, Policy: journal.PolicyKiosk, Terminal: "SN-1", RequestBody: []byte(`{"amount":900}`)}); err != nil {
+		t.Fatal(err)
+	}
+	db.MarkSent(ctx, id)
+	if _, err := db.Transition(ctx, id, journal.StateSent, journal.StateApproved, journal.TransitionInfo{TransactionID: "D1",
+		Charged: &journal.Charge{Amount: 900}}); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// A reversal the provider answers with its transaction is approved under
+// it (the history is not asked); refused at its first request it failed;
+// refused on a resend it says nothing of the earlier request, which may
+// have reversed the debit: the history decides.
+func TestRuleAReversalRefusedOnAResendIsSettledFromTheHistory(t *testing.T) {
+	other := func(int) (Match, error) {
+		return Match{Verdict: InHistory, Charge: Charge{TransactionID: "rv-history", Amount: 900, Approved: true}}, nil
+	}
+	for _, tc := range []struct {
+		name    string
+		reverse Answer
+		resend  bool
+		state   journal.State
+		tx      string
+	}{
+		{"answered with its transaction", Answer{Outcome: OutcomeCharged, Charge: &Charge{TransactionID: "rv-1", Amount: 900, Approved: true}}, false, journal.StateApproved, "rv-1"},
+		{"refused at its first request", Answer{Outcome: OutcomeRefused, Message: "refused"}, false, journal.StateFailed, ""},
+		{"refused on a resend", Answer{Outcome: OutcomeRefused, Message: "refused"}, true, journal.StateApproved, "rv-history"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := testenv.Journal(t, "")
+			ctx := t.Context()
+			debit := approvedDebit(t, db, "V1")
+			ch := &reversing{polling: &polling{lookup: other}, reverse: func(int) Answer { return tc.reverse }}
+			if tc.resend { // sent before a stop: the next request is a resend
+				rid := "01a20000-0000-7000-8000-0000000000e1"
+				if _, err := db.PrepareAttempt(ctx, journal.Attempt{UUID: rid, OrderID: "V1", Kind: journal.KindReversal, Channel: journal.ChannelCloud,
+					Amount: 900, Policy: journal.PolicyReversal, Terminal: "SN-1", InitialTransactionID: "D1",
+					RequestBody: []byte(`{"amount":900,"initialTransactionId":"D1"}`)}); err != nil {
+					t.Fatal(err)
+				}
+				db.MarkSent(ctx, rid)
+			}
+			o, err := New(Config{Journal: db, Channel: ch, TerminalID: "SN-1", Limits: testLimits})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer o.Close()
+			views, err := o.Recover(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var v View
+			if tc.resend {
+				if len(views) != 1 {
+					t.Fatalf("recovered %+v", views)
+				}
+				v = views[0]
+			} else if v, err = o.Reverse(ctx, debit); err != nil {
+				t.Fatal(err)
+			}
+			if v.State != tc.state || v.TransactionID != tc.tx {
+				t.Fatalf("reversal %+v", v)
+			}
+		})
+	}
+}
