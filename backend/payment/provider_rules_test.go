@@ -415,6 +415,13 @@ func TestRuleAReversalRefusedOnAResendIsSettledFromTheHistory(t *testing.T) {
 			if v.State != tc.state || v.TransactionID != tc.tx {
 				t.Fatalf("reversal %+v", v)
 			}
+			// Approved gives back the whole debit, in the journal and on
+			// the screen; failed gives back nothing and says why.
+			a, err := db.Attempt(ctx, v.UUID)
+			whole := tc.state == journal.StateApproved
+			if err != nil || (whole && (a.Paid() != 900 || v.ChargedAmount != 900)) || (!whole && (a.Charged || v.ChargedAmount != 0 || a.Error == "")) {
+				t.Fatalf("reversal %+v, journal %+v (%v)", v, a, err)
+			}
 		})
 	}
 }
