@@ -52,6 +52,7 @@ func most(c Cadence, from, to, done time.Time) int {
 // charged. Counted in the simulated cloud's request log, every figure a
 // hundredth of the default's (a 20 ms poll for 2 s).
 func TestCloudsimOfflineTerminalIsAskedAtTheCadence(t *testing.T) {
+	t.Parallel() // waits on real cadences: beside the others
 	const poll = 20 * time.Millisecond
 	lim := testLimits
 	lim.KioskTimeout, lim.SettleAfter, lim.RequestOpen = 620*time.Millisecond, 3*time.Second, 20*time.Second
@@ -153,6 +154,7 @@ func TestTheDocsSayTheCadenceTheCodeUses(t *testing.T) {
 // poll would read half as many again); then it is paid, and the next read
 // says so.
 func TestCloudsimUnpaidLinkIsReadAtTheCadence(t *testing.T) {
+	t.Parallel() // waits on real cadences: beside the others
 	const poll = 10 * time.Millisecond
 	e := newLinkEnv(t, LinkOptions{PollEvery: poll})
 	c := LinkCadence(poll)

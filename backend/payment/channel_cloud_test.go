@@ -250,6 +250,7 @@ func cancelOnCloud(t *testing.T, f *fakeCloud, order string) View {
 // cloud made is an approved attempt, no order is charged twice, and
 // nothing approved in the journal is missing from the cloud.
 func TestCloudJournalAndCloudAgreeUnderRandomFaults(t *testing.T) {
+	t.Parallel() // waits on real cadences: beside the others
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 7))

@@ -67,6 +67,7 @@ func TestCloudsimPaymentThatNeverArrived(t *testing.T) {
 // The poll says pending for ever (or 404): past the deadline the history
 // decides, both ways.
 func TestCloudsimPollUselessPastTheDeadline(t *testing.T) {
+	t.Parallel() // waits on real cadences: beside the others
 	modes := []string{cloudsim.PollPending, cloudsim.PollNotFound, cloudsim.PollError}
 	eachPollMode(t, modes, (*cloudsim.Cloud).SetPoll, func(t *testing.T, e *env, _ string) {
 		h := e.kiosk("P1", 400)

@@ -186,6 +186,7 @@ func TestLinkExpiredUnpaid(t *testing.T) {
 // past its lifetime the link is cancelled by Comptoir, which the provider
 // refuses; nobody guesses: unknown, for staff, with what was paid.
 func TestLinkPartialThenExpiry(t *testing.T) {
+	t.Parallel() // waits on real cadences: beside the others
 	e := newLinkEnv(t, LinkOptions{Lifetime: 300 * time.Millisecond, Margin: 50 * time.Millisecond})
 	// The provider's answer to the cancel is awaited a second.
 	lim := testLimits
