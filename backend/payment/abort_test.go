@@ -25,6 +25,7 @@ type scripted struct {
 	aborts   []func() (*localapi.AbortResponse, error)
 	payments []chan sentAnswer // one per /payment received, answered by the test
 	nAborts  int
+	abortsAt []time.Time // when each /abort came
 	nHistory int
 	history  []localapi.HistoryEntry
 	changed  chan struct{}
@@ -108,6 +109,7 @@ func (s *scripted) Abort(ctx context.Context, req *localapi.AbortRequest) (*loca
 	s.mu.Lock()
 	i := min(s.nAborts, len(s.aborts)-1)
 	s.nAborts++
+	s.abortsAt = append(s.abortsAt, time.Now())
 	f := s.aborts[i]
 	s.signal()
 	s.mu.Unlock()

@@ -43,8 +43,7 @@ type driver struct {
 	searchAt <-chan time.Time // search the history again
 	graceAt  <-chan time.Time // after a cancel that stopped it: its own answer is awaited until then
 
-	aborts   int // cancels sent
-	searches int
+	aborts int // cancels sent
 	// searchedAt is when an overdue polled attempt last asked the history.
 	searchedAt time.Time
 	// changedAt is when the attempt was last seen to change (its send, the
@@ -256,9 +255,8 @@ func (d *driver) sendPayment() {
 		d.journalFailed("record the send", err)
 		return
 	}
-	first := d.att.SendCount == 0
 	d.att = att
-	if first || d.deadline.IsZero() {
+	if d.deadline.IsZero() { // the first send: the limits count from it
 		d.setDeadline()
 	}
 	d.update(func(v *View) { v.State, v.SendCount = att.State, att.SendCount })
@@ -553,10 +551,9 @@ func (d *driver) onCancelAnswer(a CancelAnswer) {
 		d.again(0)
 	case lookUpHistory:
 		d.searchHistory()
-	case awaitPayment:
-		if d.pay == nil && !d.resends() && d.resendAt == nil {
-			d.again(d.rules.PollEvery)
-		}
+	case awaitPayment, awaitAbort:
+		// The request still out (awaitPayment is ruled only while one is)
+		// or the next cancel answer decides.
 	}
 }
 
@@ -579,7 +576,6 @@ func (d *driver) searchHistory() {
 	if d.expired() {
 		return
 	}
-	d.searches++
 	ch := make(chan searchResult, 1)
 	d.search = ch
 	att := d.att
@@ -650,12 +646,7 @@ func (d *driver) onSearch(res searchResult) {
 func (d *driver) historyComplete() bool { return !d.now().Before(d.completeAt()) }
 
 // record journals an answer that changes nothing.
-func (d *driver) record(raw []byte, note string) {
-	d.o.log.Info("attempt", "uuid", d.r.uuid, "note", note)
-	if err := d.o.cfg.Journal.RecordResponse(d.o.ctx, d.r.uuid, raw, note); err != nil {
-		d.o.log.Error("journal a response", "uuid", d.r.uuid, "err", err)
-	}
-}
+func (d *driver) record(raw []byte, note string) { d.o.record("attempt", d.r.uuid, raw, note) }
 
 // finish moves the attempt to its final state and tells everyone. If the
 // journal cannot record it, the view still tells the truth the provider

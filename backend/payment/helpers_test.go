@@ -3,6 +3,7 @@ package payment
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -49,6 +50,7 @@ type env struct {
 	db         *journal.DB
 	o          *Orchestrator
 	events     *recorder
+	log        *slog.Logger // the orchestrator's at the next open (nil: discarded)
 }
 
 func newEnv(t *testing.T, limits Limits) *env {
@@ -111,7 +113,7 @@ func (e *env) open(term Terminal, limits Limits) {
 	}
 	e.db = db
 	e.events = &recorder{}
-	cfg := Config{Journal: db, Terminal: term, TerminalID: "sim", Limits: limits, Emitter: e.events,
+	cfg := Config{Journal: db, Terminal: term, TerminalID: "sim", Limits: limits, Emitter: e.events, Logger: e.log,
 		Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: "test"}}
 	if e.channel != nil {
 		cfg.Terminal, cfg.Channel, cfg.TerminalID = nil, e.channel, "cloud:"+cloudSerial

@@ -402,6 +402,16 @@ func (o *Orchestrator) journalOutcome(uuid string, from, to journal.State, info 
 }
 
 // notRecorded is the message of an outcome the journal refused to record.
+// record journals an answer about an attempt that changes nothing (what:
+// "attempt" or "reversal", for the log). A journal that refuses is logged:
+// the answer changed nothing, and the outcome is journaled when it comes.
+func (o *Orchestrator) record(what, uuid string, raw []byte, note string) {
+	o.log.Info(what, "uuid", uuid, "note", note)
+	if err := o.cfg.Journal.RecordResponse(o.ctx, uuid, raw, note); err != nil {
+		o.log.Error("journal a response", "uuid", uuid, "err", err)
+	}
+}
+
 func notRecorded(note string, err error) string {
 	return fmt.Sprintf("%s (not recorded: %s)", note, fault.MessageOf(err))
 }
@@ -536,8 +546,8 @@ func (o *Orchestrator) Recover(ctx context.Context) ([]View, error) {
 	o.mu.Lock()
 	o.ready = true
 	watch := !o.watching && !o.closed && o.cfg.Limits.UnknownCheck > 0
-	o.watching = o.watching || watch
 	if watch {
+		o.watching = true
 		o.wg.Add(1)
 	}
 	o.mu.Unlock()

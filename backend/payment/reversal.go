@@ -252,12 +252,7 @@ func (v *reversal) settled(m Match, notMade journal.State, done string) bool {
 	return true
 }
 
-func (v *reversal) record(raw []byte, note string) {
-	v.o.log.Info("reversal", "uuid", v.r.uuid, "note", note)
-	if err := v.o.cfg.Journal.RecordResponse(v.o.ctx, v.r.uuid, raw, note); err != nil {
-		v.o.log.Error("journal a response", "uuid", v.r.uuid, "err", err)
-	}
-}
+func (v *reversal) record(raw []byte, note string) { v.o.record("reversal", v.r.uuid, raw, note) }
 
 // finish records the reversal's outcome: approved gives back the whole
 // amount asked; c names its transaction when known.

@@ -1,0 +1,216 @@
+package payment
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
+)
+
+// The cancel protocol's guards: one cancel on its way at a time, its
+// backoff kept, nothing sent while the terminal's own answer is awaited,
+// and a definite cancel answer heard even after the request-open limit.
+
+// held is an /abort answer the terminal holds until the test releases it.
+func held(release <-chan struct{}, answer func() (*localapi.AbortResponse, error)) func() (*localapi.AbortResponse, error) {
+	return func() (*localapi.AbortResponse, error) {
+		<-release
+		return answer()
+	}
+}
+
+// eventSaying waits until the attempt's journal has an event whose detail
+// contains text.
+func (e *env) eventSaying(h *Handle, text string) {
+	e.t.Helper()
+	for {
+		for _, ev := range e.eventsOf(h.UUID()) {
+			if strings.Contains(ev.Detail, text) {
+				return
+			}
+		}
+		select {
+		case <-e.ctx.Done():
+			e.t.Fatalf("no event saying %q: %+v", text, e.eventsOf(h.UUID()))
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// The request-open limit ends while the customer's cancel is on its way:
+// the terminal's answer to it is awaited, and when it says it stopped the
+// payment (with no /payment out any more), the attempt is cancelled, not
+// left unknown for staff.
+func TestRuleACancelOnItsWayIsHeardBeforeTheLimitEndsTheAttempt(t *testing.T) {
+	lim := testLimits
+	lim.RequestOpen = 300 * time.Millisecond // the /payment's own timeout is cut to it
+	e, s, h := startScripted(t, lim)
+	release := make(chan struct{})
+	defer func() {
+		select {
+		case <-release:
+		default:
+			close(release)
+		}
+	}()
+	s.setAborts(list(held(release, abortOK)))
+	h.Cancel()
+	s.waitFor(t, e.ctx, "the abort", func(p, a, hi int) bool { return a == 1 })
+	// The /payment ends at the limit, unanswered: nothing may be sent
+	// again (the terminal never showed it knows the attempt), the cancel
+	// is out.
+	e.eventSaying(h, "client timeout")
+	close(release)
+	if v := e.wait(h); v.State != journal.StateCancelled {
+		t.Fatalf("state %s (%s): the terminal said it stopped the payment", v.State, v.Message)
+	}
+	if _, a, _ := s.counts(); a != 1 {
+		t.Fatalf("%d /abort requests: one was on its way", a)
+	}
+}
+
+// After an /abort answer that asks for another one (nothing runs while the
+// /payment is out), the next /abort waits its backoff, even when the
+// /payment's answer comes meanwhile and nothing may be sent again.
+func TestRuleTheNextCancelWaitsItsBackoff(t *testing.T) {
+	lim := testLimits
+	lim.AbortRetryPause, lim.AbortRetryMax = 400*time.Millisecond, 400*time.Millisecond
+	e, s, h := startScripted(t, lim)
+	s.setAborts(list(abortKO(localapi.MsgNothingToAbort), abortOK))
+	h.Cancel()
+	waitView(t, e, h, func(v View) bool { return v.Abort == AbortNothing })
+	s.answer(1, nil, &localapi.HTTPError{Endpoint: "/payment", StatusCode: 500})
+	if v := e.wait(h); v.State != journal.StateCancelled {
+		t.Fatalf("state %s (%s)", v.State, v.Message)
+	}
+	s.mu.Lock()
+	at := append([]time.Time(nil), s.abortsAt...)
+	s.mu.Unlock()
+	if len(at) != 2 {
+		t.Fatalf("%d /abort requests, want 2", len(at))
+	}
+	if gap := at[1].Sub(at[0]); gap < lim.AbortRetryPause {
+		t.Fatalf("the second /abort went %s after the first: its backoff is %s", gap, lim.AbortRetryPause)
+	}
+}
+
+// Once the terminal said it stopped the payment while the /payment was
+// out, only that /payment's answer or the end of the grace decide: an
+// unusable /payment answer meanwhile sends no other /abort.
+func TestRuleAfterTheTerminalStoppedItNoOtherCancelIsSent(t *testing.T) {
+	lim := testLimits
+	lim.AbortGrace = 200 * time.Millisecond
+	e, s, h := startScripted(t, lim)
+	s.setAborts(list(abortOK))
+	h.Cancel()
+	waitView(t, e, h, func(v View) bool { return v.Abort == AbortOK })
+	s.answer(1, nil, &localapi.HTTPError{Endpoint: "/payment", StatusCode: 500})
+	if v := e.wait(h); v.State != journal.StateCancelled {
+		t.Fatalf("state %s (%s)", v.State, v.Message)
+	}
+	if p, a, _ := s.counts(); p != 1 || a != 1 {
+		t.Fatalf("%d /payment and %d /abort requests, want one of each", p, a)
+	}
+}
+
+// When the grace after the terminal's "stopped" ends without the
+// /payment's answer, that request is closed then, not left open on the
+// terminal until its client timeout.
+func TestRuleWhenTheGraceEndsTheRequestStillOutIsClosed(t *testing.T) {
+	lim := testLimits
+	lim.AbortGrace = 50 * time.Millisecond
+	lim.KioskTimeout = time.Minute
+	e, s, h := startScripted(t, lim)
+	s.setAborts(list(abortOK))
+	h.Cancel()
+	if v := e.wait(h); v.State != journal.StateCancelled {
+		t.Fatalf("state %s (%s)", v.State, v.Message)
+	}
+	for {
+		s.mu.Lock()
+		ends, ch := append([]error(nil), s.ends...), s.changed
+		s.mu.Unlock()
+		if len(ends) > 0 {
+			if ends[0] != context.Canceled {
+				t.Fatalf("the /payment ended with %v, want closed by Comptoir", ends[0])
+			}
+			return
+		}
+		select {
+		case <-ch:
+		case <-e.ctx.Done():
+			t.Fatal("the /payment still out after the grace was never closed")
+		}
+	}
+}
+
+// errorLog records the orchestrator's error lines.
+type errorLog struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *errorLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *errorLog) WithAttrs([]slog.Attr) slog.Handler        { return l }
+func (l *errorLog) WithGroup(string) slog.Handler             { return l }
+func (l *errorLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= slog.LevelError {
+		l.mu.Lock()
+		l.lines = append(l.lines, r.Message)
+		l.mu.Unlock()
+	}
+	return nil
+}
+
+func (l *errorLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.lines...)
+}
+
+// An error in the log is for the maintainer to act on: when nothing
+// failed (an answer that changes nothing, the cancel's answers, a
+// reversal), the log has none, and no view says that something
+// was not recorded.
+func TestRuleNothingIsLoggedAsAnErrorWhenNothingFailed(t *testing.T) {
+	logged := &errorLog{}
+	lim := testLimits
+	e := newEnv(t, lim)
+	e.log = slog.New(logged)
+	e.restartOn(e.client, lim)
+	e.recover()
+	// An answer that changes nothing, then the approval.
+	e.order("L1", 500)
+	e.sim.Script(terminalsim.HTTP500Charged())
+	v := e.wait(e.start(Request{OrderID: "L1", Amount: 500, Policy: journal.PolicyKiosk}))
+	if v.State != journal.StateApproved {
+		t.Fatalf("debit %+v", v)
+	}
+	// A reversal of it.
+	rv := e.reverse(v.UUID)
+	if rv.State != journal.StateApproved || strings.Contains(rv.Message, "not recorded") {
+		t.Fatalf("reversal %+v", rv)
+	}
+	// The customer's cancel and the terminal's answers to it.
+	s := newScripted()
+	e.restartOn(s, lim)
+	e.recover()
+	s.setAborts(list(abortKO(localapi.MsgNothingToAbort), abortOK))
+	h := e.kiosk("L2", 700)
+	s.waitFor(t, e.ctx, "the /payment", func(p, a, hi int) bool { return p == 1 })
+	h.Cancel()
+	s.waitFor(t, e.ctx, "a second abort", func(p, a, hi int) bool { return a >= 2 })
+	s.answer(1, txFor(h.UUID(), localapi.StatusKO), nil)
+	if v := e.wait(h); v.State != journal.StateCancelled || strings.Contains(v.Message, "not recorded") {
+		t.Fatalf("cancelled debit %+v", v)
+	}
+	if lines := logged.all(); len(lines) > 0 {
+		t.Fatalf("errors logged while nothing failed: %q", lines)
+	}
+}
