@@ -157,8 +157,8 @@ type errorLog struct {
 }
 
 func (l *errorLog) Enabled(context.Context, slog.Level) bool { return true }
-func (l *errorLog) WithAttrs([]slog.Attr) slog.Handler        { return l }
-func (l *errorLog) WithGroup(string) slog.Handler             { return l }
+func (l *errorLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *errorLog) WithGroup(string) slog.Handler            { return l }
 func (l *errorLog) Handle(_ context.Context, r slog.Record) error {
 	if r.Level >= slog.LevelError {
 		l.mu.Lock()
