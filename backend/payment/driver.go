@@ -546,8 +546,15 @@ func (d *driver) onCancelAnswer(a CancelAnswer) {
 		d.finish(journal.StateCancelled, nil, "aborted on the terminal at the customer's request: nothing was charged", nil)
 	case followAttempt:
 		// The provider knows the attempt (or following it sends nothing):
-		// its own outcome decides, asked at once.
+		// its own outcome decides, asked at once. When following it would
+		// send it again and the provider has not shown that it knows it (a
+		// link whose answer was lost, then cancelled), its record decides:
+		// cancelling again would only get the same answer.
 		d.resendAt = nil
+		if !d.mayFollow() {
+			d.searchHistory()
+			return
+		}
 		d.again(0)
 	case lookUpHistory:
 		d.searchHistory()

@@ -51,26 +51,10 @@ func TestRuleALinksOptionsLeftUnsetTakeTheirDefaults(t *testing.T) {
 	}
 }
 
-// What a link's cart paid is its paid amount less its tip, whether or not
-// the provider counted the tip in it; and an attempt that never learnt
-// its link's address is named by the cart's (one that did keeps it).
-func TestRuleACartsPaidAmountIsTheGoodsTipApart(t *testing.T) {
+// An attempt that never learnt its link's address is named by the
+// cart's; one that did keeps it.
+func TestRuleALinkAttemptKeepsTheAddressItLearnt(t *testing.T) {
 	c := Link(nil, LinkOptions{}).(*linkChannel)
-	for _, tc := range []struct {
-		name             string
-		requested, gift  int64
-		paidAmount, want int64
-	}{
-		{"tip counted in", 1000, 100, 1100, 1000},
-		{"tip not counted in", 1000, 100, 1000, 1000},
-		{"part paid", 1000, 100, 400, 400},
-		{"no tip", 1000, 0, 1000, 1000},
-	} {
-		cart := &cloudapi.Cart{Status: cloudapi.CartOK, RequestedAmount: tc.requested, GiftAmount: tc.gift, PaidAmount: tc.paidAmount}
-		if got := cartPaid(cart); got != tc.want {
-			t.Fatalf("%s: paid %d, want %d", tc.name, got, tc.want)
-		}
-	}
 	cart := &cloudapi.Cart{Status: "pending", PaymentLink: "https://pay.example/L2"}
 	if a := c.cartAnswer(journal.Attempt{}, cart); a.ProviderID != "https://pay.example/L2" {
 		t.Fatalf("an attempt without its link's address: %q", a.ProviderID)

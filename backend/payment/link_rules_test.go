@@ -3,8 +3,10 @@ package payment
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 )
@@ -135,5 +137,34 @@ func TestRuleAPaidCartIsItsApprovedPayments(t *testing.T) {
 	c := cartCharge(cart)
 	if c.TransactionID != "t1,t2,t3" || c.Currency != "EUR" || c.Issuer != "Bank One" || c.Scheme != "VISA" || !c.Approved || c.Amount != 900 {
 		t.Fatalf("charge %+v", c)
+	}
+}
+
+// The customer cancels a link whose creation was never acknowledged (the
+// provider made the cart, its answer was lost): the link is not asked for
+// again after the cancel (the customer walked away from it), and once the
+// provider says the cart is cancelled, the cart decides.
+func TestRuleAfterTheCancelALinkNeverAcknowledgedIsNotAskedForAgain(t *testing.T) {
+	e := newLinkEnv(t, LinkOptions{})
+	lim := testLimits
+	lim.ResendPause = time.Hour // the lost answer's resend waits: the cancel comes first
+	e.restartOn(nil, lim)
+	if err := e.cloud.Inject(cloudsim.Fault{Path: cloudsim.PathGenerateLink, After: true}); err != nil {
+		t.Fatal(err)
+	}
+	h := e.kiosk("K9", 900)
+	e.eventSaying(h, "no usable answer")
+	h.Cancel()
+	v := e.wait(h)
+	if n := len(e.cloud.Requests("POST " + cloudsim.PathGenerateLink)); n != 1 {
+		t.Fatalf("%d requests for the link: asked again after the cancel", n)
+	}
+	if v.State != journal.StateCancelled || v.OrderPaid {
+		t.Fatalf("view %+v", v)
+	}
+	// Once the provider said the cart is cancelled, the cart decides: not
+	// a cancel asked again and again.
+	if n := len(e.cloud.Requests("POST " + cloudsim.PathCancelLink)); n != 1 {
+		t.Fatalf("%d cancels of the link, want 1", n)
 	}
 }
