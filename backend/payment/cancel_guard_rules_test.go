@@ -214,3 +214,85 @@ func TestRuleNothingIsLoggedAsAnErrorWhenNothingFailed(t *testing.T) {
 		t.Fatalf("errors logged while nothing failed: %q", lines)
 	}
 }
+
+// holdingCancels is a link provider whose cancels are held until the test
+// releases them, and counted.
+type holdingCancels struct {
+	LinkAPI
+	release chan struct{}
+	mu      sync.Mutex
+	n       int
+}
+
+func (h *holdingCancels) CancelLink(ctx context.Context, cartID string) (string, error) {
+	h.mu.Lock()
+	h.n++
+	h.mu.Unlock()
+	<-h.release
+	return h.LinkAPI.CancelLink(ctx, cartID)
+}
+
+func (h *holdingCancels) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n
+}
+
+// One cancel on its way at a time: a link whose lifetime ends while the
+// customer's cancel is still out is not cancelled a second time beside it
+// (the first answer would be lost). Why it was cancelled is journaled.
+func TestRuleOneCancelOnItsWayAtATime(t *testing.T) {
+	e := newLinkEnv(t, LinkOptions{Lifetime: 150 * time.Millisecond, Margin: 50 * time.Millisecond})
+	link := e.channel.(*linkChannel)
+	api := &holdingCancels{LinkAPI: link.api, release: make(chan struct{}, 1)}
+	defer close(api.release)
+	opts := link.opts
+	e.channel = Link(api, opts)
+	e.restartOn(nil, testLimits)
+	h, _ := e.startLink("K7", 900)
+	h.Cancel()
+	e.eventSaying(h, "cancelled by Comptoir") // the lifetime ended, the customer's cancel still out
+	api.release <- struct{}{}                 // its answer: the cart is cancelled
+	if v := e.wait(h); v.State != journal.StateCancelled {
+		t.Fatalf("view %+v", v)
+	}
+	if n := api.count(); n != 1 {
+		t.Fatalf("%d cancels out at once", n)
+	}
+}
+
+// A cancel resumed after a restart shows "cancelling" while it is on its
+// way, as the customer's own did.
+func TestRuleAResumedCancelShowsCancelling(t *testing.T) {
+	lim := testLimits
+	lim.ResendPause = time.Hour
+	e, s, h := startScripted(t, lim)
+	first := make(chan struct{})
+	defer close(first)
+	s.setAborts(list(held(first, abortOK)))
+	h.Cancel()
+	waitView(t, e, h, func(v View) bool { return v.State == journal.StateAbortRequested })
+	e.close() // the process dies with its cancel on its way
+
+	s2 := newScripted()
+	again := make(chan struct{})
+	s2.setAborts(list(held(again, abortOK)))
+	e.open(s2, lim)
+	recovered := make(chan error, 1)
+	go func() { _, err := e.o.Recover(e.ctx); recovered <- err }()
+	s2.waitFor(t, e.ctx, "the resumed abort", func(p, a, hi int) bool { return a == 1 })
+	resumed, ok := e.o.Active(h.UUID())
+	if !ok {
+		t.Fatal("the resumed attempt is not active")
+	}
+	if v := resumed.View(); v.Abort != AbortPending {
+		t.Fatalf("the resumed cancel shows %q, want %q", v.Abort, AbortPending)
+	}
+	close(again)
+	if err := <-recovered; err != nil {
+		t.Fatal(err)
+	}
+	if st := e.attempt(h.UUID()).State; st != journal.StateCancelled {
+		t.Fatalf("resumed attempt ended %s", st)
+	}
+}

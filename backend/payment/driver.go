@@ -466,6 +466,10 @@ func (d *driver) startCancel(why string) {
 		} else {
 			d.att = att
 		}
+	} else {
+		// A cancel already in force (the lifetime ended while the
+		// customer's was on its way): why is still journaled.
+		d.record(nil, why)
 	}
 	// A resend waiting to go out no longer may, unless the provider knows
 	// the attempt.
