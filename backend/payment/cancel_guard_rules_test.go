@@ -296,3 +296,24 @@ func TestRuleAResumedCancelShowsCancelling(t *testing.T) {
 		t.Fatalf("resumed attempt ended %s", st)
 	}
 }
+
+// A cancel the terminal never answers (unreachable) is asked again at its
+// backoff, but not past the request-open limit: then the attempt is
+// unknown, for staff, not cancelled for ever in a loop.
+func TestRuleTheCancelIsAskedAgainOnlyUntilTheRequestOpenLimit(t *testing.T) {
+	lim := testLimits
+	lim.RequestOpen = 300 * time.Millisecond
+	lim.ResendPause = time.Hour // nothing out when the customer cancels
+	e, s, h := startScripted(t, lim)
+	s.setAborts(list(abortRefused))
+	s.answer(1, nil, &localapi.HTTPError{Endpoint: "/payment", StatusCode: 500})
+	e.eventSaying(h, "no usable answer")
+	h.Cancel()
+	v := e.wait(h)
+	if v.State != journal.StateUnknown || !strings.Contains(v.Message, "request-open limit") {
+		t.Fatalf("state %s (%s), want unknown at the request-open limit", v.State, v.Message)
+	}
+	if p, a, _ := s.counts(); p != 1 || a < 2 {
+		t.Fatalf("%d /payment and %d /abort requests", p, a)
+	}
+}
