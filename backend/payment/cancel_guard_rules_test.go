@@ -317,3 +317,36 @@ func TestRuleTheCancelIsAskedAgainOnlyUntilTheRequestOpenLimit(t *testing.T) {
 		t.Fatalf("%d /payment and %d /abort requests", p, a)
 	}
 }
+
+// On a channel that polls, the polls go on while the customer's cancel
+// cannot be delivered: the provider's own outcome (here an approval) is
+// learnt, not left unknown until the cancel gets through.
+func TestRuleThePollsGoOnWhileTheCancelCannotBeDelivered(t *testing.T) {
+	p := &polling{send: func(int) Answer { return ack("cloud-7") }}
+	p.cancel = func(int) CancelAnswer {
+		return CancelAnswer{Outcome: CancelNotSent, Message: "connection refused"}
+	}
+	p.poll = func(int) Answer {
+		if _, _, c, _ := p.counts(); c >= 3 {
+			return paid("cloud-7", 900)
+		}
+		return Answer{Outcome: OutcomePending, ProviderStatus: "pending"}
+	}
+	e := pollingEnv(t, p, testLimits)
+	h := e.kiosk("C7", 900)
+	for {
+		if _, polls, _, _ := p.counts(); polls >= 2 {
+			break
+		}
+		select {
+		case <-e.ctx.Done():
+			t.Fatal("never polled")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	h.Cancel()
+	v := e.wait(h)
+	if v.State != journal.StateApproved || !v.ChargedDespiteCancel {
+		t.Fatalf("state %s (%s): the provider approved it", v.State, v.Message)
+	}
+}
