@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -348,5 +349,33 @@ func TestRuleThePollsGoOnWhileTheCancelCannotBeDelivered(t *testing.T) {
 	v := e.wait(h)
 	if v.State != journal.StateApproved || !v.ChargedDespiteCancel {
 		t.Fatalf("state %s (%s): the provider approved it", v.State, v.Message)
+	}
+}
+
+// A cancel resumed after a restart that cannot reach the terminal leaves
+// the attempt open, as it was, for the next recovery: the terminal may
+// still run it, and nobody guesses.
+func TestRuleAResumedCancelThatCannotReachTheTerminalStaysOpen(t *testing.T) {
+	lim := testLimits
+	lim.ResendPause = time.Hour
+	e, s, h := startScripted(t, lim)
+	first := make(chan struct{})
+	defer close(first)
+	s.setAborts(list(held(first, abortOK)))
+	h.Cancel()
+	waitView(t, e, h, func(v View) bool { return v.State == journal.StateAbortRequested })
+	e.close() // the process dies with its cancel on its way
+
+	s2 := newScripted()
+	s2.setAborts(list(abortRefused))
+	e.open(s2, lim)
+	if _, err := e.o.Recover(e.ctx); !errors.Is(err, ErrTerminalUnreachable) {
+		t.Fatalf("recovery: %v, want the terminal unreachable", err)
+	}
+	if st := e.attempt(h.UUID()).State; st != journal.StateAbortRequested {
+		t.Fatalf("the attempt is %s, want left open with its cancel pending", st)
+	}
+	if p, _, _ := s2.counts(); p != 0 {
+		t.Fatalf("%d /payment requests after the restart", p)
 	}
 }
