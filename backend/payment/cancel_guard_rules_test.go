@@ -379,3 +379,45 @@ func TestRuleAResumedCancelThatCannotReachTheTerminalStaysOpen(t *testing.T) {
 		t.Fatalf("%d /payment requests after the restart", p)
 	}
 }
+
+// One search of the history at a time: a cancel answered "nothing runs"
+// while a search is out waits for that search, not a second one beside it
+// (whose answer would replace the first's).
+func TestRuleOneSearchOfTheHistoryAtATime(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	p := &polling{
+		send: func(int) Answer { return ack("cloud-8") },
+		poll: func(int) Answer { return Answer{Outcome: OutcomePending, ProviderStatus: "pending"} },
+		cancel: func(int) CancelAnswer {
+			return CancelAnswer{Outcome: CancelNothingRuns, Message: "nothing to abort"}
+		},
+		lookup: func(int) (Match, error) {
+			<-release
+			return Match{Verdict: InHistory, Candidates: 1, Charge: Charge{TransactionID: "cloud-8", Amount: 900}}, nil
+		},
+	}
+	lim := testLimits
+	lim.KioskTimeout = 100 * time.Millisecond // overdue soon: the history is searched
+	e := pollingEnv(t, p, lim)
+	h := e.kiosk("C8", 900)
+	for {
+		if _, _, _, n := p.counts(); n == 1 {
+			break
+		}
+		select {
+		case <-e.ctx.Done():
+			t.Fatal("the history was never searched")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	h.Cancel()
+	waitView(t, e, h, func(v View) bool { return v.Abort == AbortNothing })
+	release <- struct{}{}
+	if v := e.wait(h); v.State != journal.StateCancelled {
+		t.Fatalf("state %s (%s)", v.State, v.Message)
+	}
+	if _, _, _, n := p.counts(); n != 1 {
+		t.Fatalf("%d searches of the history, want the one that was out", n)
+	}
+}
