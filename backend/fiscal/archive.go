@@ -118,10 +118,9 @@ func (l *Ledger) Archive(ctx context.Context, month string, loc *time.Location, 
 	}
 	name := fmt.Sprintf("comptoir-fiscal-%s-%s.jsonl", l.Kiosk, month)
 	// What a process killed while writing left: never an archive.
-	if stale, _ := filepath.Glob(filepath.Join(dir, ".tmp-comptoir-fiscal-*")); len(stale) > 0 {
-		for _, f := range stale {
-			_ = os.Remove(f)
-		}
+	stale, _ := filepath.Glob(filepath.Join(dir, ".tmp-comptoir-fiscal-*"))
+	for _, f := range stale {
+		_ = os.Remove(f)
 	}
 	path := filepath.Join(dir, name)
 	if err := writeFile(path, data, 0o600); err != nil {
