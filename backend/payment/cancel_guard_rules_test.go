@@ -151,17 +151,18 @@ func TestRuleWhenTheGraceEndsTheRequestStillOutIsClosed(t *testing.T) {
 	}
 }
 
-// errorLog records the orchestrator's error lines.
-type errorLog struct {
+// levelLog records the orchestrator's log lines from a level up.
+type levelLog struct {
+	min   slog.Level
 	mu    sync.Mutex
 	lines []string
 }
 
-func (l *errorLog) Enabled(context.Context, slog.Level) bool { return true }
-func (l *errorLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
-func (l *errorLog) WithGroup(string) slog.Handler            { return l }
-func (l *errorLog) Handle(_ context.Context, r slog.Record) error {
-	if r.Level >= slog.LevelError {
+func (l *levelLog) Enabled(context.Context, slog.Level) bool { return true }
+func (l *levelLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *levelLog) WithGroup(string) slog.Handler            { return l }
+func (l *levelLog) Handle(_ context.Context, r slog.Record) error {
+	if r.Level >= l.min {
 		l.mu.Lock()
 		l.lines = append(l.lines, r.Message)
 		l.mu.Unlock()
@@ -169,7 +170,7 @@ func (l *errorLog) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
-func (l *errorLog) all() []string {
+func (l *levelLog) all() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return append([]string(nil), l.lines...)
@@ -180,7 +181,7 @@ func (l *errorLog) all() []string {
 // reversal), the log has none, and no view says that something
 // was not recorded.
 func TestRuleNothingIsLoggedAsAnErrorWhenNothingFailed(t *testing.T) {
-	logged := &errorLog{}
+	logged := &levelLog{min: slog.LevelError}
 	lim := testLimits
 	e := newEnv(t, lim)
 	e.log = slog.New(logged)

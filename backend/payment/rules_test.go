@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -117,8 +118,13 @@ func TestRuleAnUnknownRefundByAPINotInTheProvidersListIsNeverSettledDeclined(t *
 			a.Kind, a.Policy, a.InitialTransactionID = journal.KindRefund, journal.PolicyRefund, debit.TransactionID
 		})
 	e.ws.cfg.Now = func() time.Time { return time.Now().Add(testLimits.SettleAfter + testLimits.Idempotency) }
+	warnings := &levelLog{min: slog.LevelWarn}
+	e.ws.log = slog.New(warnings)
 	if settled, err := e.ws.SettleUnknown(e.ctx); err != nil || len(settled) != 0 {
 		t.Fatalf("settled %+v, %v: the provider's list does not show it", settled, err)
+	}
+	if w := warnings.all(); len(w) > 0 { // left to staff: nothing went wrong
+		t.Fatalf("warnings logged: %q", w)
 	}
 	if a := e.attempt(id); a.State != journal.StateUnknown {
 		t.Fatalf("a refund missing from the provider's list became %s", a.State)
