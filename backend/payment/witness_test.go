@@ -239,3 +239,21 @@ func TestAProviderThatDoesNotAnswerIsAskedOnce(t *testing.T) {
 		t.Fatalf("%d reads of a provider that does not answer, for three approvals: want one attempt's", n)
 	}
 }
+
+// A witness setting left out (zero) or impossible (negative) takes its
+// default; one given is kept.
+func TestRuleAWitnessSettingLeftOutTakesItsDefault(t *testing.T) {
+	defaults := WitnessOptions{Wait: 20 * time.Second, PollEvery: 2 * time.Second, Skew: 10 * time.Minute, Lag: 10 * time.Minute, Recheck: 7 * 24 * time.Hour}
+	for _, d := range []time.Duration{0, -time.Second} {
+		got := NewWitness(nil, WitnessOptions{Wait: d, PollEvery: d, Skew: d, Lag: d, Recheck: d}).opts
+		if got.Wait != defaults.Wait || got.PollEvery != defaults.PollEvery || got.Skew != defaults.Skew ||
+			got.Lag != defaults.Lag || got.Recheck != defaults.Recheck || got.Now == nil {
+			t.Fatalf("settings of %s: %+v, want the defaults %+v", d, got, defaults)
+		}
+	}
+	given := WitnessOptions{Wait: time.Second, PollEvery: time.Millisecond, Skew: time.Minute, Lag: 2 * time.Minute, Recheck: time.Hour}
+	if got := NewWitness(nil, given).opts; got.Wait != given.Wait || got.PollEvery != given.PollEvery || got.Skew != given.Skew ||
+		got.Lag != given.Lag || got.Recheck != given.Recheck || got.Now == nil {
+		t.Fatalf("given %+v, kept %+v", given, got)
+	}
+}
