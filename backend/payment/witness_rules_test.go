@@ -1,0 +1,98 @@
+package payment
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/cloudsim"
+	"github.com/comptoir-pos/comptoir/backend/journal"
+)
+
+// The provider's record of a transaction agrees with what the terminal
+// said it charged, or the approval is not confirmed: each way a record can
+// differ is named, and each field the record leaves out (no kind, no
+// currency, no serial, no readable date) is no disagreement.
+func TestRuleTheProvidersRecordMustAgreeWithTheTerminal(t *testing.T) {
+	w := NewWitness(nil, WitnessOptions{Serial: "SN-1", Skew: 10 * time.Minute})
+	sentAt := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	att := journal.Attempt{UUID: "a", Kind: journal.KindDebit, Amount: 1000, Charged: true, ChargedAmount: 1000, ChargedGift: 150,
+		ChargedCurrency: "EUR", FirstSentAt: sentAt}
+	type record struct {
+		status, kind, serial, created, currency string
+		amount, gift                            int64
+	}
+	agrees := record{"ok", "debit", "SN-1", sentAt.Add(time.Second).Format(time.RFC3339), "EUR", 1000, 150}
+	for _, tc := range []struct {
+		name string
+		edit func(*record)
+		want string // "" when it agrees; else a word of the reason
+	}{
+		{"the same", func(*record) {}, ""},
+		{"still pending", func(r *record) { r.status = "pending" }, ""},
+		{"refused", func(r *record) { r.status = "ko" }, "lists it as ko"},
+		{"another amount", func(r *record) { r.amount = 900 }, "lists 900"},
+		{"another tip", func(r *record) { r.gift = 0 }, "(tip 0)"},
+		{"a refund", func(r *record) { r.kind = "refund" }, "lists a refund"},
+		{"no kind", func(r *record) { r.kind = "" }, ""},
+		{"the kind in capitals", func(r *record) { r.kind = " DEBIT " }, ""},
+		{"another currency", func(r *record) { r.currency = "USD" }, "in USD"},
+		{"the currency in lower case", func(r *record) { r.currency = "eur" }, ""},
+		{"no currency", func(r *record) { r.currency = "" }, ""},
+		{"another terminal", func(r *record) { r.serial = "SN-2" }, "on terminal SN-2"},
+		{"no serial", func(r *record) { r.serial = "" }, ""},
+		{"made before the payment", func(r *record) { r.created = sentAt.Add(-11 * time.Minute).Format(time.RFC3339) }, "before this payment"},
+		{"made within the skew before it", func(r *record) { r.created = sentAt.Add(-9 * time.Minute).Format(time.RFC3339) }, ""},
+		{"an unreadable date", func(r *record) { r.created = "yesterday" }, ""},
+	} {
+		r := agrees
+		tc.edit(&r)
+		got := w.disagrees(att, r.status, r.kind, r.serial, r.created, r.currency, r.amount, r.gift)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// An attempt that names no currency is not held to one.
+	noCurrency := att
+	noCurrency.ChargedCurrency = ""
+	if got := w.disagrees(noCurrency, "ok", "debit", "SN-1", agrees.created, "USD", 1000, 150); got != "" {
+		t.Errorf("an attempt without a currency: %q", got)
+	}
+	// A witness that knows no serial takes any terminal's record.
+	anySerial := NewWitness(nil, WitnessOptions{})
+	if got := anySerial.disagrees(att, "ok", "debit", "SN-9", agrees.created, "EUR", 1000, 150); got != "" {
+		t.Errorf("a witness without a serial: %q", got)
+	}
+}
+
+// The witness judges an approval by its own record: the terminal's
+// earlier payments listed around it (another amount, another order) do
+// not deny it, whether the provider lists the payment under the
+// terminal's id or under its own.
+func TestRuleOtherPaymentsInTheProvidersListDoNotDenyAnApproval(t *testing.T) {
+	for _, ids := range []string{cloudsim.LANIDsTerminal, cloudsim.LANIDsCloud} {
+		t.Run(ids, func(t *testing.T) {
+			w, _ := witnessed(t, false, WitnessOptions{})
+			if err := w.cloud.SetLANIDs(ids); err != nil {
+				t.Fatal(err)
+			}
+			var seen []string
+			for _, p := range []struct {
+				order  string
+				amount int64
+			}{{"first", 450}, {"second", 700}} {
+				w.order(p.order, p.amount)
+				h := w.start(Request{OrderID: p.order, Amount: p.amount, Policy: journal.PolicyKiosk})
+				v := w.wait(h)
+				a := w.attempt(h.UUID())
+				if v.State != journal.StateApproved || !v.OrderPaid || a.Witness != journal.WitnessConfirmed {
+					t.Fatalf("%s: view %+v, witness %q", p.order, v, a.Witness)
+				}
+				seen = append(seen, a.ProviderID+"/"+a.TransactionID) // the provider's id, when it has its own
+			}
+			if seen[0] == seen[1] {
+				t.Fatalf("both approvals confirmed by the same record %q", seen[0])
+			}
+		})
+	}
+}
