@@ -7,6 +7,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
 // The provider's record of a transaction agrees with what the terminal
@@ -94,5 +95,72 @@ func TestRuleOtherPaymentsInTheProvidersListDoNotDenyAnApproval(t *testing.T) {
 				t.Fatalf("both approvals confirmed by the same record %q", seen[0])
 			}
 		})
+	}
+}
+
+// While the provider's record of an approval lags (the provider lists it
+// under its own id, not yet), the witness waits for it: an earlier entry
+// of the same order that was refused, or a payment keyed on the terminal
+// for the same amount, is not taken for it.
+func TestRuleALaggingRecordIsAwaitedNotReplacedByAnotherEntry(t *testing.T) {
+	w, _ := witnessed(t, false, WitnessOptions{})
+	if err := w.cloud.SetLANIDs(cloudsim.LANIDsCloud); err != nil {
+		t.Fatal(err)
+	}
+	w.order("same", 700)
+	w.sim.Script(terminalsim.Decline())
+	if v := w.wait(w.start(Request{OrderID: "same", Amount: 700, Policy: journal.PolicyKiosk})); v.State != journal.StateDeclined {
+		t.Fatalf("first attempt %+v", v)
+	}
+	b := terminalsim.Approve()
+	if _, err := w.sim.StartOnKeypad(700, &b); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.sim.WaitIdle(w.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(w.cloud.Transactions()); n != 2 { // both listed now, before the record lags
+		t.Fatalf("%d transactions listed before the payment", n)
+	}
+	if err := w.cloud.SetRecordLag(2); err != nil {
+		t.Fatal(err)
+	}
+	h := w.start(Request{OrderID: "same", Amount: 700, Policy: journal.PolicyKiosk})
+	if v := w.wait(h); v.State != journal.StateApproved || !v.OrderPaid {
+		t.Fatalf("view %+v", v)
+	}
+	a := w.attempt(h.UUID())
+	var ours string
+	for _, tx := range w.cloud.Transactions() {
+		if tx.LocalID == a.TransactionID || tx.TransactionID == a.TransactionID {
+			ours = tx.TransactionID
+		}
+	}
+	if a.Witness != journal.WitnessConfirmed || ours == "" || a.ProviderID != ours {
+		t.Fatalf("witness %q by record %q, want the approval's own record %q", a.Witness, a.ProviderID, ours)
+	}
+}
+
+// Nor is a record another attempt already holds: the first part of an
+// order paid in two equal parts is confirmed by its record, and the
+// second part, whose record lags, waits for its own.
+func TestRuleARecordAnotherAttemptHoldsConfirmsNothingElse(t *testing.T) {
+	w, _ := witnessed(t, false, WitnessOptions{})
+	if err := w.cloud.SetLANIDs(cloudsim.LANIDsCloud); err != nil {
+		t.Fatal(err)
+	}
+	w.order("halves", 1400)
+	first := w.wait(w.start(Request{OrderID: "halves", Amount: 700, Policy: journal.PolicyKiosk}))
+	a1 := w.attempt(first.UUID)
+	if first.State != journal.StateApproved || a1.Witness != journal.WitnessConfirmed || a1.ProviderID == "" {
+		t.Fatalf("first half %+v, witness %q, record %q", first, a1.Witness, a1.ProviderID)
+	}
+	if err := w.cloud.SetRecordLag(2); err != nil {
+		t.Fatal(err)
+	}
+	second := w.wait(w.start(Request{OrderID: "halves", Amount: 700, Policy: journal.PolicyKiosk}))
+	a2 := w.attempt(second.UUID)
+	if second.State != journal.StateApproved || a2.Witness != journal.WitnessConfirmed || a2.ProviderID == a1.ProviderID {
+		t.Fatalf("second half %+v, witness %q, record %q (the first's: %q)", second, a2.Witness, a2.ProviderID, a1.ProviderID)
 	}
 }
