@@ -98,3 +98,17 @@ func TestRuleAHistoryMatchIsLeftToStaffOnlyWhenAnotherWaysAttemptCouldBeIt(t *te
 		})
 	}
 }
+
+// Without a probe of the first way, a new attempt takes the first way: the
+// fallback is for a terminal the first way was seen not to reach.
+func TestRuleWithoutAProbeTheFirstWayIsTaken(t *testing.T) {
+	e := newEnv(t, testLimits)
+	o, err := New(Config{Journal: e.db, Terminal: e.client, Fallback: &polling{}, TerminalID: "sim", Limits: testLimits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(o.Close)
+	if ch := o.route(e.ctx); ch.Name() != journal.ChannelLocal {
+		t.Fatalf("route %s, want the first way", ch.Name())
+	}
+}

@@ -24,13 +24,15 @@ func mutedEnv(t *testing.T, log *slog.Logger) (*env, *mute) {
 }
 
 // One check settles every unknown outcome the history decides, whatever
-// comes before it in the journal: an attempt too young to be called not
+// comes before it in the journal: another terminal's attempt, one too young to be called not
 // charged, or one the history cannot tell from another payment, stays
 // with staff without holding back the next one, and without a warning in
 // the log (nothing went wrong).
 func TestRuleAnUndecidedUnknownDoesNotHoldBackTheNext(t *testing.T) {
 	warnings := &levelLog{min: slog.LevelWarn}
 	e, m := mutedEnv(t, slog.New(warnings))
+	// Another terminal's: only the provider that took it knows it.
+	foreign := e.unknownOn(journal.ChannelLocal, "another-terminal", "Y0", 500)
 	m.drop = true
 	young := e.unknownAttempt("Y1", 800) // never reached the terminal; its history not complete yet
 	m.drop = false
@@ -50,9 +52,9 @@ func TestRuleAnUndecidedUnknownDoesNotHoldBackTheNext(t *testing.T) {
 	if len(settled) != 1 || settled[0].UUID != charged.UUID || settled[0].State != journal.StateApproved {
 		t.Fatalf("settled %+v, want only %s, approved", settled, charged.UUID)
 	}
-	for _, v := range []View{young, ambiguous} {
-		if st := e.attempt(v.UUID).State; st != journal.StateUnknown {
-			t.Fatalf("%s settled %s", v.OrderID, st)
+	for _, id := range []string{foreign, young.UUID, ambiguous.UUID} {
+		if st := e.attempt(id).State; st != journal.StateUnknown {
+			t.Fatalf("%s settled %s", id, st)
 		}
 	}
 	if w := warnings.all(); len(w) > 0 {
