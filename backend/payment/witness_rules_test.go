@@ -1,10 +1,13 @@
 package payment
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
@@ -162,5 +165,43 @@ func TestRuleARecordAnotherAttemptHoldsConfirmsNothingElse(t *testing.T) {
 	a2 := w.attempt(second.UUID)
 	if second.State != journal.StateApproved || a2.Witness != journal.WitnessConfirmed || a2.ProviderID == a1.ProviderID {
 		t.Fatalf("second half %+v, witness %q, record %q (the first's: %q)", second, a2.Witness, a2.ProviderID, a1.ProviderID)
+	}
+}
+
+// answersByID is a provider whose fetch by id answers err and whose list
+// cannot be read.
+type answersByID struct{ err error }
+
+func (a answersByID) Details(context.Context, string) (*cloudapi.TransactionDetails, error) {
+	return nil, a.err
+}
+
+func (answersByID) BatchAll(context.Context, cloudapi.BatchRequest, time.Time) ([]cloudapi.HistoryEntry, error) {
+	return nil, &cloudapi.TransportError{Op: "POST /transactions/", Err: errors.New("connection refused")}
+}
+
+// The provider has answered about an approval when it said it has no
+// transaction under that id (404, 403, 410, or an error of its API), not
+// when the request failed (a 500, no connection): only an answer can
+// deny an approval; a failure leaves it unconfirmed.
+func TestRuleOnlyAnAnswerFromTheProviderCounts(t *testing.T) {
+	att := journal.Attempt{UUID: "a", TransactionID: "t-1", Amount: 500, FirstSentAt: time.Now()}
+	none := func(context.Context, []string) (map[string]string, error) { return map[string]string{}, nil }
+	for _, tc := range []struct {
+		err      error
+		answered bool
+	}{
+		{&cloudapi.HTTPError{Status: 404}, true},
+		{&cloudapi.HTTPError{Status: 403}, true},
+		{&cloudapi.HTTPError{Status: 410}, true},
+		{&cloudapi.APIError{Status: 400, Message: "unknown transaction"}, true},
+		{&cloudapi.HTTPError{Status: 500}, false},
+		{&cloudapi.HTTPError{Status: 401}, false},
+		{&cloudapi.TransportError{Op: "GET /transaction/", Err: errors.New("connection refused")}, false},
+	} {
+		w := NewWitness(answersByID{tc.err}, WitnessOptions{Serial: "SN-1"})
+		if r := w.read(context.Background(), att, none); r.readable != tc.answered || r.found {
+			t.Errorf("%v: answered %v, found %v; want answered %v", tc.err, r.readable, r.found, tc.answered)
+		}
 	}
 }
