@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/cloudsim"
 	"github.com/comptoir-pos/comptoir/backend/journal"
@@ -203,5 +205,29 @@ func TestRuleOnlyAnAnswerFromTheProviderCounts(t *testing.T) {
 		if r := w.read(context.Background(), att, none); r.readable != tc.answered || r.found {
 			t.Errorf("%v: answered %v, found %v; want answered %v", tc.err, r.readable, r.found, tc.answered)
 		}
+	}
+}
+
+// The periodic check reads the record only of the approvals this
+// terminal took: another terminal's approval awaiting its record is left
+// to the process that drives that terminal.
+func TestRuleTheRecheckLeavesAnotherTerminalsApprovals(t *testing.T) {
+	w, _ := witnessed(t, false, WitnessOptions{Wait: 50 * time.Millisecond, Lag: time.Nanosecond})
+	w.order("theirs", 900)
+	id := uuid.Must(uuid.NewV7()).String()
+	if _, err := w.db.PrepareAttempt(w.ctx, journal.Attempt{UUID: id, OrderID: "theirs", Kind: journal.KindDebit, Channel: journal.ChannelLocal,
+		Amount: 900, Policy: journal.PolicyKiosk, Terminal: "terminal:SN-OTHER", RequestBody: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.db.MarkSent(w.ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.db.Transition(w.ctx, id, journal.StateSent, journal.StateApproved, journal.TransitionInfo{TransactionID: "t-theirs",
+		Charged: &journal.Charge{Amount: 900}, AwaitWitness: true, Note: "approved"}); err != nil {
+		t.Fatal(err)
+	}
+	w.o.recheckWitnesses(w.ctx)
+	if a := w.attempt(id); a.Witness != journal.WitnessAwaiting {
+		t.Fatalf("another terminal's approval became %q", a.Witness)
 	}
 }
