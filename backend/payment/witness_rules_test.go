@@ -231,3 +231,77 @@ func TestRuleTheRecheckLeavesAnotherTerminalsApprovals(t *testing.T) {
 		t.Fatalf("another terminal's approval became %q", a.Witness)
 	}
 }
+
+// Among the list's entries that could be the approval, the one nearest
+// its first send that no other attempt holds is taken (one the attempt
+// itself holds still counts); none, or holders that cannot be read, is
+// no candidate.
+func TestRuleTheNearestUnheldEntryIsTheApprovalsRecord(t *testing.T) {
+	w := NewWitness(nil, WitnessOptions{Serial: "SN-1"})
+	sentAt := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	att := journal.Attempt{UUID: "mine", FirstSentAt: sentAt}
+	at := func(id string, d time.Duration) cloudapi.HistoryEntry {
+		return cloudapi.HistoryEntry{TransactionID: id, CreatedAt: sentAt.Add(d).Format(time.RFC3339)}
+	}
+	heldBy := func(m map[string]string) func(context.Context, []string) (map[string]string, error) {
+		return func(context.Context, []string) (map[string]string, error) { return m, nil }
+	}
+	for _, tc := range []struct {
+		name       string
+		candidates []cloudapi.HistoryEntry
+		held       map[string]string
+		want       string // "" for none
+	}{
+		{"none", nil, nil, ""},
+		{"the only one", []cloudapi.HistoryEntry{at("a", 3*time.Second)}, nil, "a"},
+		{"at the very second", []cloudapi.HistoryEntry{at("a", 0)}, nil, "a"},
+		{"the nearest after", []cloudapi.HistoryEntry{at("far", 40*time.Second), at("near", 2*time.Second), at("farther", time.Minute)}, nil, "near"},
+		{"the nearest before", []cloudapi.HistoryEntry{at("after", 30*time.Second), at("before", -5*time.Second)}, nil, "before"},
+		{"the first of two as near", []cloudapi.HistoryEntry{at("first", 0), at("second", 0)}, nil, "first"},
+		{"held by another", []cloudapi.HistoryEntry{at("theirs", time.Second), at("free", 20*time.Second)}, map[string]string{"theirs": "other"}, "free"},
+		{"held by itself", []cloudapi.HistoryEntry{at("own", time.Second), at("free", 20*time.Second)}, map[string]string{"own": "mine"}, "own"},
+		{"all held by others", []cloudapi.HistoryEntry{at("theirs", time.Second)}, map[string]string{"theirs": "other"}, ""},
+	} {
+		e, ok := w.unheld(context.Background(), att, tc.candidates, heldBy(tc.held))
+		if ok != (tc.want != "") || e.TransactionID != tc.want {
+			t.Errorf("%s: %q (%v), want %q", tc.name, e.TransactionID, ok, tc.want)
+		}
+	}
+	failing := func(context.Context, []string) (map[string]string, error) { return nil, errors.New("journal closed") }
+	if e, ok := w.unheld(context.Background(), att, []cloudapi.HistoryEntry{at("a", 0)}, failing); ok {
+		t.Errorf("holders unread: took %q", e.TransactionID)
+	}
+}
+
+// listing records the list requests a witness makes.
+type listing struct {
+	answersByID
+	asked []cloudapi.BatchRequest
+}
+
+func (l *listing) BatchAll(_ context.Context, r cloudapi.BatchRequest, _ time.Time) ([]cloudapi.HistoryEntry, error) {
+	l.asked = append(l.asked, r)
+	return nil, nil
+}
+
+// The list is asked for the terminal's transactions when the witness
+// knows its serial, for the company's otherwise, from the skew before the
+// first send.
+func TestRuleTheListIsAskedForTheTerminalsTransactions(t *testing.T) {
+	sentAt := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	att := journal.Attempt{UUID: "mine", FirstSentAt: sentAt}
+	for _, serial := range []string{"SN-1", ""} {
+		api := &listing{}
+		w := NewWitness(api, WitnessOptions{Serial: serial, Skew: 10 * time.Minute})
+		if _, err := w.list(context.Background(), att); err != nil || len(api.asked) != 1 {
+			t.Fatalf("%q: %v, %d requests", serial, err, len(api.asked))
+		}
+		r := api.asked[0]
+		if serial != "" && (len(r.SerialNumbers) != 1 || r.SerialNumbers[0] != serial) || serial == "" && len(r.SerialNumbers) != 0 {
+			t.Errorf("witness of %q asked for terminals %q", serial, r.SerialNumbers)
+		}
+		if r.StartDate != "2026-11-27" || r.StartTime != "11:50:00" {
+			t.Errorf("from %s %s, want ten minutes before the first send", r.StartDate, r.StartTime)
+		}
+	}
+}
