@@ -263,18 +263,27 @@ func TestRuleOneCancelOnItsWayAtATime(t *testing.T) {
 	}
 }
 
-// A cancel resumed after a restart shows "cancelling" while it is on its
-// way, as the customer's own did.
-func TestRuleAResumedCancelShowsCancelling(t *testing.T) {
+// diedWithItsCancelOut is a process that died while the customer's cancel
+// of its kiosk debit was out (the terminal held it): the journal says
+// "abort requested", and nothing runs.
+func diedWithItsCancelOut(t *testing.T) (*env, *Handle, Limits) {
+	t.Helper()
 	lim := testLimits
 	lim.ResendPause = time.Hour
 	e, s, h := startScripted(t, lim)
-	first := make(chan struct{})
-	defer close(first)
-	s.setAborts(list(held(first, abortOK)))
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	s.setAborts(list(held(release, abortOK)))
 	h.Cancel()
 	waitView(t, e, h, func(v View) bool { return v.State == journal.StateAbortRequested })
-	e.close() // the process dies with its cancel on its way
+	e.close()
+	return e, h, lim
+}
+
+// A cancel resumed after a restart shows "cancelling" while it is on its
+// way, as the customer's own did.
+func TestRuleAResumedCancelShowsCancelling(t *testing.T) {
+	e, h, lim := diedWithItsCancelOut(t)
 
 	s2 := newScripted()
 	again := make(chan struct{})
@@ -357,15 +366,7 @@ func TestRuleThePollsGoOnWhileTheCancelCannotBeDelivered(t *testing.T) {
 // the attempt open, as it was, for the next recovery: the terminal may
 // still run it, and nobody guesses.
 func TestRuleAResumedCancelThatCannotReachTheTerminalStaysOpen(t *testing.T) {
-	lim := testLimits
-	lim.ResendPause = time.Hour
-	e, s, h := startScripted(t, lim)
-	first := make(chan struct{})
-	defer close(first)
-	s.setAborts(list(held(first, abortOK)))
-	h.Cancel()
-	waitView(t, e, h, func(v View) bool { return v.State == journal.StateAbortRequested })
-	e.close() // the process dies with its cancel on its way
+	e, h, lim := diedWithItsCancelOut(t)
 
 	s2 := newScripted()
 	s2.setAborts(list(abortRefused))
