@@ -15,13 +15,13 @@ import (
 
 // tipped journals an approved attempt of kind on the order for amount,
 // with a tip (the terminal's gift amount) on top.
-func (e *env) tipped(order string, kind journal.Kind, amount, tip int64) journal.Attempt {
+func (e *env) tipped(order string, kind journal.Kind, amount, tip int64, initial ...string) journal.Attempt {
 	e.t.Helper()
 	id := uuid.Must(uuid.NewV7()).String()
 	policy := map[journal.Kind]journal.Policy{journal.KindDebit: journal.PolicyKiosk, journal.KindRefund: journal.PolicyRefund}[kind]
 	body, _ := json.Marshal(map[string]any{"amount": amount, "giftAmount": tip})
 	if _, err := e.db.PrepareAttempt(e.ctx, journal.Attempt{UUID: id, OrderID: order, Kind: kind, Amount: amount, GiftAmount: tip,
-		Policy: policy, Terminal: "sim", RequestBody: body}); err != nil {
+		Policy: policy, Terminal: "sim", InitialTransactionID: strings.Join(initial, ""), RequestBody: body}); err != nil {
 		e.t.Fatal(err)
 	}
 	if _, err := e.db.MarkSent(e.ctx, id); err != nil {

@@ -332,6 +332,22 @@ func TestACreditCountsOnlyItsGoodsAsGoods(t *testing.T) {
 	if bad := credit(ts[len(ts)-1], 800, 100); bad != "" {
 		t.Fatalf("a reversal of a card part of 8.00 with 1.00 of tip: %s", bad)
 	}
+
+	// A refund naming its debit keeps its own split of goods and tip: the
+	// debit's tip is read only for a reversal, which asks for one amount.
+	e = newEnv(t)
+	e.tippedSale("o-3", 150)
+	debit, err := e.db.AttemptsForOrder(e.ctx, "o-3")
+	if err != nil || len(debit) != 1 {
+		t.Fatalf("the sale's debit: %+v, %v", debit, err)
+	}
+	e.record()
+	e.tipped("o-3", journal.KindRefund, 300, 50, debit[0].TransactionID)
+	e.record()
+	if bad := credit(e.tickets()[1], 300, 50); bad != "" {
+		t.Fatalf("a refund naming its debit, of 3.00 and 0.50 of tip: %s", bad)
+	}
+
 }
 
 // A ticket is in its order's currency.
