@@ -283,3 +283,29 @@ func TestRuleTheCloudsRefusedKeyIsToldApartFromATerminalOutOfReach(t *testing.T)
 		}
 	}
 }
+
+// A keypad payment reversed from the terminal's history is adopted in
+// its own currency, or, when the history does not say one, in the
+// shop's.
+func TestRuleAnAdoptedKeypadPaymentKeepsItsCurrency(t *testing.T) {
+	st := &scriptedTerminal{}
+	e := newEnv(t, withScriptedTerminal(st))
+	s := e.unlock()
+	now := e.clock.Now().UTC().Format(time.RFC3339)
+	st.mu.Lock()
+	st.extra = []device.HistoryEntry{
+		{Status: device.StatusOK, TransactionID: "keypad-chf", Amount: 700, CurrencyCode: "CHF", Type: device.HistoryDebit, CreatedAt: now},
+		{Status: device.StatusOK, TransactionID: "keypad-none", Amount: 500, Type: device.HistoryDebit, CreatedAt: now},
+	}
+	st.mu.Unlock()
+	for tx, want := range map[string]string{"keypad-chf": "CHF", "keypad-none": "EUR"} {
+		_, _ = e.st.ReverseTransaction(e.ctx, s.ID, tx) // the simulated terminal does not know it: only its adoption counts here
+		a, err := e.db.AttemptByTransaction(e.ctx, tx)
+		if err != nil {
+			t.Fatalf("%s not adopted: %v", tx, err)
+		}
+		if o, err := e.db.Order(e.ctx, a.OrderID); err != nil || o.Currency != want {
+			t.Fatalf("%s adopted in %q (%v), want %s", tx, o.Currency, err, want)
+		}
+	}
+}

@@ -191,3 +191,26 @@ func TestRuleASettledReversalGivesBackItsWholeAmountTipIncluded(t *testing.T) {
 		t.Fatalf("the order's money after its reversal %+v", m)
 	}
 }
+
+// A terminal that lists a reversal split into amount and tip still shows
+// it as the evidence of a reversal of the whole: its two parts are added
+// before they are compared with what the reversal asked.
+func TestRuleAReversalListedInTwoPartsIsEvidenceOfTheWhole(t *testing.T) {
+	st := &scriptedTerminal{}
+	e := newEnv(t, withScriptedTerminal(st))
+	s := e.unlock()
+	e.sim.SetTipsEnabled(true)
+	e.sim.Script(terminalsim.Approve().WithTip(200))
+	ord := e.order(1500)
+	debit := e.pay(ord, 1500, journal.PolicyCounter, journal.StateApproved)
+	rev := e.journaledUnknown(journal.Attempt{OrderID: ord, Kind: journal.KindReversal, Amount: 1700, Policy: journal.PolicyReversal,
+		InitialTransactionID: debit.TransactionID})
+	st.mu.Lock()
+	st.extra = []device.HistoryEntry{{Status: device.StatusOK, TransactionID: "rv-split", Amount: 1500, GiftAmount: 200, CurrencyCode: "EUR",
+		Type: device.HistoryReversal, CreatedAt: e.clock.Now().UTC().Format(time.RFC3339)}}
+	st.mu.Unlock()
+	ev, err := e.st.ResolveUnknown(e.ctx, s.ID, rev.UUID)
+	if err != nil || len(ev.Charged) != 1 || ev.Charged[0].TransactionID != "rv-split" {
+		t.Fatalf("evidence %+v, %v: want the reversal listed in two parts", ev, err)
+	}
+}
