@@ -90,8 +90,13 @@ func TestRuleAnUnknownStillPendingAtTheProviderIsNeverSettledDeclined(t *testing
 	e := pollingEnv(t, p, testLimits)
 	id := e.unknownOn(journal.ChannelCloud, "SN-1", "U1", 900)
 	e.o.cfg.Now = func() time.Time { return time.Now().Add(testLimits.SettleAfter + testLimits.Idempotency) }
+	warnings := &levelLog{min: slog.LevelWarn}
+	e.o.log = slog.New(warnings)
 	if settled, err := e.o.SettleUnknown(e.ctx); err != nil || len(settled) != 0 {
 		t.Fatalf("settled %+v, %v: it is still running at the provider", settled, err)
+	}
+	if w := warnings.all(); len(w) > 0 { // left as it is: nothing went wrong
+		t.Fatalf("warnings logged: %q", w)
 	}
 	if a := e.attempt(id); a.State != journal.StateUnknown {
 		t.Fatalf("an attempt still pending at the provider became %s", a.State)
