@@ -9,6 +9,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
+	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 	"github.com/google/uuid"
 )
@@ -159,18 +160,26 @@ func TestRuleASettledPaymentChargesWhatItsTransactionChargedTipIncluded(t *testi
 	}
 }
 
+// unknownReversalOfATippedDebit is an order of 15.00 paid with 2.00 of
+// tip, and a reversal of it (17.00) whose outcome is unknown.
+func (e *env) unknownReversalOfATippedDebit() (order string, debit payment.View, reversal journal.Attempt) {
+	e.t.Helper()
+	e.sim.SetTipsEnabled(true)
+	e.sim.Script(terminalsim.Approve().WithTip(200))
+	order = e.order(1500)
+	debit = e.pay(order, 1500, journal.PolicyCounter, journal.StateApproved)
+	reversal = e.journaledUnknown(journal.Attempt{OrderID: order, Kind: journal.KindReversal, Amount: 1700, Policy: journal.PolicyReversal,
+		InitialTransactionID: debit.TransactionID})
+	return order, debit, reversal
+}
+
 // A reversal of unknown outcome is matched with the history by its whole
 // amount, the debit's tip included, and settled as given back for that
 // whole amount.
 func TestRuleASettledReversalGivesBackItsWholeAmountTipIncluded(t *testing.T) {
 	e := newEnv(t)
 	s := e.unlock()
-	e.sim.SetTipsEnabled(true)
-	e.sim.Script(terminalsim.Approve().WithTip(200))
-	ord := e.order(1500)
-	debit := e.pay(ord, 1500, journal.PolicyCounter, journal.StateApproved)
-	rev := e.journaledUnknown(journal.Attempt{OrderID: ord, Kind: journal.KindReversal, Amount: 1700, Policy: journal.PolicyReversal,
-		InitialTransactionID: debit.TransactionID})
+	ord, debit, rev := e.unknownReversalOfATippedDebit()
 	// The request reached the terminal; its answer was lost.
 	if _, err := e.client.Reversal(e.ctx, &localapi.ReversalRequest{Amount: 1700, InitialTransactionID: debit.TransactionID}); err != nil {
 		t.Fatal(err)
@@ -199,12 +208,7 @@ func TestRuleAReversalListedInTwoPartsIsEvidenceOfTheWhole(t *testing.T) {
 	st := &scriptedTerminal{}
 	e := newEnv(t, withScriptedTerminal(st))
 	s := e.unlock()
-	e.sim.SetTipsEnabled(true)
-	e.sim.Script(terminalsim.Approve().WithTip(200))
-	ord := e.order(1500)
-	debit := e.pay(ord, 1500, journal.PolicyCounter, journal.StateApproved)
-	rev := e.journaledUnknown(journal.Attempt{OrderID: ord, Kind: journal.KindReversal, Amount: 1700, Policy: journal.PolicyReversal,
-		InitialTransactionID: debit.TransactionID})
+	_, _, rev := e.unknownReversalOfATippedDebit()
 	st.mu.Lock()
 	st.extra = []device.HistoryEntry{{Status: device.StatusOK, TransactionID: "rv-split", Amount: 1500, GiftAmount: 200, CurrencyCode: "EUR",
 		Type: device.HistoryReversal, CreatedAt: e.clock.Now().UTC().Format(time.RFC3339)}}
