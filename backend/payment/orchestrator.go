@@ -401,7 +401,6 @@ func (o *Orchestrator) journalOutcome(uuid string, from, to journal.State, info 
 	return att, err
 }
 
-// notRecorded is the message of an outcome the journal refused to record.
 // record journals an answer about an attempt that changes nothing (what:
 // "attempt" or "reversal", for the log). A journal that refuses is logged:
 // the answer changed nothing, and the outcome is journaled when it comes.
@@ -412,6 +411,7 @@ func (o *Orchestrator) record(what, uuid string, raw []byte, note string) {
 	}
 }
 
+// notRecorded is the message of an outcome the journal refused to record.
 func notRecorded(note string, err error) string {
 	return fmt.Sprintf("%s (not recorded: %s)", note, fault.MessageOf(err))
 }
