@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"sort"
 	"time"
 )
 
@@ -77,31 +78,32 @@ func storeCard(ctx context.Context, tx *sql.Tx, attemptID, at int64, card []byte
 
 // withCard puts an attempt's latest card details back into its answer, for
 // receipts and staff screens, while they are kept. Keys the answer has
-// already are left as they are.
+// already are left as they are; an answer with nothing to add (no card
+// details, none it lacks, or not a JSON object) is returned byte for byte.
 func withCard(response []byte, card sql.NullString) []byte {
-	if !card.Valid || len(response) == 0 {
+	var fields, have map[string]json.RawMessage
+	if json.Unmarshal([]byte(card.String), &fields) != nil || json.Unmarshal(response, &have) != nil || have == nil {
 		return response
 	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal([]byte(card.String), &fields) != nil || len(fields) == 0 {
-		return response
-	}
-	var have map[string]json.RawMessage
-	if json.Unmarshal(response, &have) != nil {
-		return response
-	}
-	trimmed := bytes.TrimSpace(response)
-	out := append([]byte(nil), trimmed[:len(trimmed)-1]...) // without its closing brace
-	for k, v := range fields {
+	var add []string
+	for k := range fields {
 		if _, ok := have[k]; ok || !cardKeys[k] {
 			continue
 		}
-		kb, _ := json.Marshal(k)
-		if len(have) > 0 || len(out) > 1 {
+		add = append(add, k)
+	}
+	if len(add) == 0 {
+		return response
+	}
+	sort.Strings(add)
+	trimmed := bytes.TrimSpace(response)
+	out := append([]byte(nil), trimmed[:len(trimmed)-1]...) // without its closing brace
+	for i, k := range add {
+		if len(have) > 0 || i > 0 {
 			out = append(out, ',')
 		}
-		out = append(append(append(out, kb...), ':'), v...)
-		have[k] = v
+		kb, _ := json.Marshal(k)
+		out = append(append(append(out, kb...), ':'), fields[k]...)
 	}
 	return append(out, '}')
 }

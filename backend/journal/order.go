@@ -85,10 +85,6 @@ func (db *DB) CreateOrder(ctx context.Context, o Order, with ...SettingWrite) er
 	if created.IsZero() {
 		created = now
 	}
-	var data any
-	if len(o.Data) > 0 {
-		data = string(o.Data)
-	}
 	return db.update(ctx, "create order "+o.ID, func(tx *sql.Tx) error {
 		var exists int
 		err := tx.QueryRowContext(ctx, `SELECT 1 FROM orders WHERE id = ?`, o.ID).Scan(&exists)
@@ -101,7 +97,7 @@ func (db *DB) CreateOrder(ctx context.Context, o Order, with ...SettingWrite) er
 		if _, err := tx.ExecContext(ctx,
 			`INSERT INTO orders (id, created_at, updated_at, currency, total, status, data)
 			 VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			o.ID, unixMS(created), unixMS(now), o.Currency, o.Total, string(o.Status), data); err != nil {
+			o.ID, unixMS(created), unixMS(now), o.Currency, o.Total, string(o.Status), nullString(string(o.Data))); err != nil {
 			return err
 		}
 		if _, err = tx.ExecContext(ctx,
@@ -145,11 +141,19 @@ func scanOrder(row interface{ Scan(...any) error }) (Order, error) {
 	}
 	o.Status = OrderStatus(status)
 	o.ClosedAt, o.Attention = fromUnixMS(closed), attention.String
-	if data.Valid {
-		o.Data = json.RawMessage(data.String)
-	}
+	o.Data = linesOf(data)
 	o.CreatedAt, o.UpdatedAt = fromUnixMS(created), fromUnixMS(updatedAt)
 	return o, nil
+}
+
+// linesOf is an order's data as read from the file: nil when it has none
+// (NULL reads as "", which is not JSON), or when what the file holds is not
+// JSON (written only valid by CreateOrder, so damaged since).
+func linesOf(data sql.NullString) json.RawMessage {
+	if !json.Valid([]byte(data.String)) {
+		return nil
+	}
+	return json.RawMessage(data.String)
 }
 
 // OrderEvents returns an order's status history, oldest first.

@@ -93,9 +93,7 @@ func outboxOrder(ctx context.Context, tx *sql.Tx, orderID string, from, to Order
 		Scan(&f.Currency, &f.CreatedAt, &data); err != nil {
 		return err
 	}
-	if data.Valid && json.Valid([]byte(data.String)) {
-		f.Data = json.RawMessage(data.String)
-	}
+	f.Data = linesOf(data)
 	return insertOutbox(ctx, tx, kind, orderID, f, now)
 }
 

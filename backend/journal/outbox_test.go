@@ -62,7 +62,13 @@ func TestOutboxHasEveryFactInOrder(t *testing.T) {
 	if got := outboxKinds(t, db); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("outbox\n got %v\nwant %v", got, want)
 	}
+	if es, err := db.Unpublished(ctx, 0); err != nil || len(es) != len(want) {
+		t.Fatalf("no limit given: %d rows of %d, %v", len(es), len(want), err)
+	}
 	es, _ := db.Unpublished(ctx, 1)
+	if len(es) != 1 {
+		t.Fatalf("a limit of 1: %d rows", len(es))
+	}
 	var f OrderFact
 	if err := json.Unmarshal(es[0].Payload, &f); err != nil {
 		t.Fatal(err)
@@ -184,5 +190,40 @@ func TestAnOrdersFactSaysAllItGaveBack(t *testing.T) {
 	}
 	if f.OrderID != "g" || f.To != OrderCancelled || f.GivenBack != 600 {
 		t.Fatalf("the cancelled order's fact %+v: want 600 given back", f)
+	}
+}
+
+// An order's lines are opaque to the journal: an order without any reads
+// back without any, ready to be sent as JSON, and lines damaged in the file
+// after they were written never stop its payment being recorded: the order
+// reads back and its fact goes out without them.
+func TestAnOrderWithoutLinesOrWithDamagedOnesIsStillPaid(t *testing.T) {
+	ctx := t.Context()
+	db := openMemory(t)
+	newOrder(t, db, "bare", "EUR", 500)
+	newOrder(t, db, "damaged", "EUR", 700)
+	if _, err := db.w.ExecContext(ctx, `UPDATE orders SET data = '{"lines":[' WHERE id = 'damaged'`); err != nil {
+		t.Fatal(err)
+	}
+	approve(t, db, "bare", 500, Charge{Amount: 500})
+	approve(t, db, "damaged", 700, Charge{Amount: 700})
+	for _, id := range []string{"bare", "damaged"} {
+		o, err := db.Order(ctx, id)
+		if err != nil || o.Data != nil || o.Status != OrderPaid {
+			t.Fatalf("order %s: %+v, %v", id, o, err)
+		}
+		if _, err := json.Marshal(o); err != nil {
+			t.Fatalf("order %s as JSON: %v", id, err)
+		}
+	}
+	es, err := db.Unpublished(ctx, 0)
+	if err != nil || len(es) != 2 {
+		t.Fatalf("outbox %d rows, %v", len(es), err)
+	}
+	for _, e := range es {
+		var f OrderFact
+		if err := json.Unmarshal(e.Payload, &f); err != nil || f.Data != nil || f.Paid != f.Total || f.To != OrderPaid {
+			t.Fatalf("fact %s: %+v, %v", e.Payload, f, err)
+		}
 	}
 }
