@@ -7,6 +7,8 @@ package journal
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -262,6 +264,47 @@ func TestCardFieldsAreTakenOnlyFromOneJSONObject(t *testing.T) {
 	}
 }
 
+// Putting card details back adds every card key the answer lacks, whatever
+// the order they are met in, and nothing else: a key the answer has, or one
+// that is not a card's, is skipped without stopping the rest. An answer
+// written with spaces stays valid JSON, and one with no card details to
+// add is returned byte for byte.
+func TestEveryMissingCardKeyIsPutBackAndNothingElse(t *testing.T) {
+	card := nullStr(`{"amount":999,"cardToken":"theirs","clientTicket":"C","merchantCardTicket":"M","ticketUrl":"U"}`)
+	// A map's order changes from one walk to the next: thirty walks meet a
+	// skipped key first in almost every one of them.
+	for range 30 {
+		back := withCard([]byte(`{"amount":130,"cardToken":"mine"}`), card)
+		var got map[string]any
+		if err := json.Unmarshal(back, &got); err != nil {
+			t.Fatalf("put back %s: %v", back, err)
+		}
+		want := map[string]any{"amount": 130.0, "cardToken": "mine", "clientTicket": "C", "merchantCardTicket": "M", "ticketUrl": "U"}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("put back %s, want %v", back, want)
+		}
+	}
+	back := withCard([]byte(`{ }`), nullStr(`{"cardToken":"t","clientTicket":"C"}`))
+	var got map[string]string
+	if err := json.Unmarshal(back, &got); err != nil || got["cardToken"] != "t" || got["clientTicket"] != "C" || len(got) != 2 {
+		t.Fatalf("put back into an empty answer written with a space: %s (%v)", back, err)
+	}
+	for _, c := range []struct{ answer, card string }{
+		{" {\"status\": \"ok\"}\n", `{}`},
+		{" {\"status\": \"ok\"}\n", `[]`},
+		{" {\"status\": \"ok\"}\n", `not json`},
+		{" {\"status\": \"ok\"}\n", `{"amount":1}`},
+		{" {\"cardToken\": \"mine\"}\n", `{"cardToken":"theirs"}`},
+		{`null`, `{"cardToken":"t"}`},
+		{`[1]`, `{"cardToken":"t"}`},
+		{``, `{"cardToken":"t"}`},
+	} {
+		if back := withCard([]byte(c.answer), nullStr(c.card)); string(back) != c.answer {
+			t.Fatalf("card details %s: answer %q became %q", c.card, c.answer, back)
+		}
+	}
+}
+
 // A closed order whose money was all given back is cancelled; one that
 // kept part of it waits for staff.
 func TestAClosedOrderIsCancelledOnlyWhenAllItsMoneyWentBack(t *testing.T) {
@@ -354,6 +397,51 @@ func TestASoundJournalPassesItsCheck(t *testing.T) {
 	}
 }
 
+// A journal damaged on disk fails its check with what SQLite found, naming
+// the file: here the orders table's first page, its free space pointing
+// past the page's end.
+func TestADamagedJournalFailsItsCheck(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	db := openDir(t, dir)
+	newOrder(t, db, "a", "EUR", 100)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, dbFileName)
+	raw, err := sql.Open("sqlite", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root, size int64
+	err = raw.QueryRowContext(ctx, `SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = 'orders'`).Scan(&root)
+	if err == nil {
+		err = raw.QueryRowContext(ctx, `PRAGMA page_size`).Scan(&size)
+	}
+	raw.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A b-tree page's bytes 1-2: where its first free block starts.
+	_, err = f.WriteAt([]byte{0x0f, 0xff}, (root-1)*size+1)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	damaged := openDir(t, dir)
+	err = damaged.Check(ctx)
+	wantCode(t, err, EINTERNAL)
+	if msg := err.Error(); !strings.Contains(msg, "is damaged") || !strings.Contains(msg, "orders") || !strings.Contains(msg, p) {
+		t.Fatalf("check of a damaged journal: %v", err)
+	}
+}
+
 // A migration that runs with foreign keys off must leave none broken: one
 // that does is not applied.
 func TestAMigrationThatBreaksAForeignKeyIsNotApplied(t *testing.T) {
@@ -403,21 +491,27 @@ func TestAnExistingJournalFileIsMadePrivate(t *testing.T) {
 	}
 }
 
-// A directory whose holder has not written its PID yet is refused without
-// a PID in the message; the lock released twice is released once.
+// A directory whose holder has not written its PID yet, or wrote something
+// that is not one, is refused without a PID in the message; the lock
+// released twice is released once.
 func TestTheLockSaysOnlyAPIDItRead(t *testing.T) {
 	dir := t.TempDir()
 	l, err := lockDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.f.Truncate(0); err != nil {
-		t.Fatal(err)
-	}
-	_, err = lockDir(dir)
-	wantCode(t, err, ELOCKED)
-	if strings.Contains(err.Error(), "pid") {
-		t.Fatalf("message %q names a PID nobody wrote", err)
+	for _, held := range []string{"", "12abc", "-5", "0", "99999999999999999999"} {
+		if err := l.f.Truncate(0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.f.WriteAt([]byte(held), 0); err != nil {
+			t.Fatal(err)
+		}
+		_, err = lockDir(dir)
+		wantCode(t, err, ELOCKED)
+		if strings.Contains(err.Error(), "pid") {
+			t.Fatalf("holder wrote %q: message %q names a PID", held, err)
+		}
 	}
 	if err := l.release(); err != nil {
 		t.Fatal(err)

@@ -144,10 +144,7 @@ func Open(ctx context.Context, dir string, opts ...Option) (*DB, error) {
 	}
 	if err := db.openFile(ctx, o); err != nil {
 		db.closeHandles()
-		if rerr := lock.release(); rerr != nil {
-			err = errors.Join(err, rerr)
-		}
-		return nil, err
+		return nil, errors.Join(err, lock.release())
 	}
 	return db, nil
 }
@@ -188,10 +185,7 @@ func (db *DB) openFile(ctx context.Context, o options) error {
 	db.r = r
 	r.SetMaxOpenConns(o.readers)
 	r.SetMaxIdleConns(o.readers)
-	if err := r.PingContext(ctx); err != nil {
-		return mapErr(err, what)
-	}
-	return nil
+	return mapErr(r.PingContext(ctx), what)
 }
 
 // fileDSN builds the connection string for the database at p.
@@ -295,10 +289,7 @@ func (db *DB) closeHandles() error {
 	if db.w != nil {
 		errs = append(errs, db.w.Close())
 	}
-	if err := errors.Join(errs...); err != nil {
-		return mapErr(err, "close "+db.path)
-	}
-	return nil
+	return mapErr(errors.Join(errs...), "close "+db.path)
 }
 
 // Path returns the database file's path, "" for an in-memory journal.
@@ -429,7 +420,8 @@ func migrateOne(ctx context.Context, w *sql.DB, ms []migration, where string) (d
 			return false, mapErr(err, "migrate "+where)
 		}
 		defer func() {
-			if _, ferr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA foreign_keys = ON"); ferr != nil && err == nil {
+			// The migration's own error, if any, is the one reported.
+			if _, ferr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA foreign_keys = ON"); err == nil {
 				err = mapErr(ferr, "migrate "+where)
 			}
 		}()
@@ -466,10 +458,7 @@ func migrateOne(ctx context.Context, w *sql.DB, ms []migration, where string) (d
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version)); err != nil {
 		return false, mapErr(err, "apply migration "+m.name+" to "+where)
 	}
-	if err := tx.Commit(); err != nil {
-		return false, mapErr(err, "apply migration "+m.name+" to "+where)
-	}
-	return false, nil
+	return false, mapErr(tx.Commit(), "apply migration "+m.name+" to "+where)
 }
 
 // foreignKeyCheck fails if any row refers to a row that does not exist.

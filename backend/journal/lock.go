@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -69,10 +70,7 @@ func (l *dirLock) release() error {
 		return nil
 	}
 	_ = l.f.Truncate(0)
-	err := unlock(l.f)
-	if cerr := l.f.Close(); err == nil {
-		err = cerr
-	}
+	err := errors.Join(unlock(l.f), l.f.Close())
 	l.f = nil
 	if err != nil {
 		return failure(EINTERNAL, "unlock data directory "+l.dir, err)

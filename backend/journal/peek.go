@@ -32,20 +32,14 @@ func PeekSetting(ctx context.Context, dir, key string) (json.RawMessage, bool, e
 		return nil, false, failure(EINVALID, fmt.Sprintf("data directory %q", dir), err)
 	}
 	p := filepath.Join(abs, dbFileName)
-	what := "peek at setting " + key + " in " + p
-	if missing, err := absent(p); missing || err != nil {
-		if err != nil {
-			return nil, false, failure(EINTERNAL, what, err)
-		}
-		return nil, false, nil
-	}
 	v, ok, err := peek(ctx, p, key)
 	if err != nil {
-		// Removed between the check and the open: there is no database.
+		// A read-only open never creates the file: it fails when there is
+		// none, which is no database yet.
 		if missing, _ := absent(p); missing {
 			return nil, false, nil
 		}
-		return nil, false, mapErr(err, what)
+		return nil, false, mapErr(err, "peek at setting "+key+" in "+p)
 	}
 	return v, ok, nil
 }
