@@ -1,0 +1,152 @@
+package journal
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// apiRefundOf is a refund by API (the Webservices) of part of a debit.
+func apiRefundOf(t *testing.T, debit Attempt, amount int64) Attempt {
+	t.Helper()
+	return Attempt{UUID: newUUID(t), OrderID: debit.OrderID, Kind: KindRefund, Channel: ChannelWebservices, Amount: amount,
+		Policy: PolicyRefund, Terminal: "webservices/" + debit.TransactionID, InitialTransactionID: debit.TransactionID,
+		RequestBody: fmt.Appendf(nil, `{"amount":%d}`, amount)}
+}
+
+// A refund by API gives back part or all of one approved debit of its own
+// order, once: never more than the debit took, never while another refund
+// by API or a reversal of it is made or may be; one declined leaves the
+// debit refundable; a reversal after a refund by API is refused.
+func TestRuleARefundByAPIGivesBackOneDebitOnce(t *testing.T) {
+	ctx := t.Context()
+	db := openMemory(t)
+	newOrder(t, db, "o", "EUR", 990)
+	debit := approve(t, db, "o", 990, Charge{Amount: 990})
+	newOrder(t, db, "other", "EUR", 500)
+	otherDebit := approve(t, db, "other", 500, Charge{Amount: 500})
+
+	_, err := db.PrepareAttempt(ctx, apiRefundOf(t, debit, 991))
+	wantCode(t, err, EINVALID)
+	wrongOrder := apiRefundOf(t, otherDebit, 100)
+	wrongOrder.OrderID = "o"
+	_, err = db.PrepareAttempt(ctx, wrongOrder)
+	wantCode(t, err, EINVALID)
+	nothing := apiRefundOf(t, debit, 100)
+	nothing.InitialTransactionID = "tx-nobody"
+	_, err = db.PrepareAttempt(ctx, nothing)
+	wantCode(t, err, ECONFLICT)
+
+	first := finish(t, db, apiRefundOf(t, debit, 400), StateSent)
+	_, err = db.PrepareAttempt(ctx, apiRefundOf(t, debit, 100))
+	wantCode(t, err, ECONFLICT)
+	if _, err := db.Transition(ctx, first.UUID, StateSent, StateDeclined, TransitionInfo{Note: "refused"}); err != nil {
+		t.Fatal(err)
+	}
+	whole := finish(t, db, apiRefundOf(t, debit, 990), StateApproved)
+	if m, _ := db.OrderMoney(ctx, "o"); m.Refunded != 990 || m.Givable() != 0 {
+		t.Fatalf("after a declined refund by API and a whole one: %+v", m)
+	}
+	_, err = db.PrepareAttempt(ctx, reversalOf(t, debit, 990, debit.Terminal))
+	wantCode(t, err, ECONFLICT)
+	if !strings.Contains(err.Error(), whole.UUID) {
+		t.Fatalf("a reversal after a refund by API: %v", err)
+	}
+	// A reversal first: nothing is left to refund by API.
+	finish(t, db, reversalOf(t, otherDebit, 500, otherDebit.Terminal), StateApproved)
+	_, err = db.PrepareAttempt(ctx, apiRefundOf(t, otherDebit, 100))
+	wantCode(t, err, ECONFLICT)
+}
+
+// The provider's transactions the journal holds are found among many, in
+// batches, each once; a transaction is looked up by its id alone.
+func TestRuleHeldTransactionsAreFoundAmongMany(t *testing.T) {
+	ctx := t.Context()
+	db := openMemory(t)
+	var ids []string
+	want := map[string]bool{}
+	for i := range 1200 {
+		ids = append(ids, fmt.Sprintf("tx-unknown-%d", i))
+	}
+	for n, at := range []int{0, 600, 1199} {
+		order := fmt.Sprintf("o%d", n)
+		newOrder(t, db, order, "EUR", 100)
+		a := approve(t, db, order, 100, Charge{Amount: 100})
+		ids[at] = a.TransactionID
+		want[a.TransactionID] = true
+	}
+	held, err := db.HeldTransactions(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(held) != fmt.Sprint(want) {
+		t.Fatalf("held %v, want %v", held, want)
+	}
+	if held, err := db.HeldTransactions(ctx, nil); err != nil || len(held) != 0 {
+		t.Fatalf("none asked: %v, %v", held, err)
+	}
+	_, err = db.AttemptByTransaction(ctx, "")
+	wantCode(t, err, EINVALID)
+	_, err = db.AttemptByTransaction(ctx, "tx-unknown-1")
+	wantCode(t, err, ENOTFOUND)
+	if a, err := db.AttemptByTransaction(ctx, ids[600]); err != nil || a.OrderID != "o1" {
+		t.Fatalf("held transaction: %+v, %v", a, err)
+	}
+}
+
+// An adopted charge came through the shop's terminal unless it names its
+// channel, and only a channel Comptoir knows; its request body is the
+// history entry that showed it, or, when that is not JSON, what the
+// journal knows of the charge.
+func TestRuleAnAdoptedChargeKeepsItsChannelAndEvidence(t *testing.T) {
+	ctx := t.Context()
+	db := openMemory(t)
+	c := AdoptedCharge{TransactionID: "kp-1", Amount: 900, Currency: "EUR", Terminal: "T1", Who: "staff:ab", Raw: []byte("not json")}
+	a, err := db.AdoptCharge(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	if a.Channel != ChannelLocal || json.Unmarshal(a.RequestBody, &body) != nil || body["transactionId"] != "kp-1" || body["amount"] != 900.0 {
+		t.Fatalf("adopted %+v, body %s", a, a.RequestBody)
+	}
+	raw := `{"transactionId":"cl-1","amount":500,"type":"debit"}`
+	b, err := db.AdoptCharge(ctx, AdoptedCharge{TransactionID: "cl-1", Amount: 500, Currency: "EUR", Terminal: "T1",
+		Channel: ChannelCloud, Who: "staff:ab", Raw: []byte(raw)})
+	if err != nil || b.Channel != ChannelCloud || string(b.RequestBody) != raw {
+		t.Fatalf("adopted through the cloud %+v, %v", b, err)
+	}
+	_, err = db.AdoptCharge(ctx, AdoptedCharge{TransactionID: "x-1", Amount: 500, Currency: "EUR", Terminal: "T1",
+		Channel: "pigeon", Who: "staff:ab"})
+	wantCode(t, err, EINVALID)
+}
+
+// Each outcome's event says all it was told (the note, the transaction,
+// the error, what was charged, the provider's id and status, an approval
+// still awaiting the provider's record), and an approval in something that
+// is not a currency is kept in the flag's words, never as a currency.
+func TestRuleAnOutcomesEventSaysAllItWasTold(t *testing.T) {
+	ctx := t.Context()
+	db := openMemory(t)
+	newOrder(t, db, "o", "EUR", 700)
+	id := newUUID(t)
+	a := finish(t, db, Attempt{UUID: id, OrderID: "o", Kind: KindDebit, Amount: 700, Policy: PolicyKiosk,
+		Terminal: "T1", RequestBody: debitBody(id, "o", 700)}, StateSent)
+	out, err := db.Transition(ctx, a.UUID, StateSent, StateApproved, TransitionInfo{
+		Note: "seen", TransactionID: "tx-9", Error: "late", Charged: &Charge{Amount: 700, GiftAmount: 50, Currency: "euro"},
+		ProviderID: "p-7", ProviderStatus: "captured", AwaitWitness: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.ChargedCurrency != "" || !strings.Contains(out.Flag, `currency "euro"`) {
+		t.Fatalf("approval in euro: currency %q, flag %q", out.ChargedCurrency, out.Flag)
+	}
+	ev := lastEvent(t, db, a.UUID)
+	for _, part := range []string{"seen", "transactionId tx-9", "error: late", "charged 700 (gift 50)", "provider id p-7",
+		"provider status captured", "flagged: ", "awaiting the provider's record"} {
+		if !strings.Contains(ev.Detail, part) {
+			t.Errorf("event %q does not say %q", ev.Detail, part)
+		}
+	}
+}
