@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 // apiRefundOf is a refund by API (the Webservices) of part of a debit.
@@ -95,13 +96,15 @@ func TestRuleHeldTransactionsAreFoundAmongMany(t *testing.T) {
 	}
 }
 
-// An adopted charge came through the shop's terminal unless it names its
-// channel, and only a channel Comptoir knows; its request body is the
-// history entry that showed it, or, when that is not JSON, what the
-// journal knows of the charge.
+// An adopted charge or give-back came through the shop's terminal unless
+// it names its channel, and only a channel Comptoir knows; it is dated when
+// the provider made it, when the provider says (else when it is adopted);
+// its request body is the history entry that showed it, or, when that is
+// not JSON, what the journal knows of it.
 func TestRuleAnAdoptedChargeKeepsItsChannelAndEvidence(t *testing.T) {
 	ctx := t.Context()
-	db := openMemory(t)
+	clock := newStepClock()
+	db := openMemory(t, WithClock(clock.Now))
 	c := AdoptedCharge{TransactionID: "kp-1", Amount: 900, Currency: "EUR", Terminal: "T1", Who: "staff:ab", Raw: []byte("not json")}
 	a, err := db.AdoptCharge(ctx, c)
 	if err != nil {
@@ -111,11 +114,28 @@ func TestRuleAnAdoptedChargeKeepsItsChannelAndEvidence(t *testing.T) {
 	if a.Channel != ChannelLocal || json.Unmarshal(a.RequestBody, &body) != nil || body["transactionId"] != "kp-1" || body["amount"] != 900.0 {
 		t.Fatalf("adopted %+v, body %s", a, a.RequestBody)
 	}
+	if !a.CreatedAt.Equal(a.FinalAt) || a.CreatedAt.Year() != 2026 {
+		t.Fatalf("adopted without a date: made %v, adopted %v", a.CreatedAt, a.FinalAt)
+	}
+	made := time.Date(2026, 2, 27, 9, 30, 0, 0, time.UTC)
 	raw := `{"transactionId":"cl-1","amount":500,"type":"debit"}`
 	b, err := db.AdoptCharge(ctx, AdoptedCharge{TransactionID: "cl-1", Amount: 500, Currency: "EUR", Terminal: "T1",
-		Channel: ChannelCloud, Who: "staff:ab", Raw: []byte(raw)})
-	if err != nil || b.Channel != ChannelCloud || string(b.RequestBody) != raw {
+		Channel: ChannelCloud, Who: "staff:ab", Raw: []byte(raw), At: made})
+	if err != nil || b.Channel != ChannelCloud || string(b.RequestBody) != raw || !b.CreatedAt.Equal(made) {
 		t.Fatalf("adopted through the cloud %+v, %v", b, err)
+	}
+	if o, err := db.Order(ctx, b.OrderID); err != nil || !o.CreatedAt.Equal(made) {
+		t.Fatalf("the adopted charge's order %+v, %v", o, err)
+	}
+	g, err := db.AdoptGiveBack(ctx, AdoptedGiveBack{OrderID: b.OrderID, Kind: KindRefund, TransactionID: "bo-1",
+		InitialTransactionID: "cl-1", Amount: 200, Who: "system:reconcile", Raw: []byte("{broken"), At: made.Add(time.Hour)})
+	if err != nil || !g.CreatedAt.Equal(made.Add(time.Hour)) || json.Unmarshal(g.RequestBody, &body) != nil ||
+		body["transactionId"] != "bo-1" || body["amount"] != 200.0 {
+		t.Fatalf("adopted give-back %+v (body %s), %v", g, g.RequestBody, err)
+	}
+	if h, err := db.AdoptGiveBack(ctx, AdoptedGiveBack{OrderID: b.OrderID, Kind: KindRefund, TransactionID: "bo-2",
+		InitialTransactionID: "cl-1", Amount: 100, Who: "system:reconcile"}); err != nil || !h.CreatedAt.Equal(h.FinalAt) {
+		t.Fatalf("adopted give-back without a date %+v, %v", h, err)
 	}
 	_, err = db.AdoptCharge(ctx, AdoptedCharge{TransactionID: "x-1", Amount: 500, Currency: "EUR", Terminal: "T1",
 		Channel: "pigeon", Who: "staff:ab"})
