@@ -132,14 +132,9 @@ func chargeColumns(ctx context.Context, tx *sql.Tx, id string, to State, c *Char
 		return chargeArgs{}, Errorf(EINVALID, "attempt %s: negative amount charged (%d, gift %d)", id, c.Amount, c.GiftAmount)
 	}
 	out := chargeArgs{amount: c.Amount, gift: c.GiftAmount}
-	cur := strings.ToUpper(strings.TrimSpace(c.Currency))
-	if cur != "" {
-		if !validCurrency(cur) {
-			// Not a currency at all: kept in the flag's words, never as one.
-			cur = ""
-		} else {
-			out.currency = cur
-		}
+	// Not a currency at all: kept in the flag's words, never as one.
+	if cur := strings.ToUpper(strings.TrimSpace(c.Currency)); validCurrency(cur) {
+		out.currency = cur
 	}
 	if to != StateApproved {
 		return out, nil
