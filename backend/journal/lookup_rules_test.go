@@ -30,6 +30,9 @@ func TestRuleARefundByAPIGivesBackOneDebitOnce(t *testing.T) {
 
 	_, err := db.PrepareAttempt(ctx, apiRefundOf(t, debit, 991))
 	wantCode(t, err, EINVALID)
+	if !strings.Contains(err.Error(), "took 990") || !strings.Contains(err.Error(), "not 991") {
+		t.Fatalf("a refund of more than the debit: %v", err)
+	}
 	wrongOrder := apiRefundOf(t, otherDebit, 100)
 	wrongOrder.OrderID = "o"
 	_, err = db.PrepareAttempt(ctx, wrongOrder)

@@ -177,8 +177,8 @@ func checkAPIRefund(ctx context.Context, tx *sql.Tx, a Attempt) error {
 	switch {
 	case debit.OrderID != a.OrderID:
 		return Errorf(EINVALID, "transaction %s is order %s's, not %s's", a.InitialTransactionID, debit.OrderID, a.OrderID)
-	case a.Amount+a.GiftAmount > debit.Total():
-		return Errorf(EINVALID, "transaction %s took %d: a refund gives back no more, not %d", a.InitialTransactionID, debit.Total(), a.Amount+a.GiftAmount)
+	case a.Amount > debit.Total(): // a refund by API asks its whole amount in Amount (validateAttempt)
+		return Errorf(EINVALID, "transaction %s took %d: a refund gives back no more, not %d", a.InitialTransactionID, debit.Total(), a.Amount)
 	}
 	var other string
 	var kind Kind
