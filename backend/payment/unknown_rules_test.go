@@ -2,7 +2,9 @@ package payment
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -105,4 +107,46 @@ func TestRuleAnApprovalSettledFromTheLANHistoryIsWitnessed(t *testing.T) {
 	if a.Witness != journal.WitnessDenied || w.orderStatus("U9") == journal.OrderPaid || settled[0].OrderPaid {
 		t.Fatalf("witness %q, order %s, view %+v: the provider's record shows no such approval", a.Witness, w.orderStatus("U9"), settled[0])
 	}
+}
+
+// However often recovery runs to its end, one periodic check of unknown
+// outcomes runs for the orchestrator (two would ask the provider's history
+// twice as often); none runs when the check is off, or once the
+// orchestrator is closed.
+func TestRuleOnePeriodicCheckHoweverOftenRecoveryRuns(t *testing.T) {
+	lim := testLimits
+	lim.UnknownCheck = time.Hour
+	e := newEnv(t, lim)
+	e.recover()
+	e.recover()
+	if n := watchers(e.o); n != 1 {
+		t.Fatalf("%d periodic checks after two recoveries, want 1", n)
+	}
+	o := e.o
+	o.Close()
+	o.Recover(e.ctx) // refused or not, it starts nothing
+	if n := watchers(o); n != 0 {
+		t.Fatalf("%d periodic checks after the orchestrator closed", n)
+	}
+	lim.UnknownCheck = 0
+	off := newEnv(t, lim)
+	off.recover()
+	if n := watchers(off.o); n != 0 {
+		t.Fatalf("%d periodic checks with the check off", n)
+	}
+}
+
+// watchers counts the goroutines running o's periodic check of unknown
+// outcomes (a goroutine's stack names its receiver's address).
+func watchers(o *Orchestrator) int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	return strings.Count(string(buf), fmt.Sprintf("(*Orchestrator).watchUnknown(%p", o))
 }
