@@ -552,6 +552,7 @@ func (o *Orchestrator) Recover(ctx context.Context) ([]View, error) {
 	}
 	o.mu.Unlock()
 	if watch {
+		o.log.Info("recovery done: unknown outcomes and the provider's records checked again periodically", "every", o.cfg.Limits.UnknownCheck)
 		go o.watchUnknown()
 	}
 	return views, nil

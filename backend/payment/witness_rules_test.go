@@ -210,9 +210,10 @@ func TestRuleOnlyAnAnswerFromTheProviderCounts(t *testing.T) {
 
 // The periodic check reads the record only of the approvals this
 // terminal took: another terminal's approval awaiting its record is left
-// to the process that drives that terminal.
+// to the process that drives that terminal, and this terminal's own
+// approvals after it are still checked.
 func TestRuleTheRecheckLeavesAnotherTerminalsApprovals(t *testing.T) {
-	w, _ := witnessed(t, false, WitnessOptions{Wait: 50 * time.Millisecond, Lag: time.Nanosecond})
+	w, sw := witnessed(t, false, WitnessOptions{Wait: 50 * time.Millisecond, Lag: time.Hour})
 	w.order("theirs", 900)
 	id := uuid.Must(uuid.NewV7()).String()
 	if _, err := w.db.PrepareAttempt(w.ctx, journal.Attempt{UUID: id, OrderID: "theirs", Kind: journal.KindDebit, Channel: journal.ChannelLocal,
@@ -226,9 +227,19 @@ func TestRuleTheRecheckLeavesAnotherTerminalsApprovals(t *testing.T) {
 		Charged: &journal.Charge{Amount: 900}, AwaitWitness: true, Note: "approved"}); err != nil {
 		t.Fatal(err)
 	}
+	sw.down.Store(true)
+	w.order("ours", 500)
+	h := w.start(Request{OrderID: "ours", Amount: 500, Policy: journal.PolicyKiosk})
+	if v := w.wait(h); v.State != journal.StateApproved || w.attempt(h.UUID()).Witness != journal.WitnessUnconfirmed {
+		t.Fatalf("our approval %+v, witness %q", v, w.attempt(h.UUID()).Witness)
+	}
+	sw.down.Store(false)
 	w.o.recheckWitnesses(w.ctx)
 	if a := w.attempt(id); a.Witness != journal.WitnessAwaiting {
 		t.Fatalf("another terminal's approval became %q", a.Witness)
+	}
+	if a := w.attempt(h.UUID()); a.Witness != journal.WitnessConfirmed {
+		t.Fatalf("our approval, listed after theirs, became %q", a.Witness)
 	}
 }
 
