@@ -173,3 +173,67 @@ func TestRuleAnOutcomesEventSaysAllItWasTold(t *testing.T) {
 		}
 	}
 }
+
+// What an attempt moved is what the provider said it charged, once it said
+// so, and what was asked until then: in all, in its amount and in its tip.
+func TestRuleAnAttemptMovedWhatTheProviderSaidElseWhatWasAsked(t *testing.T) {
+	asked := Attempt{Amount: 1000, GiftAmount: 50}
+	if asked.Total() != 1050 || asked.Paid() != 1000 || asked.Gift() != 50 {
+		t.Fatalf("asked: total %d, paid %d, gift %d", asked.Total(), asked.Paid(), asked.Gift())
+	}
+	charged := Attempt{Amount: 1000, GiftAmount: 50, Charged: true, ChargedAmount: 900, ChargedGift: 20}
+	if charged.Total() != 920 || charged.Paid() != 900 || charged.Gift() != 20 {
+		t.Fatalf("charged: total %d, paid %d, gift %d", charged.Total(), charged.Paid(), charged.Gift())
+	}
+}
+
+// An unknown attempt resolves only to approved or declined, and an order
+// is set aside or closed only with a reason: anything else is refused and
+// changes nothing.
+func TestRuleAResolutionIsApprovedOrDeclinedAndAFlagSaysWhy(t *testing.T) {
+	ctx := t.Context()
+	db := openMemory(t)
+	u := attemptIn(t, db, StateUnknown)
+	for _, to := range []State{StateCancelled, StateFailed, StateUnknown, StateSent} {
+		_, err := db.Resolve(ctx, u.UUID, Resolution{To: to, Who: "staff:1", Note: "looked"})
+		wantCode(t, err, EINVALID)
+	}
+	if a, err := db.Attempt(ctx, u.UUID); err != nil || a.State != StateUnknown {
+		t.Fatalf("after refused resolutions: %+v, %v", a, err)
+	}
+	err := db.FlagOrder(ctx, u.OrderID, " ")
+	wantCode(t, err, EINVALID)
+	err = db.CloseOrder(ctx, u.OrderID, "")
+	wantCode(t, err, EINVALID)
+	if o, err := db.Order(ctx, u.OrderID); err != nil || o.Attention != "" || !o.ClosedAt.IsZero() {
+		t.Fatalf("flagged or closed without a reason: %+v, %v", o, err)
+	}
+	_, err = db.OrderFactsOf(ctx, "no-such-order")
+	wantCode(t, err, ENOTFOUND)
+}
+
+// The audit trail says what happened and nothing that did not: a debit's
+// preparation names no transaction, a send without a note is its number
+// alone, a resolution without a transaction names none.
+func TestRuleTheAuditTrailSaysNothingThatDidNotHappen(t *testing.T) {
+	ctx := t.Context()
+	db := openMemory(t)
+	newOrder(t, db, "o", "EUR", 700)
+	id := newUUID(t)
+	a := finish(t, db, Attempt{UUID: id, OrderID: "o", Kind: KindDebit, Amount: 700, Policy: PolicyKiosk,
+		Terminal: "T1", RequestBody: debitBody(id, "o", 700)}, StateSent)
+	evs, err := db.Events(ctx, a.UUID)
+	if err != nil || len(evs) != 2 {
+		t.Fatalf("events %+v, %v", evs, err)
+	}
+	if strings.Contains(evs[0].Detail, "transaction") || evs[1].Detail != "send #1" {
+		t.Fatalf("prepared %q, sent %q", evs[0].Detail, evs[1].Detail)
+	}
+	u := attemptIn(t, db, StateUnknown)
+	if _, err := db.Resolve(ctx, u.UUID, Resolution{To: StateDeclined, Who: "staff:1", Note: "not on the terminal"}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := lastEvent(t, db, u.UUID); ev.Detail != "not on the terminal" {
+		t.Fatalf("a resolution without a transaction says %q", ev.Detail)
+	}
+}

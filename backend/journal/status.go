@@ -66,9 +66,6 @@ func orderFacts(ctx context.Context, q queryer, orderID string) (OrderFacts, Ord
 				WHERE a.order_id = o.id AND (a.state = 'unknown' OR a.flag IS NOT NULL
 					OR a.witness IN ('awaiting', 'denied')))
 		FROM orders o WHERE o.id = ?`, orderID).Scan(&status, &closed, &running, &attention)
-	if errors.Is(err, sql.ErrNoRows) {
-		return OrderFacts{}, "", Errorf(ENOTFOUND, "order %s not found", orderID)
-	}
 	if err != nil {
 		return OrderFacts{}, "", err
 	}
