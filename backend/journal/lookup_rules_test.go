@@ -237,3 +237,23 @@ func TestRuleTheAuditTrailSaysNothingThatDidNotHappen(t *testing.T) {
 		t.Fatalf("a resolution without a transaction says %q", ev.Detail)
 	}
 }
+
+// Only an approval awaits the provider's record: an outcome of another
+// kind asking to is refused, saying so (the database's constraint holds
+// the same rule, in its own words), and the attempt stays as it was.
+func TestRuleOnlyAnApprovalAwaitsTheProvidersRecord(t *testing.T) {
+	ctx := t.Context()
+	db := openMemory(t)
+	newOrder(t, db, "o", "EUR", 700)
+	id := newUUID(t)
+	a := finish(t, db, Attempt{UUID: id, OrderID: "o", Kind: KindDebit, Amount: 700, Policy: PolicyKiosk,
+		Terminal: "T1", RequestBody: debitBody(id, "o", 700)}, StateSent)
+	_, err := db.Transition(ctx, a.UUID, StateSent, StateDeclined, TransitionInfo{Note: "declined", AwaitWitness: true})
+	wantCode(t, err, EINVALID)
+	if !strings.Contains(err.Error(), "only an approval awaits the provider's record") {
+		t.Fatalf("refused with %v", err)
+	}
+	if got, err := db.Attempt(ctx, a.UUID); err != nil || got.State != StateSent || got.Witness != "" {
+		t.Fatalf("after a declined outcome awaiting a record: %+v, %v", got, err)
+	}
+}
