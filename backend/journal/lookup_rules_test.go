@@ -214,7 +214,8 @@ func TestRuleAResolutionIsApprovedOrDeclinedAndAFlagSaysWhy(t *testing.T) {
 
 // The audit trail says what happened and nothing that did not: a debit's
 // preparation names no transaction, a send without a note is its number
-// alone, a resolution without a transaction names none.
+// alone, a resolution without a transaction names none, nor a provider's
+// word without an id or a note.
 func TestRuleTheAuditTrailSaysNothingThatDidNotHappen(t *testing.T) {
 	ctx := t.Context()
 	db := openMemory(t)
@@ -235,6 +236,14 @@ func TestRuleTheAuditTrailSaysNothingThatDidNotHappen(t *testing.T) {
 	}
 	if ev := lastEvent(t, db, u.UUID); ev.Detail != "not on the terminal" {
 		t.Fatalf("a resolution without a transaction says %q", ev.Detail)
+	}
+	newOrder(t, db, "w", "EUR", 300)
+	w := approveAwaiting(t, db, "w", 300, Charge{Amount: 300})
+	if _, err := db.RecordWitness(ctx, w.UUID, WitnessWord{To: WitnessConfirmed, Who: "system:witness"}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := lastEvent(t, db, w.UUID); ev.Detail != "the provider's record: confirmed (was awaiting)" {
+		t.Fatalf("a witness word without an id or a note says %q", ev.Detail)
 	}
 }
 
