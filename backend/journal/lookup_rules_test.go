@@ -266,3 +266,79 @@ func TestRuleOnlyAnApprovalAwaitsTheProvidersRecord(t *testing.T) {
 		t.Fatalf("after a declined outcome awaiting a record: %+v, %v", got, err)
 	}
 }
+
+// A provider's record names a transaction by the terminal's id or by the
+// provider's own: the attempt that holds it under either is found, among
+// many ids asked at once; an id nobody holds is not in the answer.
+func TestRuleAHolderIsFoundByEitherIdOfItsTransaction(t *testing.T) {
+	ctx := t.Context()
+	db := openMemory(t)
+	newOrder(t, db, "a", "EUR", 300)
+	byTerminal := approve(t, db, "a", 300, Charge{Amount: 300})
+	newOrder(t, db, "b", "EUR", 400)
+	byProvider := approveAwaiting(t, db, "b", 400, Charge{Amount: 400})
+	if _, err := db.RecordWitness(ctx, byProvider.UUID, WitnessWord{To: WitnessConfirmed, ProviderID: "prov-77", Who: "system:witness"}); err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]string, 600)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("nobody-%d", i)
+	}
+	ids[10], ids[590] = byTerminal.TransactionID, "prov-77"
+	got, err := db.Holders(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{byTerminal.TransactionID: byTerminal.UUID, "prov-77": byProvider.UUID}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("holders %v, want %v", got, want)
+	}
+	// The provider's word moves one way: a confirmed record is not denied
+	// afterwards.
+	_, err = db.RecordWitness(ctx, byProvider.UUID, WitnessWord{To: WitnessDenied, Who: "system:witness"})
+	wantCode(t, err, ECONFLICT)
+	if !strings.Contains(err.Error(), "may not follow it") {
+		t.Fatalf("a confirmed record denied: %v", err)
+	}
+}
+
+// Money given back outside Comptoir is journaled the way the provider made
+// it: a refund naming its debit as the Webservices' (the provider refunds a
+// transaction once by API), one naming none as the provider's own on the
+// shop's terminal channel, a reversal on the terminal and channel of the
+// debit it reverses. An order keeps the time it says it was made.
+func TestRuleMoneyGivenBackElsewhereIsJournaledTheWayItWasMade(t *testing.T) {
+	ctx := t.Context()
+	db := openMemory(t)
+	made := time.Date(2026, 2, 1, 8, 0, 0, 0, time.UTC)
+	if err := db.CreateOrder(ctx, Order{ID: "o", Currency: "EUR", Total: 3000, CreatedAt: made}); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := db.Order(ctx, "o"); err != nil || !o.CreatedAt.Equal(made) {
+		t.Fatalf("order made %v: %+v, %v", made, o, err)
+	}
+	debit := approve(t, db, "o", 3000, Charge{Amount: 3000})
+	named, err := db.AdoptGiveBack(ctx, AdoptedGiveBack{OrderID: "o", Kind: KindRefund, TransactionID: "r-1",
+		InitialTransactionID: debit.TransactionID, Amount: 100, Who: "system:reconcile"})
+	if err != nil || named.Channel != ChannelWebservices || named.Terminal != debit.Terminal || named.Policy != PolicyRefund {
+		t.Fatalf("a refund naming its debit: %+v, %v", named, err)
+	}
+	unnamed, err := db.AdoptGiveBack(ctx, AdoptedGiveBack{OrderID: "o", Kind: KindRefund, TransactionID: "r-2",
+		Amount: 100, Who: "system:reconcile"})
+	if err != nil || unnamed.Channel != ChannelLocal || unnamed.Terminal != "provider" || unnamed.Policy != PolicyRefund {
+		t.Fatalf("a refund naming no debit: %+v, %v", unnamed, err)
+	}
+	newOrder(t, db, "c", "EUR", 500)
+	id := newUUID(t)
+	cloud := finish(t, db, Attempt{UUID: id, OrderID: "c", Kind: KindDebit, Channel: ChannelCloud, Amount: 500,
+		Policy: PolicyKiosk, Terminal: "cloud:SN-1", RequestBody: debitBody(id, "c", 500)}, StateSent)
+	cloud, err = db.Transition(ctx, id, StateSent, StateApproved, TransitionInfo{TransactionID: "tx-c", Charged: &Charge{Amount: 500}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev, err := db.AdoptGiveBack(ctx, AdoptedGiveBack{OrderID: "c", Kind: KindReversal, TransactionID: "v-1",
+		InitialTransactionID: cloud.TransactionID, Amount: 500, Who: "system:reconcile"})
+	if err != nil || rev.Channel != cloud.Channel || rev.Terminal != cloud.Terminal || rev.Policy != PolicyReversal {
+		t.Fatalf("a reversal of %+v: %+v, %v", cloud, rev, err)
+	}
+}
