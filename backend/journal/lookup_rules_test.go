@@ -8,6 +8,16 @@ import (
 	"time"
 )
 
+// sentDebit is a new order's kiosk debit of its total on terminal T1,
+// sent and not answered yet.
+func sentDebit(t *testing.T, db *DB, order string, amount int64) Attempt {
+	t.Helper()
+	newOrder(t, db, order, "EUR", amount)
+	id := newUUID(t)
+	return finish(t, db, Attempt{UUID: id, OrderID: order, Kind: KindDebit, Amount: amount, Policy: PolicyKiosk,
+		Terminal: "T1", RequestBody: debitBody(id, order, amount)}, StateSent)
+}
+
 // apiRefundOf is a refund by API (the Webservices) of part of a debit.
 func apiRefundOf(t *testing.T, debit Attempt, amount int64) Attempt {
 	t.Helper()
@@ -152,10 +162,7 @@ func TestRuleAnAdoptedChargeKeepsItsChannelAndEvidence(t *testing.T) {
 func TestRuleAnOutcomesEventSaysAllItWasTold(t *testing.T) {
 	ctx := t.Context()
 	db := openMemory(t)
-	newOrder(t, db, "o", "EUR", 700)
-	id := newUUID(t)
-	a := finish(t, db, Attempt{UUID: id, OrderID: "o", Kind: KindDebit, Amount: 700, Policy: PolicyKiosk,
-		Terminal: "T1", RequestBody: debitBody(id, "o", 700)}, StateSent)
+	a := sentDebit(t, db, "o", 700)
 	out, err := db.Transition(ctx, a.UUID, StateSent, StateApproved, TransitionInfo{
 		Note: "seen", TransactionID: "tx-9", Error: "late", Charged: &Charge{Amount: 700, GiftAmount: 50, Currency: "euro"},
 		ProviderID: "p-7", ProviderStatus: "captured", AwaitWitness: true})
@@ -219,10 +226,7 @@ func TestRuleAResolutionIsApprovedOrDeclinedAndAFlagSaysWhy(t *testing.T) {
 func TestRuleTheAuditTrailSaysNothingThatDidNotHappen(t *testing.T) {
 	ctx := t.Context()
 	db := openMemory(t)
-	newOrder(t, db, "o", "EUR", 700)
-	id := newUUID(t)
-	a := finish(t, db, Attempt{UUID: id, OrderID: "o", Kind: KindDebit, Amount: 700, Policy: PolicyKiosk,
-		Terminal: "T1", RequestBody: debitBody(id, "o", 700)}, StateSent)
+	a := sentDebit(t, db, "o", 700)
 	evs, err := db.Events(ctx, a.UUID)
 	if err != nil || len(evs) != 2 {
 		t.Fatalf("events %+v, %v", evs, err)
@@ -253,10 +257,7 @@ func TestRuleTheAuditTrailSaysNothingThatDidNotHappen(t *testing.T) {
 func TestRuleOnlyAnApprovalAwaitsTheProvidersRecord(t *testing.T) {
 	ctx := t.Context()
 	db := openMemory(t)
-	newOrder(t, db, "o", "EUR", 700)
-	id := newUUID(t)
-	a := finish(t, db, Attempt{UUID: id, OrderID: "o", Kind: KindDebit, Amount: 700, Policy: PolicyKiosk,
-		Terminal: "T1", RequestBody: debitBody(id, "o", 700)}, StateSent)
+	a := sentDebit(t, db, "o", 700)
 	_, err := db.Transition(ctx, a.UUID, StateSent, StateDeclined, TransitionInfo{Note: "declined", AwaitWitness: true})
 	wantCode(t, err, EINVALID)
 	if !strings.Contains(err.Error(), "only an approval awaits the provider's record") {
