@@ -423,3 +423,51 @@ func TestRuleOneSearchOfTheHistoryAtATime(t *testing.T) {
 		t.Fatalf("%d searches of the history, want the one that was out", n)
 	}
 }
+
+// cancelOnPrepared is an Emitter that asks the cancel of an attempt as
+// soon as it is shown prepared, which is before its driver runs.
+type cancelOnPrepared struct{ o **Orchestrator }
+
+func (c cancelOnPrepared) Emit(event string, data any) {
+	if v, ok := data.(View); ok && event == EventAttempt && v.State == journal.StatePrepared && *c.o != nil {
+		(*c.o).Cancel(v.UUID)
+	}
+}
+
+// A cancel that comes after the attempt is journaled and before its
+// request leaves sends nothing: the attempt ends cancelled, never sent,
+// and the terminal charges nothing.
+func TestRuleACancelBeforeTheRequestLeavesSendsNothing(t *testing.T) {
+	e := newEnv(t, testLimits)
+	e.close()
+	db, err := journal.Open(e.ctx, e.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o *Orchestrator
+	o, err = New(Config{Journal: db, Terminal: e.client, TerminalID: "sim", Limits: testLimits, Emitter: cancelOnPrepared{&o},
+		Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: "test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.db, e.o = db, o
+	e.recover()
+	e.order("C1", 500)
+	h, err := o.Start(e.ctx, Request{OrderID: "C1", Amount: 500, Policy: journal.PolicyKiosk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-h.Done()
+	a := e.attempt(h.UUID())
+	if a.State != journal.StateCancelled || a.SendCount != 0 || !strings.Contains(lastDetail(e, h.UUID()), "before the request was sent") {
+		t.Fatalf("attempt %+v", a)
+	}
+	if charges := e.sim.ChargesFor(h.UUID()); len(charges) != 0 {
+		t.Fatalf("the terminal charged %+v", charges)
+	}
+}
+
+func lastDetail(e *env, id string) string {
+	evs := e.eventsOf(id)
+	return evs[len(evs)-1].Detail
+}
