@@ -439,18 +439,14 @@ func (c cancelOnPrepared) Emit(event string, data any) {
 // and the terminal charges nothing.
 func TestRuleACancelBeforeTheRequestLeavesSendsNothing(t *testing.T) {
 	e := newEnv(t, testLimits)
-	e.close()
-	db, err := journal.Open(e.ctx, e.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := e.reopen()
 	var o *Orchestrator
-	o, err = New(Config{Journal: db, Terminal: e.client, TerminalID: "sim", Limits: testLimits, Emitter: cancelOnPrepared{&o},
+	o, err := New(Config{Journal: db, Terminal: e.client, TerminalID: "sim", Limits: testLimits, Emitter: cancelOnPrepared{&o},
 		Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: "test"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.db, e.o = db, o
+	e.o = o
 	e.recover()
 	e.order("C1", 500)
 	h, err := o.Start(e.ctx, Request{OrderID: "C1", Amount: 500, Policy: journal.PolicyKiosk})

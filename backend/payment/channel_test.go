@@ -241,14 +241,8 @@ func TestPollingChannelRecoveryPolls(t *testing.T) {
 	h := e.kiosk("R1", 400)
 	waitView(t, e, h, func(View) bool { _, polls, _, _ := p.counts(); return polls >= 1 })
 	close(hold)
-	e.close()
-
 	p.setPoll(func(int) Answer { return paid("cloud-5", 400) })
-	db, err := journal.Open(e.ctx, e.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.db = db
+	db := e.reopen()
 	o, err := New(Config{Journal: db, Channel: p, TerminalID: "SN-1", Limits: testLimits})
 	if err != nil {
 		t.Fatal(err)

@@ -105,6 +105,19 @@ func (e *env) abortBeforeHandover() AbortAnswer {
 }
 
 // open (re)opens the journal and a new orchestrator on it, as a restart does.
+// reopen closes the orchestrator and the journal, and opens the journal
+// again (e.db), for a test that builds its own orchestrator on it.
+func (e *env) reopen() *journal.DB {
+	e.t.Helper()
+	e.close()
+	db, err := journal.Open(e.ctx, e.dir)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.db = db
+	return db
+}
+
 func (e *env) open(term Terminal, limits Limits) {
 	e.t.Helper()
 	db, err := journal.Open(e.ctx, e.dir)

@@ -234,12 +234,7 @@ func TestAReversalGoesTheWayItsDebitWent(t *testing.T) {
 // cloud attempt is left to staff rather than settled as declined.
 func TestAHistorySearchNeverTakesTheOtherWaysAttempt(t *testing.T) {
 	e := newEnv(t, testLimits)
-	e.close()
-	db, err := journal.Open(e.ctx, e.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.db = db
+	db := e.reopen()
 	lanDown := false
 	p := &polling{
 		send: func(int) Answer { return Answer{Outcome: OutcomeIndefinite, Message: "the acknowledgement was lost"} },

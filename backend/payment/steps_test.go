@@ -48,12 +48,8 @@ func readyEnv(t *testing.T, lim Limits) *env {
 func channelEnv(t *testing.T, ch Channel, terminalID string, lim Limits) *env {
 	t.Helper()
 	e := newEnv(t, lim)
-	e.close()
-	db, err := journal.Open(e.ctx, e.dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.db, e.events = db, &recorder{}
+	db := e.reopen()
+	e.events = &recorder{}
 	o, err := New(Config{Journal: db, Channel: ch, TerminalID: terminalID, Limits: lim, Emitter: e.events})
 	if err != nil {
 		t.Fatal(err)
