@@ -190,7 +190,7 @@ func VerifyArchive(r io.Reader, pub []byte) (ArchiveVerification, error) {
 		// the one given.
 		v.KeyGiven, v.Note = true, ""
 	}
-	if sig, err := base64.StdEncoding.DecodeString(v.Header.Sig); err != nil || !ed25519.Verify(key, headerBytes(v.Header), sig) {
+	if sig, err := base64.StdEncoding.Strict().DecodeString(v.Header.Sig); err != nil || !ed25519.Verify(key, headerBytes(v.Header), sig) {
 		v.Broken = &Break{ID: 1, Why: "the header's signature does not match it: it was changed"}
 		return v, nil
 	}

@@ -120,7 +120,7 @@ func (c *chainCheck) next(r journal.FiscalRecord) *Break {
 	case r.PrevSig != c.prev:
 		return brk("it does not follow the record before it (its previous signature differs)")
 	}
-	sig, err := base64.StdEncoding.DecodeString(r.Sig)
+	sig, err := base64.StdEncoding.Strict().DecodeString(r.Sig)
 	if err != nil || !ed25519.Verify(c.pub, SignedBytes(r), sig) {
 		return brk("its signature does not match its content: it was changed")
 	}

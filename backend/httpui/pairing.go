@@ -224,7 +224,7 @@ func (p *Pairing) mac(msg []byte) []byte {
 // whether that cookie is due for renewal.
 func (p *Pairing) paired(r *http.Request) (ok, renew bool) {
 	for _, c := range r.CookiesNamed(pairingCookie) {
-		raw, err := base64.RawURLEncoding.DecodeString(c.Value)
+		raw, err := base64.RawURLEncoding.Strict().DecodeString(c.Value)
 		if err != nil || len(raw) != 16+8+sha256.Size {
 			continue
 		}
