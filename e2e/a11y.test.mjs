@@ -61,6 +61,9 @@ async function eachScreen(env, lang, check, accessible = false) {
   await page.locator(tid("retry")).click();
   await screen(page, "paying");
   await check("paying");
+  // Cancel once the terminal holds the payment: a cancel before the request
+  // leaves sends nothing, and the held customer would wait for the retry.
+  await env.waitForSim((s) => s.current?.phase === "preparing", "the payment before the handover");
   await page.locator(tid("cancel-payment")).click();
   await screen(page, "declined");
   await page.locator(tid("retry")).click();

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { spawn, execFileSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
@@ -135,6 +135,7 @@ export async function setup(t, opts = {}) {
       kioskEnv,
     );
   let kiosk = await startKiosk();
+  let earlierLogs = "";
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
     args: [
@@ -182,6 +183,7 @@ export async function setup(t, opts = {}) {
      */
     async startKiosk(serveArgs) {
       await env.stopKiosk();
+      earlierLogs += kiosk.logs() + "--- the kiosk restarted ---\n";
       if (serveArgs) opts.serveArgs = serveArgs;
       kiosk = await startKiosk();
       env.kioskURL = kiosk.url;
@@ -216,6 +218,13 @@ export async function setup(t, opts = {}) {
     await stop(kiosk);
     if (sim) await stop(sim);
     await stop(cloud);
+    // What the kiosk and the simulated terminal said, to read after a
+    // failure (build/e2e/logs/, one pair of files per test).
+    const logs = join(artifacts, "logs");
+    mkdirSync(logs, { recursive: true });
+    const base = join(logs, t.name.replace(/[^A-Za-z0-9]+/g, "-").slice(0, 120));
+    writeFileSync(`${base}.kiosk.log`, earlierLogs + kiosk.logs());
+    writeFileSync(`${base}.terminal.log`, (sim ?? cloud).logs());
     if (!opts.keepDataDir) rmSync(dataDir, { recursive: true, force: true });
   });
   return env;
