@@ -284,36 +284,67 @@ func (db *DB) PrepareAttempt(ctx context.Context, a Attempt) (Attempt, error) {
 		return Attempt{}, err
 	}
 	return updateTo(ctx, db, "prepare attempt "+a.UUID, func(tx *sql.Tx) (Attempt, error) {
-		if err := mayPrepare(ctx, tx, a); err != nil {
+		return prepare(ctx, tx, a, db.now())
+	})
+}
+
+// PrepareFirstAttempt records a new order (as CreateOrder) and its first
+// attempt (as PrepareAttempt) in one committed transaction: one durable
+// write before the request leaves instead of two. Either both are recorded
+// or neither; the errors are theirs (ECONFLICT with ErrOrderExists: the
+// order's id is taken).
+func (db *DB) PrepareFirstAttempt(ctx context.Context, o NewOrder, a Attempt) (Attempt, error) {
+	n, err := checkNewOrder(o)
+	if err != nil {
+		return Attempt{}, err
+	}
+	if a.OrderID != n.Order.ID {
+		return Attempt{}, Errorf(EINVALID, "attempt %s: for order %s, not the new order %s", a.UUID, a.OrderID, n.Order.ID)
+	}
+	if err := validateAttempt(a); err != nil {
+		return Attempt{}, err
+	}
+	return updateTo(ctx, db, "prepare attempt "+a.UUID+" of new order "+n.Order.ID, func(tx *sql.Tx) (Attempt, error) {
+		now := db.now()
+		if err := insertOrder(ctx, tx, n, now); err != nil {
 			return Attempt{}, err
 		}
-		now := unixMS(db.now())
-		channel := a.Channel
-		if channel == "" {
-			channel = ChannelLocal
-		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO attempts
+		return prepare(ctx, tx, a, now)
+	})
+}
+
+// prepare inserts a checked attempt in state prepared, and its first
+// event, in tx.
+func prepare(ctx context.Context, tx *sql.Tx, a Attempt, at time.Time) (Attempt, error) {
+	if err := mayPrepare(ctx, tx, a); err != nil {
+		return Attempt{}, err
+	}
+	now := unixMS(at)
+	channel := a.Channel
+	if channel == "" {
+		channel = ChannelLocal
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO attempts
 			(uuid, order_id, kind, channel, amount, gift_amount, policy, terminal, initial_transaction_id,
 			 request_body, state, send_count, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'prepared', 0, ?, ?)`,
-			a.UUID, a.OrderID, string(a.Kind), string(channel), a.Amount, a.GiftAmount, string(a.Policy), a.Terminal,
-			nullString(a.InitialTransactionID), string(a.RequestBody), now, now)
-		if err != nil {
-			return Attempt{}, err
-		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return Attempt{}, err
-		}
-		detail := fmt.Sprintf("%s of %d (gift %d) on %s through %s, policy %s", a.Kind, a.Amount, a.GiftAmount, a.Terminal, channel, a.Policy)
-		if a.InitialTransactionID != "" {
-			detail += ", of transaction " + a.InitialTransactionID
-		}
-		if err := insertEvent(ctx, tx, id, now, "", StatePrepared, EventPrepared, "", detail, nil); err != nil {
-			return Attempt{}, err
-		}
-		return getAttempt(ctx, tx, a.UUID)
-	})
+		a.UUID, a.OrderID, string(a.Kind), string(channel), a.Amount, a.GiftAmount, string(a.Policy), a.Terminal,
+		nullString(a.InitialTransactionID), string(a.RequestBody), now, now)
+	if err != nil {
+		return Attempt{}, err
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return Attempt{}, err
+	}
+	detail := fmt.Sprintf("%s of %d (gift %d) on %s through %s, policy %s", a.Kind, a.Amount, a.GiftAmount, a.Terminal, channel, a.Policy)
+	if a.InitialTransactionID != "" {
+		detail += ", of transaction " + a.InitialTransactionID
+	}
+	if err := insertEvent(ctx, tx, id, now, "", StatePrepared, EventPrepared, "", detail, nil); err != nil {
+		return Attempt{}, err
+	}
+	return getAttempt(ctx, tx, a.UUID)
 }
 
 // mayPrepare refuses what PrepareAttempt must not record (see there).

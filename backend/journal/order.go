@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -55,63 +56,92 @@ type SettingWrite struct {
 	Value json.RawMessage
 }
 
+// NewOrder is an order to record with the settings written in the same
+// transaction (the kiosk's order sequence).
+type NewOrder struct {
+	Order Order
+	With  []SettingWrite
+}
+
+// ErrOrderExists is in the chain of the ECONFLICT that refuses a new order
+// whose id is taken: the caller may number it again.
+var ErrOrderExists = errors.New("the order id is taken")
+
 // CreateOrder records a new order, open (its status is the journal's
 // conclusion from then on: StatusOf); CreatedAt defaults to now.
-// ECONFLICT if an order with this id exists. The settings in with are
-// written in the same transaction (the kiosk's order sequence): one
-// durable write instead of two before the payment leaves.
+// ECONFLICT (with ErrOrderExists) if an order with this id exists. The
+// settings in with are written in the same transaction. A payment's order
+// is better recorded with its first attempt (PrepareFirstAttempt): one
+// durable write instead of two before the request leaves.
 func (db *DB) CreateOrder(ctx context.Context, o Order, with ...SettingWrite) error {
-	for _, w := range with {
+	n, err := checkNewOrder(NewOrder{Order: o, With: with})
+	if err != nil {
+		return err
+	}
+	return db.update(ctx, "create order "+o.ID, func(tx *sql.Tx) error {
+		return insertOrder(ctx, tx, n, db.now())
+	})
+}
+
+// checkNewOrder refuses an order CreateOrder must not record, and fills
+// in its status.
+func checkNewOrder(n NewOrder) (NewOrder, error) {
+	o := n.Order
+	for _, w := range n.With {
 		if w.Key == "" || !json.Valid(w.Value) {
-			return Errorf(EINVALID, "order %s: setting %q with a value that is not valid JSON", o.ID, w.Key)
+			return n, Errorf(EINVALID, "order %s: setting %q with a value that is not valid JSON", o.ID, w.Key)
 		}
 	}
 	switch {
 	case o.ID == "":
-		return Errorf(EINVALID, "order id is empty")
+		return n, Errorf(EINVALID, "order id is empty")
 	case !validCurrency(o.Currency):
-		return Errorf(EINVALID, "order %s: currency %q is not an ISO 4217 code", o.ID, o.Currency)
+		return n, Errorf(EINVALID, "order %s: currency %q is not an ISO 4217 code", o.ID, o.Currency)
 	case o.Total < 0:
-		return Errorf(EINVALID, "order %s: negative total %d", o.ID, o.Total)
+		return n, Errorf(EINVALID, "order %s: negative total %d", o.ID, o.Total)
 	case len(o.Data) > 0 && !json.Valid(o.Data):
-		return Errorf(EINVALID, "order %s: data is not valid JSON", o.ID)
+		return n, Errorf(EINVALID, "order %s: data is not valid JSON", o.ID)
 	}
 	if o.Status != "" && o.Status != OrderOpen {
-		return Errorf(EINVALID, "order %s: a new order is open, not %q: its status follows its attempts", o.ID, o.Status)
+		return n, Errorf(EINVALID, "order %s: a new order is open, not %q: its status follows its attempts", o.ID, o.Status)
 	}
-	o.Status = OrderOpen
-	now := db.now()
+	n.Order.Status = OrderOpen
+	return n, nil
+}
+
+// insertOrder writes a checked new order, its first event and its
+// settings in tx.
+func insertOrder(ctx context.Context, tx *sql.Tx, n NewOrder, now time.Time) error {
+	o := n.Order
 	created := o.CreatedAt
 	if created.IsZero() {
 		created = now
 	}
-	return db.update(ctx, "create order "+o.ID, func(tx *sql.Tx) error {
-		var exists int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM orders WHERE id = ?`, o.ID).Scan(&exists)
-		if err == nil {
-			return Errorf(ECONFLICT, "order %s already exists", o.ID)
-		}
-		if !errors.Is(err, sql.ErrNoRows) {
+	var exists int
+	err := tx.QueryRowContext(ctx, `SELECT 1 FROM orders WHERE id = ?`, o.ID).Scan(&exists)
+	if err == nil {
+		return failure(ECONFLICT, fmt.Sprintf("order %s already exists", o.ID), ErrOrderExists)
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx,
+		`INSERT INTO orders (id, created_at, updated_at, currency, total, status, data)
+		 VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		o.ID, unixMS(created), unixMS(now), o.Currency, o.Total, string(o.Status), nullString(string(o.Data))); err != nil {
+		return err
+	}
+	if _, err = tx.ExecContext(ctx,
+		`INSERT INTO order_events (order_id, at, from_status, to_status, note) VALUES (?, ?, NULL, ?, 'created')`,
+		o.ID, unixMS(now), string(o.Status)); err != nil {
+		return err
+	}
+	for _, w := range n.With {
+		if err := upsertSetting(ctx, tx, w.Key, w.Value, now); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx,
-			`INSERT INTO orders (id, created_at, updated_at, currency, total, status, data)
-			 VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			o.ID, unixMS(created), unixMS(now), o.Currency, o.Total, string(o.Status), nullString(string(o.Data))); err != nil {
-			return err
-		}
-		if _, err = tx.ExecContext(ctx,
-			`INSERT INTO order_events (order_id, at, from_status, to_status, note) VALUES (?, ?, NULL, ?, 'created')`,
-			o.ID, unixMS(now), string(o.Status)); err != nil {
-			return err
-		}
-		for _, w := range with {
-			if err := upsertSetting(ctx, tx, w.Key, w.Value, now); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	}
+	return nil
 }
 
 // Order returns the order with id, ENOTFOUND if there is none.

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/device"
+	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 	"github.com/comptoir-pos/comptoir/backend/receipt"
@@ -15,6 +18,7 @@ import (
 // order is the cart from Pay on: frozen, recorded in the journal.
 type order struct {
 	id, number      string
+	pending         *journal.NewOrder // not recorded yet: recorded with its first attempt
 	total           int64
 	voucherEligible int64
 	currency        string
@@ -95,28 +99,38 @@ func (s *Service) Pay(method PaymentMethod) (CheckoutView, error) {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 	defer cancel()
-	id, number, err := s.createOrder(ctx, ord)
+	n, number, err := s.nextOrder(ctx, ord)
+	if err != nil {
+		return s.orderNotRecorded(gen, att, ord, err)
+	}
 	s.mu.Lock()
 	if s.co.gen != gen || s.co.att != att {
 		s.mu.Unlock()
 		return s.Checkout(), nil
 	}
-	if err != nil {
-		// Nothing was sent: back to the cart, with the error.
-		s.log.Error("record the order: nothing was sent", "err", err)
-		s.co.order, s.co.att, s.co.payment, s.co.err = nil, nil, nil, ErrJournal
-		s.enterLocked(PhaseOrdering)
-		s.co.lines = ord.lines
-		c, t := s.snapshotsLocked(true)
-		s.mu.Unlock()
-		s.publish(c, t)
-		return c.view, fmt.Errorf("kiosk: record the order: %w", err)
-	}
-	ord.id, ord.number = id, number
+	ord.id, ord.number, ord.pending = n.Order.ID, number, &n
 	c, t := s.snapshotsLocked(true)
 	s.mu.Unlock()
 	s.publish(c, t)
-	return s.launch(gen, att), nil
+	return s.launch(gen, att)
+}
+
+// orderNotRecorded goes back to the cart, with the error, when the order
+// could not be numbered or recorded: nothing was sent.
+func (s *Service) orderNotRecorded(gen int, att *attempt, ord *order, err error) (CheckoutView, error) {
+	s.mu.Lock()
+	if s.co.gen != gen || s.co.att != att {
+		s.mu.Unlock()
+		return s.Checkout(), nil
+	}
+	s.log.Error("record the order: nothing was sent", "err", err)
+	s.co.order, s.co.att, s.co.payment, s.co.err = nil, nil, nil, ErrJournal
+	s.enterLocked(PhaseOrdering)
+	s.co.lines = ord.lines
+	c, t := s.snapshotsLocked(true)
+	s.mu.Unlock()
+	s.publish(c, t)
+	return c.view, fmt.Errorf("kiosk: record the order: %w", err)
 }
 
 // Cancel is the customer's Cancel: paying → canceling. The terminal's
@@ -185,61 +199,139 @@ func (s *Service) again(byCard bool) (CheckoutView, error) {
 	if att == nil {
 		return v, nil
 	}
-	return s.launch(gen, att), nil
+	return s.launch(gen, att)
 }
 
+// maxRenumber bounds the numbers a new order tries when the one it was
+// given is taken by the time it is recorded.
+const maxRenumber = 3
+
 // launch starts the attempt with the orchestrator, outside the lock, and
-// follows it.
-func (s *Service) launch(gen int, att *attempt) CheckoutView {
-	s.mu.Lock()
-	if s.co.gen != gen || s.co.att != att || s.co.order == nil {
+// follows it. An order not recorded yet is recorded with the attempt, in
+// one transaction; should its number have been taken meanwhile, it takes
+// the next free one. An error: the order could not be recorded (back to
+// the cart, nothing sent).
+func (s *Service) launch(gen int, att *attempt) (CheckoutView, error) {
+	for tries := 1; ; tries++ {
+		s.mu.Lock()
+		if s.co.gen != gen || s.co.att != att || s.co.order == nil {
+			s.mu.Unlock()
+			return s.Checkout(), nil
+		}
+		ord := s.co.order
+		if att.cancel {
+			return s.cancelledBeforeSendLocked(att), nil
+		}
+		plan := s.planLocked(ord, att)
 		s.mu.Unlock()
-		return s.Checkout()
+
+		req := plan.request(s.log)
+		start := s.now()
+		h, err := plan.orch.Start(s.ctx, req)
+		if req.NewOrder != nil && err != nil {
+			if errors.Is(err, journal.ErrOrderExists) && tries < maxRenumber {
+				if err = s.renumber(ord); err == nil {
+					continue
+				}
+			}
+			if notRecorded(err) {
+				return s.orderNotRecorded(gen, att, ord, err)
+			}
+		}
+		return s.launched(gen, att, ord, plan.req.Policy, start, h, err), nil
 	}
-	ord := s.co.order
-	if att.cancel {
-		// Cancel came before anything was sent: send nothing.
-		s.co.att, s.co.last = nil, att
-		s.enterLocked(PhaseDeclined)
-		p := *s.co.payment
-		p.Message, p.Outcome = "cancelled before anything was sent to the terminal", OutcomeCancelled
-		s.co.payment = &p
-		c, t := s.snapshotsLocked(true)
-		s.mu.Unlock()
-		s.publish(c, t)
-		return c.view
-	}
+}
+
+// cancelledBeforeSendLocked ends an attempt whose Cancel came before
+// anything was sent: nothing is sent (an order not recorded yet stays so).
+// It unlocks.
+func (s *Service) cancelledBeforeSendLocked(att *attempt) CheckoutView {
+	s.co.att, s.co.last = nil, att
+	s.enterLocked(PhaseDeclined)
+	p := *s.co.payment
+	p.Message, p.Outcome = "cancelled before anything was sent to the terminal", OutcomeCancelled
+	s.co.payment = &p
+	c, t := s.snapshotsLocked(true)
+	s.mu.Unlock()
+	s.publish(c, t)
+	return c.view
+}
+
+// launchPlan is what launch reads under the lock to build the request
+// outside it.
+type launchPlan struct {
+	req     payment.Request // all but the receipt ticket
+	link    bool
+	orch    *payment.Orchestrator
+	receipt receipt.Receipt
+	opt     receipt.Options
+	format  device.Format
+}
+
+func (s *Service) planLocked(ord *order, att *attempt) launchPlan {
 	policy := journal.PolicyKiosk
 	if s.settings.Mode == settings.ModeCounter {
 		policy = journal.PolicyCounter
 	}
 	r, opt := s.receiptLocked(ord, false)
-	format := s.settings.ReceiptFormat
-	var details *payment.LinkDetails
-	if att.link {
-		details = s.linkDetailsLocked(ord, att.amount, s.settings.Mode == settings.ModeCounter)
+	p := launchPlan{
+		req:  payment.Request{OrderID: ord.id, Amount: att.amount, Policy: policy, AcceptedMedium: att.medium, NewOrder: ord.pending},
+		orch: s.cfg.Payments, receipt: r, opt: opt, format: s.settings.ReceiptFormat,
 	}
-	s.mu.Unlock()
-
-	req := payment.Request{OrderID: ord.id, Amount: att.amount, Policy: policy, AcceptedMedium: att.medium}
-	orch := s.cfg.Payments
 	if att.link {
-		orch = s.cfg.Links
-		req.Link = details
-	} else if t, err := receipt.ReceiptTicket(r, format, opt); err == nil {
+		p.link, p.orch = true, s.cfg.Links
+		p.req.Link = s.linkDetailsLocked(ord, att.amount, s.settings.Mode == settings.ModeCounter)
+	}
+	return p
+}
+
+// request is the payment request, with the receipt ticket the terminal
+// prints (not for a link).
+func (p launchPlan) request(log *slog.Logger) payment.Request {
+	req := p.req
+	if p.link {
+		return req
+	}
+	if t, err := receipt.ReceiptTicket(p.receipt, p.format, p.opt); err == nil {
 		req.ReceiptTicket = t
 	} else {
-		s.log.Warn("receipt ticket left out of the payment", "err", err)
+		log.Warn("receipt ticket left out of the payment", "err", err)
 	}
-	start := s.now()
-	h, err := orch.Start(s.ctx, req)
-	return s.launched(gen, att, ord, policy, start, h, err)
+	return req
+}
+
+// renumber gives an order not recorded yet the next free number, its own
+// being taken.
+func (s *Service) renumber(ord *order) error {
+	ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+	defer cancel()
+	n, number, err := s.nextOrder(ctx, ord)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	ord.id, ord.number, ord.pending = n.Order.ID, number, &n
+	s.mu.Unlock()
+	return nil
+}
+
+// notRecorded says whether err is the journal failing or refusing to
+// record a new order with its attempt (a full or read-only disk, a damaged
+// database, a write its schema refuses): nothing was recorded. A conflict
+// with another record (an unresolved attempt on the terminal) is the
+// payment's refusal, not the order's.
+func notRecorded(err error) bool {
+	e := fault.As(err)
+	return e != nil && e.From == "journal" && e.Code != fault.ECONFLICT
 }
 
 // launched shows the attempt launch started (h) and follows it, or shows
 // why it could not start (err): nothing was sent, not charged.
 func (s *Service) launched(gen int, att *attempt, ord *order, policy journal.Policy, start time.Time, h *payment.Handle, err error) CheckoutView {
 	s.mu.Lock()
+	if h != nil {
+		ord.pending = nil // recorded with the attempt
+	}
 	if s.co.gen != gen || s.co.att != att {
 		// Cannot happen while paying (nothing leaves paying but the outcome);
 		// kept so a bug never drives a payment nobody follows.

@@ -3,6 +3,7 @@ package kiosk
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -25,10 +26,12 @@ type orderSequence struct {
 	Last int    `json:"last"`
 }
 
-// createOrder records the order with the next number of the day: "42",
-// id "20261122-042" (unique: a taken id moves to the next number), or
-// with the kiosk's prefix "A42", id "20261122-A042".
-func (s *Service) createOrder(ctx context.Context, ord *order) (id, number string, err error) {
+// nextOrder numbers ord with the next free number of the day: "42", id
+// "20261122-042" (a taken id moves to the next number), or with the
+// kiosk's prefix "A42", id "20261122-A042". It writes nothing: the order
+// and the sequence it moves are recorded together, with the payment's first
+// attempt (payment.Request.NewOrder) or alone (createOrder).
+func (s *Service) nextOrder(ctx context.Context, ord *order) (n journal.NewOrder, number string, err error) {
 	prefix := s.Settings().NumberPrefix
 	s.seqMu.Lock()
 	defer s.seqMu.Unlock()
@@ -36,7 +39,7 @@ func (s *Service) createOrder(ctx context.Context, ord *order) (id, number strin
 	day := now.Format("2006-01-02")
 	var seq orderSequence
 	if raw, ok, err := s.cfg.Journal.Setting(ctx, settingOrderSequence); err != nil {
-		return "", "", err
+		return n, "", err
 	} else if ok {
 		if err := json.Unmarshal(raw, &seq); err != nil {
 			s.log.Warn(settings.WarningMessage, "key", settingOrderSequence, "err", err)
@@ -52,21 +55,41 @@ func (s *Service) createOrder(ctx context.Context, ord *order) (id, number strin
 	for range maxOrderNumberTries {
 		seq.Last++
 		number = prefix + strconv.Itoa(seq.Last)
-		id = fmt.Sprintf("%s-%s%03d", now.Format("20060102"), prefix, seq.Last)
+		id := fmt.Sprintf("%s-%s%03d", now.Format("20060102"), prefix, seq.Last)
+		if _, err := s.cfg.Journal.Order(ctx, id); err == nil {
+			continue
+		} else if fault.CodeOf(err) != fault.ENOTFOUND {
+			return n, "", err
+		}
 		data, err := json.Marshal(orders.Data{Number: number, Language: ord.language, Method: string(ord.method), Dining: string(ord.dining), Lines: lines})
+		if err != nil {
+			return n, "", err
+		}
+		raw, _ := json.Marshal(seq)
+		return journal.NewOrder{
+			Order: journal.Order{ID: id, Currency: ord.currency, Total: ord.total, Data: data, CreatedAt: ord.created},
+			With:  []journal.SettingWrite{{Key: settingOrderSequence, Value: raw}},
+		}, number, nil
+	}
+	return n, "", fmt.Errorf("no free order number today after %d tries", maxOrderNumberTries)
+}
+
+// createOrder records ord alone, numbered by nextOrder (again, should its
+// id have been taken in between).
+func (s *Service) createOrder(ctx context.Context, ord *order) (id, number string, err error) {
+	for range maxOrderNumberTries {
+		n, number, err := s.nextOrder(ctx, ord)
 		if err != nil {
 			return "", "", err
 		}
-		raw, _ := json.Marshal(seq)
-		err = s.cfg.Journal.CreateOrder(ctx, journal.Order{ID: id, Currency: ord.currency, Total: ord.total, Data: data, CreatedAt: ord.created},
-			journal.SettingWrite{Key: settingOrderSequence, Value: raw})
-		if fault.CodeOf(err) == fault.ECONFLICT {
+		err = s.cfg.Journal.CreateOrder(ctx, n.Order, n.With...)
+		if errors.Is(err, journal.ErrOrderExists) {
 			continue
 		}
 		if err != nil {
 			return "", "", err
 		}
-		return id, number, nil
+		return n.Order.ID, number, nil
 	}
 	return "", "", fmt.Errorf("no free order number today after %d tries", maxOrderNumberTries)
 }

@@ -167,8 +167,8 @@ func (s *Service) flagUnknown(ord *order) {
 // cancelled, or needs_attention when a part was charged (staff refund it
 // or collect the rest).
 func (s *Service) closeOrder(ord *order, paid int64) {
-	if ord == nil || ord.id == "" {
-		return
+	if ord == nil || ord.id == "" || ord.pending != nil {
+		return // never recorded: no attempt was
 	}
 	why := "cancelled at the kiosk"
 	if paid > 0 {

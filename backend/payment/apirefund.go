@@ -94,7 +94,7 @@ func (o *Orchestrator) StartAPIRefund(ctx context.Context, debitUUID string, amo
 		UUID: id.String(), OrderID: debit.OrderID, Kind: journal.KindRefund, Channel: journal.ChannelWebservices,
 		Amount: amount, Policy: journal.PolicyRefund, Terminal: o.cfg.TerminalID + "/" + debit.TransactionID,
 		InitialTransactionID: debit.TransactionID, RequestBody: body,
-	})
+	}, nil)
 }
 
 // refundable checks the provider's rules on the transaction as fetched.

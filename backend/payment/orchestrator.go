@@ -175,6 +175,10 @@ type Request struct {
 	// Link: what a payment link shows besides the amount (the link
 	// channel only).
 	Link *LinkDetails
+	// NewOrder, when set, is the order OrderID names, not yet recorded: it
+	// is recorded with the attempt, in the same transaction (one durable
+	// write fewer before the request leaves). Nil: the order is recorded.
+	NewOrder *journal.NewOrder
 }
 
 // Handle follows one attempt.
@@ -268,7 +272,7 @@ func (o *Orchestrator) Start(ctx context.Context, req Request) (*Handle, error) 
 	return o.prepareAndLaunch(ctx, policy, journal.Attempt{
 		UUID: id.String(), OrderID: req.OrderID, Kind: policy.Kind, Channel: ch.Name(), Amount: req.Amount,
 		GiftAmount: req.GiftAmount, Policy: policy.Name, Terminal: terminal, RequestBody: body,
-	})
+	}, req.NewOrder)
 }
 
 // accepting says why no new attempt may start now: closed, or recovery
@@ -286,9 +290,17 @@ func (o *Orchestrator) accepting() error {
 }
 
 // prepareAndLaunch journals a new attempt (committed before anything
-// leaves) and starts driving it.
-func (o *Orchestrator) prepareAndLaunch(ctx context.Context, policy Policy, a journal.Attempt) (*Handle, error) {
-	att, err := o.cfg.Journal.PrepareAttempt(ctx, a)
+// leaves), with its order when it is new, and starts driving it.
+func (o *Orchestrator) prepareAndLaunch(ctx context.Context, policy Policy, a journal.Attempt, newOrder *journal.NewOrder) (*Handle, error) {
+	var (
+		att journal.Attempt
+		err error
+	)
+	if newOrder != nil {
+		att, err = o.cfg.Journal.PrepareFirstAttempt(ctx, *newOrder, a)
+	} else {
+		att, err = o.cfg.Journal.PrepareAttempt(ctx, a)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("payment: %w", err)
 	}

@@ -53,7 +53,7 @@ func (o *Orchestrator) StartReversal(ctx context.Context, debitUUID string) (*Ha
 		UUID: id.String(), OrderID: debit.OrderID, Kind: journal.KindReversal, Channel: ch.Name(),
 		Amount: debit.Total(), Policy: journal.PolicyReversal, Terminal: o.cfg.TerminalID,
 		InitialTransactionID: debit.TransactionID, RequestBody: body,
-	})
+	}, nil)
 }
 
 // Reverse runs a reversal to its outcome. A reversal cannot be cancelled:

@@ -39,7 +39,7 @@ func (r *report) payment() {
 	p50b, p99b := pct(w.AnswerToUIMs, 50), pct(w.AnswerToUIMs, 99)
 	r.p("A real `comptoir serve` process (the pure-Go build `make bench` makes with `CGO_ENABLED=0 go build`, the same frontend embedded; fresh data directory; production limits), driven over its HTTP API exactly as the browser drives it: `POST /api/Start`, `/api/ChooseDining`, `/api/AddItem`, `/api/Pay`, and the `GET /api/events` server-sent event stream read line by line. ")
 	r.p("Between the kiosk and the simulated terminal sits a small reverse proxy on loopback (scripts/bench/wire) that timestamps a `/payment` request when it reaches it and the terminal's answer when its headers come back. The simulated terminal (`terminalsim`, in the bench process) answers at once: every wait scaled by 1e-9. All timestamps are taken in one process on the monotonic clock.\n\n")
-	r.p("- **Pay → wire**: the client starts `POST /api/Pay` → the `/payment` request reaches the proxy. This includes, by design, invariant 1: three transactions are committed to SQLite with fsync (WAL, `synchronous=FULL`) *before* the request may leave: the order row, the attempt (uuid and exact body), and its `prepared → sent` mark. See §2 for one such commit alone.\n")
+	r.p("- **Pay → wire**: the client starts `POST /api/Pay` → the `/payment` request reaches the proxy. This includes, by design, invariant 1: two transactions are committed to SQLite with fsync (WAL, `synchronous=FULL`) *before* the request may leave: the order with its attempt (uuid and exact body), and the attempt's `prepared → sent` mark. See §2 for one such commit alone.\n")
 	r.p("- **Answer → UI**: the proxy has the terminal's answer → the client has read the `kiosk:checkout` event whose phase is the outcome (`approved`). This includes the outcome's fsynced commit and the order's status (journaled before the screen may say \"paid\"), and the proxy's forwarding of the answer (one loopback hop, a few tens of µs).\n")
 	r.p("- Not included: Chromium's rendering of the event (Svelte updates one component: well under a frame) and the browser's own HTTP stack, replaced here by a Go client so that the clocks are one.\n\n")
 	r.p("%d payments (the first %d as warm-up, not counted), outcomes: %v.\n\n", w.Payments, w.Warmup, w.Outcomes)
@@ -53,10 +53,10 @@ func (r *report) payment() {
 		if p99 < 5 {
 			return ""
 		}
-		return fmt.Sprintf("The p99 misses by %s. Most of this leg is %s fsynced commits (one commit's p50 here is %s, p99 %s, §2): the disk's flush latency, paid on purpose for invariant 1, and the shared VM's noisy disk makes the tail. Fixes, in order of value: write the order row when the cart is started, or in the attempt's transaction (two fsyncs before the wire instead of three); put the journal on a disk with a fast cache flush (an NVMe SSD with power-loss protection flushes in tens of µs); never relax `synchronous=FULL`.\n\n",
+		return fmt.Sprintf("The p99 misses by %s. Most of this leg is %s fsynced commits (one commit's p50 here is %s, p99 %s, §2): the disk's flush latency, paid on purpose for invariant 1, and the shared VM's noisy disk makes the tail. Fixes, in order of value: put the journal on a disk with a fast cache flush (an NVMe SSD with power-loss protection flushes in tens of µs); never relax `synchronous=FULL`.\n\n",
 			fms(p99-5), commits, fms(pct(cp.Samples, 50)), fms(pct(cp.Samples, 99)))
 	}
-	r.p("%s", why(p99a, "three"))
+	r.p("%s", why(p99a, "two"))
 	if p99b >= 5 {
 		r.p("Answer → UI: %s", why(p99b, "two"))
 	}
