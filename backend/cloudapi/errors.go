@@ -52,6 +52,9 @@ type HTTPError struct {
 
 func (e *HTTPError) Error() string { return fmt.Sprintf("cloudapi: HTTP %d", e.Status) }
 
+// AnswerBody is what came back, for the journal.
+func (e *HTTPError) AnswerBody() []byte { return e.Body }
+
 // TransportError is an exchange that failed below HTTP. Sent: the request
 // may have reached the provider (false only when it never left this
 // machine). Timeout: no answer in time.
@@ -68,6 +71,9 @@ func (e *TransportError) Error() string {
 
 func (e *TransportError) Unwrap() error { return e.Err }
 
+// NeverSent: the request certainly did not reach the provider.
+func (e *TransportError) NeverSent() bool { return !e.Sent }
+
 // DecodeError is a 2xx answer that cannot be read.
 type DecodeError struct {
 	Op   string
@@ -76,6 +82,9 @@ type DecodeError struct {
 }
 
 func (e *DecodeError) Unwrap() error { return e.Err }
+
+// AnswerBody is what came back, for the journal.
+func (e *DecodeError) AnswerBody() []byte { return e.Body }
 
 func (e *DecodeError) Error() string {
 	if e.Err == nil {

@@ -92,21 +92,12 @@ func cloudErr(err error) error {
 	var (
 		ae *cloudapi.APIError
 		ue *cloudapi.AuthError
-		te *cloudapi.TransportError
-		he *cloudapi.HTTPError
-		de *cloudapi.DecodeError
 	)
 	switch {
 	case errors.As(err, &ae):
 		return &Error{Kind: Refused, Code: RefusalCode(ae.Message), Message: ae.Message, Raw: ae.Body, Err: err}
 	case errors.As(err, &ue):
 		return &Error{Kind: Refused, Code: CodeUnauthorized, Message: "the API key is not valid, or this terminal is not accessible with it", Raw: ue.Body, Err: err}
-	case errors.As(err, &te) && !te.Sent:
-		return &Error{Kind: NotSent, Err: err}
-	case errors.As(err, &he):
-		return &Error{Kind: Unsure, Raw: he.Body, Err: err}
-	case errors.As(err, &de):
-		return &Error{Kind: Unsure, Raw: de.Body, Err: err}
 	}
-	return &Error{Kind: Unsure, Err: err}
+	return wireErr(err)
 }

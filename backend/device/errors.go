@@ -82,6 +82,24 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// wireErr classifies what both APIs' clients report short of an answer
+// they could read: a request that certainly never left was not sent;
+// anything else leaves the outcome open, with whatever came back kept for
+// the journal.
+func wireErr(err error) *Error {
+	var (
+		ns interface{ NeverSent() bool }
+		ab interface{ AnswerBody() []byte }
+	)
+	switch {
+	case errors.As(err, &ns) && ns.NeverSent():
+		return &Error{Kind: NotSent, Err: err}
+	case errors.As(err, &ab):
+		return &Error{Kind: Unsure, Raw: ab.AnswerBody(), Err: err}
+	}
+	return &Error{Kind: Unsure, Err: err}
+}
+
 // KindOf is the Kind of err's *Error, Unsure for any other error (a
 // failure this package did not classify leaves the outcome open) and 0
 // for nil.

@@ -121,23 +121,14 @@ func localErr(err error) error {
 	var (
 		ae *localapi.APIError
 		ve *localapi.ValidationError
-		te *localapi.TransportError
-		he *localapi.HTTPError
-		de *localapi.DecodeError
 	)
 	switch {
 	case errors.As(err, &ae):
 		return &Error{Kind: Refused, Code: localCode(ae.Code), Message: ae.Message, Raw: ae.Raw, Err: err}
 	case errors.As(err, &ve):
 		return &Error{Kind: Invalid, Message: ve.Field + " " + ve.Reason, Err: err}
-	case errors.As(err, &te) && !te.Sent:
-		return &Error{Kind: NotSent, Err: err}
-	case errors.As(err, &he):
-		return &Error{Kind: Unsure, Raw: he.Body, Err: err}
-	case errors.As(err, &de):
-		return &Error{Kind: Unsure, Raw: de.Body, Err: err}
 	}
-	return &Error{Kind: Unsure, Err: err}
+	return wireErr(err)
 }
 
 // localCode is a Local API refusal in this package's words: the Local

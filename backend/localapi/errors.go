@@ -165,6 +165,9 @@ func (e *HTTPError) Error() string {
 	return fmt.Sprintf("localapi %s: HTTP %d", e.Endpoint, e.StatusCode)
 }
 
+// AnswerBody is what came back, for the journal.
+func (e *HTTPError) AnswerBody() []byte { return e.Body }
+
 // DecodeError is a 200 answer whose body is not a response the client can
 // read: truncated or malformed JSON, or no status. What the terminal did is
 // unknown.
@@ -179,6 +182,9 @@ func (e *DecodeError) Error() string {
 }
 
 func (e *DecodeError) Unwrap() error { return e.Err }
+
+// AnswerBody is what came back, for the journal.
+func (e *DecodeError) AnswerBody() []byte { return e.Body }
 
 // TransportError is a failure to exchange the request and its answer:
 // connection refused or reset, timeout, cancellation, a connection closed
@@ -205,6 +211,9 @@ func (e *TransportError) Error() string {
 }
 
 func (e *TransportError) Unwrap() error { return e.Err }
+
+// NeverSent: the request certainly did not reach the terminal.
+func (e *TransportError) NeverSent() bool { return !e.Sent }
 
 // ValidationError is a request the client refused to send because the
 // specification forbids it. Nothing left the process.
