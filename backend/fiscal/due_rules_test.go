@@ -64,11 +64,8 @@ func TestAPeriodClosedByHandBeforeAnyDayLeavesTheDueClosings(t *testing.T) {
 func TestAFiscalYearHoldsTheMonthsFromItsStart(t *testing.T) {
 	clock := &testClock{t: time.Date(2026, 6, 10, 9, 0, 0, 0, paris)}
 	e := newClockedEnv(t, clock)
-	e.sale("june")
-	e.record()
-	clock.Set(time.Date(2026, 7, 15, 9, 0, 0, 0, paris))
-	e.sale("july")
-	e.record()
+	e.sellAt(clock, clock.Now(), "june")
+	e.sellAt(clock, time.Date(2026, 7, 15, 9, 0, 0, 0, paris), "july")
 	clock.Set(time.Date(2027, 7, 2, 8, 0, 0, 0, paris))
 	cs, err := e.ledger.CloseDue(e.ctx, clock.Now(), paris, 7)
 	if err != nil {
@@ -95,25 +92,28 @@ func TestAClosingStopsWhenItsLastDayOrTicketIsNotWhereNamed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := &testClock{t: time.Date(2026, 10, 30, 9, 0, 0, 0, paris)}
 			e := newClockedEnv(t, clock)
-			e.sale("a")
-			e.record()
-			clock.Set(time.Date(2026, 10, 31, 9, 0, 0, 0, paris))
-			e.sale("b")
-			e.record()
+			e.sellAt(clock, clock.Now(), "a")
+			e.sellAt(clock, time.Date(2026, 10, 31, 9, 0, 0, 0, paris), "b")
 			clock.Set(time.Date(2026, 11, 1, 8, 0, 0, 0, paris))
 			if cs, err := e.ledger.CloseDue(e.ctx, clock.Now(), paris, 1); err != nil || names(cs) != "day 2026-10-30 1,day 2026-10-31 1,month 2026-10 2" {
 				t.Fatalf("closings %s %v", names(cs), err)
 			}
 			e.tamper(tc.sql)
-			clock.Set(time.Date(2026, 11, 2, 9, 0, 0, 0, paris))
-			e.sale("c")
-			e.record()
+			e.sellAt(clock, time.Date(2026, 11, 2, 9, 0, 0, 0, paris), "c")
 			clock.Set(time.Date(2026, 11, 3, 8, 0, 0, 0, paris))
 			if c, err := e.ledger.CloseDay(e.ctx, "2026-11-02", paris); err == nil || !strings.Contains(err.Error(), tc.why) {
 				t.Fatalf("closed %+v (%v), want it refused: %s", c, err, tc.why)
 			}
 		})
 	}
+}
+
+// sellAt sets clock to at, then sells id and records its ticket.
+func (e *env) sellAt(clock *testClock, at time.Time, id string) {
+	e.t.Helper()
+	clock.Set(at)
+	e.sale(id)
+	e.record()
 }
 
 // hintless is a ledger on a journal of closings recorded before they

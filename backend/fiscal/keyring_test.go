@@ -100,16 +100,7 @@ func TestKeyringStoreMakesTheKeyOnce(t *testing.T) {
 // to the keyring, read back, then removed from the data folder.
 func TestKeyringStoreTakesOverTheDataFoldersKey(t *testing.T) {
 	keyring.MockInit()
-	data := t.TempDir()
-	old, err := LoadOrCreateKey(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks := keyringStore(t, data, SystemKeyring{})
-	key, err := ks.Load()
-	if err != nil || !key.Equal(old) {
-		t.Fatalf("taken over: %v", err)
-	}
+	data, old, ks := olderKeyLoaded(t, SystemKeyring{})
 	if !inKeyring(t, ks).Equal(old) {
 		t.Fatal("the keyring does not hold the data folder's key")
 	}
@@ -133,6 +124,22 @@ func TestKeyringStoreTakesOverTheDataFoldersKey(t *testing.T) {
 	}
 }
 
+// olderKeyLoaded is a data folder holding the key an older version left
+// there, loaded through kr: the key loaded is that one, wherever kr kept it.
+func olderKeyLoaded(t *testing.T, kr Keyring) (data string, old ed25519.PrivateKey, ks *KeyStore) {
+	t.Helper()
+	data = t.TempDir()
+	old, err := LoadOrCreateKey(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks = keyringStore(t, data, kr)
+	if key, err := ks.Load(); err != nil || !key.Equal(old) {
+		t.Fatalf("loading the data folder's key: %v", err)
+	}
+	return data, old, ks
+}
+
 // forgetful is a keyring that answers every write and keeps another key:
 // the key read back is not the one written.
 type forgetful struct{ other string }
@@ -149,16 +156,7 @@ func (forgetful) Delete(service, account string) error      { return nil }
 // The key is removed from the data folder only once the keyring gave it
 // back: a keyring that did not keep it leaves it there (the fallback).
 func TestKeyringStoreKeepsTheFileUntilReadBack(t *testing.T) {
-	data := t.TempDir()
-	old, err := LoadOrCreateKey(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ks := keyringStore(t, data, forgetful{})
-	key, err := ks.Load()
-	if err != nil || !key.Equal(old) {
-		t.Fatalf("load: %v", err)
-	}
+	data, _, ks := olderKeyLoaded(t, forgetful{})
 	if !fileThere(t, filepath.Join(data, PrivateKeyFile)) {
 		t.Fatal("the key was removed from the data folder although the keyring did not keep it")
 	}
