@@ -98,21 +98,24 @@ type totals struct {
 
 func newTotals() *totals { return &totals{vat: map[int]*VAT{}, means: map[string]*MeansTotal{}} }
 
-func (t *totals) addVAT(v VAT) {
-	x := t.vat[v.Rate]
+// running is the running total of m under k, started as start the first
+// time k comes.
+func running[K comparable, V any](m map[K]*V, k K, start V) *V {
+	x := m[k]
 	if x == nil {
-		x = &VAT{Rate: v.Rate}
-		t.vat[v.Rate] = x
+		x = &start
+		m[k] = x
 	}
+	return x
+}
+
+func (t *totals) addVAT(v VAT) {
+	x := running(t.vat, v.Rate, VAT{Rate: v.Rate})
 	x.Gross, x.Tax, x.Net = x.Gross+v.Gross, x.Tax+v.Tax, x.Net+v.Net
 }
 
 func (t *totals) addMeans(m MeansTotal) {
-	x := t.means[m.Means]
-	if x == nil {
-		x = &MeansTotal{Means: m.Means}
-		t.means[m.Means] = x
-	}
+	x := running(t.means, m.Means, MeansTotal{Means: m.Means})
 	x.Amount, x.Tip, x.Count = x.Amount+m.Amount, x.Tip+m.Tip, x.Count+m.Count
 }
 
