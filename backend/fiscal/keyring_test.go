@@ -54,13 +54,7 @@ func fileThere(t *testing.T, path string) bool {
 // public key is written beside the data; later starts read the same key.
 // A keyring that lost the key is an error, never a new key.
 func TestKeyringStoreMakesTheKeyOnce(t *testing.T) {
-	keyring.MockInit()
-	data := t.TempDir()
-	ks := keyringStore(t, data, SystemKeyring{})
-	key, err := ks.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, key, ks := madeInKeyring(t)
 	if !inKeyring(t, ks).Equal(key) {
 		t.Fatal("the keyring does not hold the key made")
 	}
@@ -124,6 +118,20 @@ func TestKeyringStoreTakesOverTheDataFoldersKey(t *testing.T) {
 	}
 }
 
+// madeInKeyring is a new data folder whose key was just made, in a fresh
+// system keyring.
+func madeInKeyring(t *testing.T) (data string, key ed25519.PrivateKey, ks *KeyStore) {
+	t.Helper()
+	keyring.MockInit()
+	data = t.TempDir()
+	ks = keyringStore(t, data, SystemKeyring{})
+	key, err := ks.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data, key, ks
+}
+
 // olderKeyLoaded is a data folder holding the key an older version left
 // there, loaded through kr: the key loaded is that one, wherever kr kept it.
 func olderKeyLoaded(t *testing.T, kr Keyring) (data string, old ed25519.PrivateKey, ks *KeyStore) {
@@ -168,13 +176,7 @@ func TestKeyringStoreKeepsTheFileUntilReadBack(t *testing.T) {
 // Two different keys, one in the keyring and one in the data folder, are
 // an error: both stay where they are.
 func TestKeyringStoreRefusesTwoKeys(t *testing.T) {
-	keyring.MockInit()
-	data := t.TempDir()
-	ks := keyringStore(t, data, SystemKeyring{})
-	key, err := ks.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
+	data, key, ks := madeInKeyring(t)
 	anotherKey(t, data)
 	if _, err := keyringStore(t, data, SystemKeyring{}).Load(); err == nil || !strings.Contains(err.Error(), "differ") {
 		t.Fatalf("two keys: %v", err)
