@@ -58,18 +58,14 @@ func withProviderRecord(details map[string]*cloudapi.TransactionDetails) option 
 // A refund by API is of more than zero: zero or less is refused as such,
 // before the provider is asked.
 func TestRuleARefundByAPIIsMoreThanZero(t *testing.T) {
-	e := newEnv(t, withLinks(5*time.Millisecond, nil), withAPIRefunds())
-	sid := e.unlock().ID
-	debit := e.paidLink(sid)
+	e, sid, debit := paidLinkToRefund(t)
 	for _, amount := range []int64{-100, 0} {
 		_, err := e.st.RefundByAPI(e.ctx, sid, debit.UUID, amount)
 		if se := wantCode(t, err, EINVALID); !strings.Contains(se.Message, "more than zero") {
 			t.Fatalf("refund by API of %d: %q", amount, se.Message)
 		}
 	}
-	if n := len(e.cloud.Refunds()); n != 0 {
-		t.Fatalf("%d refunds asked of the provider", n)
-	}
+	e.refundsAtTheProvider(0)
 	if r, err := e.st.RefundByAPI(e.ctx, sid, debit.UUID, 1); err != nil || r.State != journal.StateApproved {
 		t.Fatalf("refund by API of 1: %+v, %v", r, err)
 	}
@@ -79,9 +75,7 @@ func TestRuleARefundByAPIIsMoreThanZero(t *testing.T) {
 // outside Comptoir is read and recorded (and audited): what the order can
 // still give back is true before the provider is asked.
 func TestRuleMoneyGivenBackElsewhereIsReadBeforeARefundByAPI(t *testing.T) {
-	e := newEnv(t, withLinks(5*time.Millisecond, nil), withAPIRefunds())
-	sid := e.unlock().ID
-	debit := e.paidLink(sid)
+	e, sid, debit := paidLinkToRefund(t)
 	backOfficeRefund(e, debit.TransactionID, 500)
 	_, err := e.st.RefundByAPI(e.ctx, sid, debit.UUID, 2450)
 	wantCode(t, err, EINVALID)
@@ -91,17 +85,13 @@ func TestRuleMoneyGivenBackElsewhereIsReadBeforeARefundByAPI(t *testing.T) {
 	if n := len(e.auditLines(GivenBackAdopted)); n != 1 {
 		t.Fatalf("%d adoptions audited, want 1", n)
 	}
-	if n := len(e.cloud.Refunds()); n != 1 {
-		t.Fatalf("%d refunds at the provider, want the back office's only", n)
-	}
+	e.refundsAtTheProvider(1)
 }
 
 // A transaction refunded by API for what its order can still give back
 // is refused with nothing left, and staff are told that nothing is left.
 func TestRuleARefundOfATransactionByAPIWithNothingLeftSaysSo(t *testing.T) {
-	e := newEnv(t, withLinks(5*time.Millisecond, nil), withAPIRefunds())
-	sid := e.unlock().ID
-	debit := e.paidLink(sid)
+	e, sid, debit := paidLinkToRefund(t)
 	if r, err := e.st.RefundByAPI(e.ctx, sid, debit.UUID, 2450); err != nil || r.State != journal.StateApproved {
 		t.Fatalf("refund of it all: %+v, %v", r, err)
 	}
@@ -109,9 +99,7 @@ func TestRuleARefundOfATransactionByAPIWithNothingLeftSaysSo(t *testing.T) {
 	if se := wantCode(t, err, EINVALID); !strings.Contains(se.Message, "Nothing is left to give back") {
 		t.Fatalf("refund of a transaction given back in full: %q", se.Message)
 	}
-	if n := len(e.cloud.Refunds()); n != 1 {
-		t.Fatalf("%d refunds at the provider", n)
-	}
+	e.refundsAtTheProvider(1)
 }
 
 // A charge of the provider's that the journal does not know is recorded
@@ -137,9 +125,7 @@ func TestRuleOnlyTheProvidersApprovedDebitIsRecordedForARefundByAPI(t *testing.T
 			t.Errorf("%s recorded in the journal", id)
 		}
 	}
-	if n := len(e.cloud.Refunds()); n != 0 {
-		t.Fatalf("%d refunds asked of the provider", n)
-	}
+	e.refundsAtTheProvider(0)
 }
 
 // The day's reconciliation records money given back outside Comptoir

@@ -52,6 +52,24 @@ func (e *env) paidLink(sid string) AttemptView {
 	return e.linkUntil(sid, v.UUID, "paid", func(v AttemptView) bool { return v.State == journal.StateApproved })
 }
 
+// paidLinkToRefund is an env with links and refunds by API, a staff
+// session, and a link its customer paid in full.
+func paidLinkToRefund(t *testing.T) (e *env, sid string, debit AttemptView) {
+	t.Helper()
+	e = newEnv(t, withLinks(5*time.Millisecond, nil), withAPIRefunds())
+	sid = e.unlock().ID
+	return e, sid, e.paidLink(sid)
+}
+
+// refundsAtTheProvider holds that the provider was asked for want refunds
+// by API in all.
+func (e *env) refundsAtTheProvider(want int) {
+	e.t.Helper()
+	if n := len(e.cloud.Refunds()); n != want {
+		e.t.Fatalf("%d refunds asked of the provider, want %d", n, want)
+	}
+}
+
 // debitView is the debit as the payments list shows it, actions included.
 func (e *env) debitView(sid, uuid string) AttemptView {
 	e.t.Helper()
@@ -71,9 +89,7 @@ func (e *env) debitView(sid, uuid string) AttemptView {
 // A paid link is refunded without the card: part of it, once; the
 // payments list offers it until it is made, then shows it.
 func TestRefundByAPI(t *testing.T) {
-	e := newEnv(t, withLinks(5*time.Millisecond, nil), withAPIRefunds())
-	sid := e.unlock().ID
-	debit := e.paidLink(sid)
+	e, sid, debit := paidLinkToRefund(t)
 	if v := e.debitView(sid, debit.UUID); v.APIRefundable != 2450 || v.APIRefund != nil {
 		t.Fatalf("before %+v", v)
 	}
@@ -90,17 +106,13 @@ func TestRefundByAPI(t *testing.T) {
 	if se := wantCode(t, err, EINVALID); !strings.Contains(se.Message, "Nothing was sent") {
 		t.Fatalf("second refund: %v", se.Message)
 	}
-	if n := len(e.cloud.Refunds()); n != 1 {
-		t.Fatalf("%d refunds at the provider", n)
-	}
+	e.refundsAtTheProvider(1)
 }
 
 // A refund waiting for a manager shows the approval link, and ends when
 // the manager approves it.
 func TestRefundByAPIWaitsForAManager(t *testing.T) {
-	e := newEnv(t, withLinks(5*time.Millisecond, nil), withAPIRefunds())
-	sid := e.unlock().ID
-	debit := e.paidLink(sid)
+	e, sid, debit := paidLinkToRefund(t)
 	e.cloud.ScriptRefunds(cloudsim.ScriptWaiting)
 	r, err := e.st.RefundByAPI(e.ctx, sid, debit.UUID, 2450)
 	if err != nil || r.State != journal.StateSent || r.ProviderStatus != cloudsim.ScriptWaiting || !strings.Contains(r.ApprovalURL, "approve-") {
@@ -211,9 +223,7 @@ func TestRefundTransactionByAPI(t *testing.T) {
 	if _, err := e.st.RefundTransactionByAPI(e.ctx, sid, ack.TransactionID); err == nil {
 		t.Fatal("refunded twice")
 	}
-	if n := len(e.cloud.Refunds()); n != 1 {
-		t.Fatalf("%d refunds at the provider", n)
-	}
+	e.refundsAtTheProvider(1)
 	audit, _ := e.st.Audit(e.ctx, sid, 10)
 	found := false
 	for _, a := range audit {

@@ -34,9 +34,7 @@ func backOfficeRefund(e *env, transactionID string, amount int64) {
 // whole 24.50 is refused, nothing sent; so is a second refund by API of
 // the transaction, which the provider makes once.
 func TestMoneyGivenBackOutsideComptoirIsSeenBeforeAGiveBack(t *testing.T) {
-	e := newEnv(t, withLinks(5*time.Millisecond, nil), withAPIRefunds())
-	sid := e.unlock().ID
-	debit := e.paidLink(sid)
+	e, sid, debit := paidLinkToRefund(t)
 	backOfficeRefund(e, debit.TransactionID, 500)
 	if v := e.debitView(sid, debit.UUID); !v.GivenBackElsewhereSeen {
 		t.Fatalf("the Webservices are set up, and staff are told refunds elsewhere are not seen: %+v", v)
