@@ -116,15 +116,21 @@ func (e *env) restart() {
 	e.st = st
 }
 
-// unlock opens a session with a fresh PIN.
+// unlock opens a session at the customer screen, with a fresh PIN.
 func (e *env) unlock() Session {
+	e.t.Helper()
+	return e.unlockAt(OriginScreen)
+}
+
+// unlockAt is unlock with the PIN typed at origin o.
+func (e *env) unlockAt(o Origin) Session {
 	e.t.Helper()
 	if ok, _ := e.st.HasPIN(e.ctx); !ok {
 		if err := e.st.SetPIN(e.ctx, "2468"); err != nil {
 			e.t.Fatal(err)
 		}
 	}
-	s, err := e.st.Unlock(e.ctx, "2468")
+	s, err := e.st.UnlockFrom(e.ctx, o, "2468")
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -79,13 +79,7 @@ func TestTheCustomerScreenCannotLockStaffOut(t *testing.T) {
 // A session counts its wrong current PINs where its PIN was typed.
 func TestChangePINCountsAtTheSessionsOrigin(t *testing.T) {
 	e := newEnv(t)
-	if err := e.st.SetPIN(e.ctx, "2468"); err != nil {
-		t.Fatal(err)
-	}
-	s, err := e.st.UnlockFrom(e.ctx, OriginDesktop, "2468")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.unlockAt(OriginDesktop)
 	for i := range MaxPINFailures {
 		e.st.ChangePIN(e.ctx, s.ID, fmt.Sprintf("%04d", i), "5555")
 	}

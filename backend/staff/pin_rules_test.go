@@ -232,13 +232,7 @@ func TestRuleAWrongPINCountTheJournalDidNotStoreIsAnError(t *testing.T) {
 // can reach.
 func TestRuleASessionNotKnownCountsAtTheCustomerScreen(t *testing.T) {
 	e := newEnv(t)
-	if err := e.st.SetPIN(e.ctx, "2468"); err != nil {
-		t.Fatal(err)
-	}
-	s, err := e.st.UnlockFrom(e.ctx, OriginDesktop, "2468")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.unlockAt(OriginDesktop)
 	if o := e.st.sessionOrigin(s.ID); o != OriginDesktop {
 		t.Fatalf("origin %s, want desktop", o)
 	}
