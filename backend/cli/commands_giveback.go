@@ -42,10 +42,7 @@ func cliWho() string {
 // leaves, never beyond what the order can still give back. Ctrl-C asks the
 // terminal to abort it, then prints the true outcome.
 func cmdRefund(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var common commonFlags
-	var lf limitFlags
-	fs := newFlagSet("refund", stderr, &common)
-	lf.register(fs)
+	fs, common, lf := newPaymentFlagSet("refund", stderr)
 	amount := fs.Int64("amount", 0, "amount to give back, in cents (required)")
 	orderID := fs.String("order", "", "the order (required)")
 	byAPI := fs.Bool("by-api", false, "without the card, through the provider's Webservices: the order's approved debit (or --attempt)")
@@ -57,7 +54,7 @@ func cmdRefund(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintln(stderr, "comptoir refund: --order (or --by-api --attempt) and a positive --amount are required")
 		return 2
 	}
-	p, err := openPayments(context.WithoutCancel(ctx), common, lf.limits(), nil, warnLogger(stderr), false)
+	p, err := openPayments(context.WithoutCancel(ctx), *common, lf.limits(), nil, warnLogger(stderr), false)
 	if err != nil {
 		return failed(stderr, "refund", err)
 	}
@@ -122,10 +119,7 @@ func refundByAPI(ctx context.Context, p *payments, orderID, attempt string, amou
 // approved debit with --order) on the terminal that took it: the whole of
 // it, tip included, journaled before it leaves.
 func cmdReverse(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var common commonFlags
-	var lf limitFlags
-	fs := newFlagSet("reverse", stderr, &common)
-	lf.register(fs)
+	fs, common, lf := newPaymentFlagSet("reverse", stderr)
 	attempt := fs.String("attempt", "", "the debit's idempotentUuid")
 	orderID := fs.String("order", "", "the order whose approved debit is reversed (when it has one)")
 	if err := fs.Parse(args); err != nil {
@@ -135,7 +129,7 @@ func cmdReverse(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "comptoir reverse: give --attempt or --order")
 		return 2
 	}
-	p, err := openPayments(context.WithoutCancel(ctx), common, lf.limits(), nil, warnLogger(stderr), false)
+	p, err := openPayments(context.WithoutCancel(ctx), *common, lf.limits(), nil, warnLogger(stderr), false)
 	if err != nil {
 		return failed(stderr, "reverse", err)
 	}

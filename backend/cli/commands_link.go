@@ -38,10 +38,7 @@ type linkResult struct {
 const linkShowEvery = 100 * time.Millisecond
 
 func cmdLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var common commonFlags
-	var lf limitFlags
-	fs := newFlagSet("link", stderr, &common)
-	lf.register(fs)
+	fs, common, lf := newPaymentFlagSet("link", stderr)
 	amount := fs.Int64("amount", 0, "amount in cents (required)")
 	orderID := fs.String("order", "", "order id; default: a new order of --amount")
 	mode := fs.String("mode", "counter", "counter (a phone or click-and-collect order) or kiosk (no tip)")
@@ -68,7 +65,7 @@ func cmdLink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	p, err := openWithoutTerminal(bg, common, dir, lf.limits(), warnLogger(stderr))
+	p, err := openWithoutTerminal(bg, *common, dir, lf.limits(), warnLogger(stderr))
 	if err != nil {
 		return fail(err)
 	}

@@ -32,6 +32,18 @@ func (l *limitFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&l.settleAfter, "settle-after", payment.DefaultLimits.SettleAfter, "after an attempt's last send, when the provider's history is complete: an attempt missing from it then charged nothing (keep it below -request-open, or such attempts end unknown)")
 }
 
+// newPaymentFlagSet is the flag set of a command that drives payments:
+// the common flags and the payment driver's limits.
+func newPaymentFlagSet(name string, stderr io.Writer) (*flag.FlagSet, *commonFlags, *limitFlags) {
+	var (
+		common commonFlags
+		lf     limitFlags
+	)
+	fs := newFlagSet(name, stderr, &common)
+	lf.register(fs)
+	return fs, &common, &lf
+}
+
 func (l limitFlags) limits() payment.Limits {
 	lim := payment.DefaultLimits
 	if l.clientTimeout > 0 {
@@ -74,10 +86,7 @@ func payResultOf(v payment.View, resumed bool) payResult {
 }
 
 func cmdPay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var common commonFlags
-	var lf limitFlags
-	fs := newFlagSet("pay", stderr, &common)
-	lf.register(fs)
+	fs, common, lf := newPaymentFlagSet("pay", stderr)
 	amount := fs.Int64("amount", 0, "amount in cents (required)")
 	gift := fs.Int64("gift", 0, "tip chosen on the POS side, in cents")
 	orderID := fs.String("order", "", "order id (sent as cartId); default: a new order of --amount")
@@ -93,7 +102,7 @@ func cmdPay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	// The payment must outlive a Ctrl-C: that is the customer's cancel, and
 	// the abort-then-wait protocol still needs the process.
-	p, err := openPayments(context.WithoutCancel(ctx), common, lf.limits(), nil, warnLogger(stderr), false)
+	p, err := openPayments(context.WithoutCancel(ctx), *common, lf.limits(), nil, warnLogger(stderr), false)
 	if err != nil {
 		return failed(stderr, "pay", err)
 	}

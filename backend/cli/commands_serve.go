@@ -21,10 +21,7 @@ import (
 // this PC only unless --allow-lan, and then other machines' browsers once
 // paired with a code shown here.
 func cmdServe(ctx context.Context, ui fs.FS, args []string, stdout, stderr io.Writer) int {
-	var common commonFlags
-	var lf limitFlags
-	fs := newFlagSet("serve", stderr, &common)
-	lf.register(fs)
+	fs, common, lf := newPaymentFlagSet("serve", stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address; one that is not loopback needs --allow-lan")
 	allowLAN := fs.Bool("allow-lan", false, "answer browsers on other machines too, once paired with the code this command shows")
 	hosts := fs.String("host", "", "names (comma-separated) browsers on the LAN use for this PC, besides its address")
@@ -67,7 +64,7 @@ func cmdServe(ctx context.Context, ui fs.FS, args []string, stdout, stderr io.Wr
 		}
 	}
 	events := httpui.NewBroadcaster()
-	stack, err := startKiosk(ctx, common, lf.limits(), events, logger)
+	stack, err := startKiosk(ctx, *common, lf.limits(), events, logger)
 	if err != nil {
 		return failed(stderr, "serve", err)
 	}

@@ -242,10 +242,7 @@ func openWithoutTerminal(ctx context.Context, c commonFlags, dir string, lim pay
 }
 
 func cmdRecover(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var common commonFlags
-	var lf limitFlags
-	fs := newFlagSet("recover", stderr, &common)
-	lf.register(fs)
+	fs, common, lf := newPaymentFlagSet("recover", stderr)
 	wait := fs.Duration("wait", defaultRecoverWait, "how long to follow the payment links and refunds by API not final yet, before saying which stay open and why")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -254,7 +251,7 @@ func cmdRecover(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "comptoir recover: --wait must be positive")
 		return 2
 	}
-	p, termErr, err := openRecovery(context.WithoutCancel(ctx), common, lf.limits(), warnLogger(stderr))
+	p, termErr, err := openRecovery(context.WithoutCancel(ctx), *common, lf.limits(), warnLogger(stderr))
 	if err != nil {
 		return failed(stderr, "recover", err)
 	}
