@@ -8,7 +8,6 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/journal"
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
 )
 
@@ -34,25 +33,9 @@ func (p *providerRecord) Details(ctx context.Context, id string) (*cloudapi.Tran
 // withProviderRecord is withAPIRefunds over a providerRecord (give it
 // after withLinks).
 func withProviderRecord(details map[string]*cloudapi.TransactionDetails) option {
-	return func(e *env, c *Config) {
-		ws, err := cloudapi.NewWebservices(cloudapi.DefaultWebservicesURL(e.cloud.URL()), e.cloud.Key())
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		o, err := payment.New(payment.Config{Journal: e.db, TerminalID: "webservices", Limits: testLimits,
-			Channel: payment.Webservices(&providerRecord{Webservices: ws, details: details},
-				payment.WebservicesOptions{UserEmail: "owner@example.com", PollEvery: 5 * time.Millisecond,
-					Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: "test"}}),
-			OtherChannels: []journal.Channel{journal.ChannelLocal, journal.ChannelLink}})
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		if _, err := o.Recover(e.ctx); err != nil {
-			e.t.Fatal(err)
-		}
-		e.t.Cleanup(o.Close)
-		c.Refunds = o
-	}
+	return withRefundsThrough(func(ws *cloudapi.Webservices) payment.WebservicesAPI {
+		return &providerRecord{Webservices: ws, details: details}
+	})
 }
 
 // A refund by API is of more than zero: zero or less is refused as such,

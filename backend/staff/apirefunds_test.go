@@ -19,13 +19,19 @@ import (
 // withAPIRefunds refunds by API through the Webservices of withLinks'
 // simulated cloud (give it after withLinks).
 func withAPIRefunds() option {
+	return withRefundsThrough(func(ws *cloudapi.Webservices) payment.WebservicesAPI { return ws })
+}
+
+// withRefundsThrough refunds by API through what api makes of withLinks'
+// simulated cloud's Webservices (give it after withLinks).
+func withRefundsThrough(api func(*cloudapi.Webservices) payment.WebservicesAPI) option {
 	return func(e *env, c *Config) {
 		ws, err := cloudapi.NewWebservices(cloudapi.DefaultWebservicesURL(e.cloud.URL()), e.cloud.Key())
 		if err != nil {
 			e.t.Fatal(err)
 		}
 		o, err := payment.New(payment.Config{Journal: e.db, TerminalID: "webservices", Limits: testLimits,
-			Channel: payment.Webservices(ws, payment.WebservicesOptions{UserEmail: "owner@example.com", PollEvery: 5 * time.Millisecond,
+			Channel: payment.Webservices(api(ws), payment.WebservicesOptions{UserEmail: "owner@example.com", PollEvery: 5 * time.Millisecond,
 				Vendor: &localapi.Vendor{SoftwareName: "Comptoir", SoftwareVersion: "test"}}),
 			OtherChannels: []journal.Channel{journal.ChannelLocal, journal.ChannelLink}})
 		if err != nil {
