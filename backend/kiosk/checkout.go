@@ -229,7 +229,10 @@ func (s *Service) launch(gen int, att *attempt) (CheckoutView, error) {
 		start := s.now()
 		h, err := plan.orch.Start(s.ctx, req)
 		if req.NewOrder != nil && err != nil {
-			if errors.Is(err, journal.ErrOrderExists) && tries < maxRenumber {
+			if errors.Is(err, journal.ErrOrderExists) {
+				if tries >= maxRenumber {
+					return s.orderNotRecorded(gen, att, ord, err)
+				}
 				if err = s.renumber(ord); err == nil {
 					continue
 				}

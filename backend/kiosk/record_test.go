@@ -8,6 +8,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
 // The order is recorded with its first attempt, in one transaction. A
@@ -143,5 +144,25 @@ func TestANumberTakenBeforeTheRecordMovesToTheNext(t *testing.T) {
 	}
 	if atts, err := e.db.AttemptsForOrder(e.ctx, taken.ID); err != nil || len(atts) != 0 {
 		t.Fatalf("attempts on the other order: %+v %v", atts, err)
+	}
+}
+
+// A retry on an order already recorded that the journal cannot record
+// (its attempt refused) fails that attempt: the order stays the one the
+// customer pays, never sent back to the cart as a new one.
+func TestARecordedOrderIsNeverSentBackToTheCart(t *testing.T) {
+	e := newEnv(t)
+	e.sim.Script(terminalsim.Decline())
+	e.cart("croissant", 1)
+	e.must(e.s.Pay(MethodCard))
+	declined := e.outcome()
+	if declined.Phase != PhaseDeclined {
+		t.Fatalf("first attempt: %s", declined.Phase)
+	}
+	journalSQL(t, e.db, `CREATE TRIGGER test_no_attempt BEFORE INSERT ON attempts
+		BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`)
+	v, err := e.s.Retry()
+	if err != nil || v.Phase != PhaseFailed || v.OrderID != declined.OrderID || v.Error != "" {
+		t.Fatalf("a retry the journal refused: %v phase %s order %q (was %q) error %q", err, v.Phase, v.OrderID, declined.OrderID, v.Error)
 	}
 }
