@@ -3,7 +3,6 @@ package kiosk
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -30,7 +29,7 @@ type orderSequence struct {
 // "20261122-042" (a taken id moves to the next number), or with the
 // kiosk's prefix "A42", id "20261122-A042". It writes nothing: the order
 // and the sequence it moves are recorded together, with the payment's first
-// attempt (payment.Request.NewOrder) or alone (createOrder).
+// attempt (payment.Request.NewOrder).
 func (s *Service) nextOrder(ctx context.Context, ord *order) (n journal.NewOrder, number string, err error) {
 	prefix := s.Settings().NumberPrefix
 	s.seqMu.Lock()
@@ -72,24 +71,4 @@ func (s *Service) nextOrder(ctx context.Context, ord *order) (n journal.NewOrder
 		}, number, nil
 	}
 	return n, "", fmt.Errorf("no free order number today after %d tries", maxOrderNumberTries)
-}
-
-// createOrder records ord alone, numbered by nextOrder (again, should its
-// id have been taken in between).
-func (s *Service) createOrder(ctx context.Context, ord *order) (id, number string, err error) {
-	for range maxOrderNumberTries {
-		n, number, err := s.nextOrder(ctx, ord)
-		if err != nil {
-			return "", "", err
-		}
-		err = s.cfg.Journal.CreateOrder(ctx, n.Order, n.With...)
-		if errors.Is(err, journal.ErrOrderExists) {
-			continue
-		}
-		if err != nil {
-			return "", "", err
-		}
-		return n.Order.ID, number, nil
-	}
-	return "", "", fmt.Errorf("no free order number today after %d tries", maxOrderNumberTries)
 }

@@ -107,7 +107,7 @@ func TestCancelBeforeSendSendsNothing(t *testing.T) {
 		}
 	}
 	e.cart("croissant", 1)
-	e.s.seqMu.Lock() // createOrder waits: the order is not recorded yet
+	e.s.seqMu.Lock() // numbering waits: the order is not recorded yet
 	paid := make(chan CheckoutView, 1)
 	go func() { v, _ := e.s.Pay(MethodCard); paid <- v }()
 	e.waitPhase(PhasePaying)
