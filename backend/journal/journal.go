@@ -151,7 +151,7 @@ func Open(ctx context.Context, dir string, opts ...Option) (*DB, error) {
 
 func (db *DB) openFile(ctx context.Context, o options) error {
 	what := "open " + db.path
-	w, err := sql.Open("sqlite", fileDSN(db.path, o, false))
+	w, err := openSQL(fileDSN(db.path, o, false))
 	if err != nil {
 		return mapErr(err, what)
 	}
@@ -178,7 +178,7 @@ func (db *DB) openFile(ctx context.Context, o options) error {
 	}); err != nil {
 		return err
 	}
-	r, err := sql.Open("sqlite", fileDSN(db.path, o, true))
+	r, err := openSQL(fileDSN(db.path, o, true))
 	if err != nil {
 		return mapErr(err, what)
 	}
@@ -245,7 +245,7 @@ func OpenMemory(ctx context.Context, opts ...Option) (*DB, error) {
 		"&_pragma=" + url.QueryEscape(fmt.Sprintf("busy_timeout(%d)", o.busyTimeout.Milliseconds())) +
 		"&_pragma=" + url.QueryEscape("foreign_keys(1)") +
 		"&_txlock=immediate"
-	w, err := sql.Open("sqlite", dsn)
+	w, err := openSQL(dsn)
 	if err != nil {
 		return nil, mapErr(err, "open in-memory journal")
 	}
