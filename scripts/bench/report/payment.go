@@ -53,7 +53,7 @@ func (r *report) payment() {
 		if p99 < 5 {
 			return ""
 		}
-		return fmt.Sprintf("The p99 misses by %s. Most of this leg is %s fsynced commits (one commit's p50 here is %s, p99 %s, §2): the disk's flush latency, paid on purpose for invariant 1, and the shared VM's noisy disk makes the tail. Fixes, in order of value: put the journal on a disk with a fast cache flush (an NVMe SSD with power-loss protection flushes in tens of µs); cache the journal's prepared statements on its one writer connection (a CPU profile of 300 kiosk payments puts SQLite's statement preparation, its parser and code generation, at a third of the kiosk's CPU: every statement is prepared again at each call, some twenty before the wire); never relax `synchronous=FULL`.\n\n",
+		return fmt.Sprintf("The p99 misses by %s. Most of this leg is %s fsynced commits (one commit's p50 here is %s, p99 %s, §2): the disk's flush latency, paid on purpose for invariant 1, and the shared VM's noisy disk makes the tail. Fixes, in order of value: put the journal on a disk with a fast cache flush (an NVMe SSD with power-loss protection flushes in tens of µs); never relax `synchronous=FULL`. (The journal's connections keep their prepared statements: SQLite's parser and code generation, a third of the kiosk's CPU per payment before, are off this leg.)\n\n",
 			fms(p99-5), commits, fms(pct(cp.Samples, 50)), fms(pct(cp.Samples, 99)))
 	}
 	r.p("%s", why(p99a, "two"))
