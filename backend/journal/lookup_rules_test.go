@@ -294,6 +294,13 @@ func TestRuleAHolderIsFoundByEitherIdOfItsTransaction(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("holders %v, want %v", got, want)
 	}
+	// Asked in batches: a list that ends on a batch's end, or no list, asks
+	// no empty batch.
+	for _, n := range []int{0, 250, 500} {
+		if got, err := db.Holders(ctx, ids[:n]); err != nil || (n > 10 && len(got) != 1) || (n == 0 && len(got) != 0) {
+			t.Fatalf("%d ids: %v %v", n, got, err)
+		}
+	}
 	// The provider's word moves one way: a confirmed record is not denied
 	// afterwards.
 	_, err = db.RecordWitness(ctx, byProvider.UUID, WitnessWord{To: WitnessDenied, Who: "system:witness"})

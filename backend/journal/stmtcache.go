@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"strings"
 	"sync"
 
 	"modernc.org/sqlite"
@@ -23,6 +24,11 @@ import (
 // own texts are far fewer; a text past the bound is prepared for its call
 // alone, as before.
 const maxCachedStmts = 256
+
+// maxCachedParams: a text with more placeholders is an IN list built for
+// one call (a batch of transaction ids), whose length changes from call to
+// call: kept, such texts would fill the cache with statements used once.
+const maxCachedParams = 32
 
 // openSQL opens a database/sql handle on dsn whose connections keep their
 // prepared statements.
@@ -89,7 +95,7 @@ func (c *stmtConn) PrepareContext(ctx context.Context, query string) (driver.Stm
 	if err != nil {
 		return nil, err
 	}
-	if _, taken := c.stmts[query]; taken || len(c.stmts) >= maxCachedStmts {
+	if _, taken := c.stmts[query]; taken || len(c.stmts) >= maxCachedStmts || strings.Count(query, "?") > maxCachedParams {
 		return st, nil
 	}
 	s := &cachedStmt{Stmt: st, conn: c, busy: true}

@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -147,5 +148,62 @@ func TestKeptStatementsFollowTheSchemaAndErrors(t *testing.T) {
 	var n int
 	if err := db.QueryRow(`SELECT count(*) FROM t`).Scan(&n); err != nil || n != 2 {
 		t.Fatalf("rows %d %v", n, err)
+	}
+}
+
+// A connection keeps at most maxCachedStmts statements, and none built for
+// one call with a long IN list; past either, a statement is prepared for
+// its call alone and still runs.
+func TestTheKeptStatementsAreBounded(t *testing.T) {
+	db, prepared := openCounting(t)
+	kept := func() int {
+		t.Helper()
+		conn, err := db.Conn(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		n := -1
+		if err := conn.Raw(func(dc any) error {
+			c := dc.(*stmtConn)
+			c.mu.Lock()
+			n = len(c.stmts)
+			c.mu.Unlock()
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for i := range maxCachedStmts + 3 {
+		var v int
+		if err := db.QueryRow(fmt.Sprintf(`SELECT %d + ?`, i), 1).Scan(&v); err != nil || v != i+1 {
+			t.Fatalf("statement %d: %d %v", i, v, err)
+		}
+	}
+	if n := kept(); n != maxCachedStmts {
+		t.Fatalf("%d statements kept, want %d", n, maxCachedStmts)
+	}
+	if n := prepared.Load(); n != maxCachedStmts+3 {
+		t.Fatalf("%d prepared", n)
+	}
+
+	db2, _ := openCounting(t)
+	db = db2
+	args := make([]any, maxCachedParams+1)
+	for i := range args {
+		args[i] = i
+	}
+	before := kept()
+	in := `SELECT count(*) FROM t WHERE k IN (?` + strings.Repeat(", ?", len(args)-1) + `)`
+	var n int
+	if err := db.QueryRow(in, args...).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("a long IN list: %d %v", n, err)
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM t WHERE k IN (?`+strings.Repeat(", ?", maxCachedParams-1)+`)`, args[:maxCachedParams]...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n := kept() - before; n != 1 {
+		t.Fatalf("%d statements more kept, want 1: the list of %d, not the one of %d", n, maxCachedParams, maxCachedParams+1)
 	}
 }
