@@ -68,9 +68,9 @@ type sqliteConn interface {
 	driver.Validator
 }
 
-// stmtConn is a connection that keeps its prepared statements. database/sql
-// uses a connection from one goroutine at a time, so its cache needs no lock
-// of its own; the mutex guards Close against a statement closed late.
+// stmtConn is a connection that keeps its prepared statements. mu guards
+// the cache: a statement is given back (Close) when its rows are closed,
+// which need not happen on the goroutine that prepared it.
 type stmtConn struct {
 	inner sqliteConn
 	mu    sync.Mutex
