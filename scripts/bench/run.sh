@@ -20,6 +20,9 @@
 #   gobench    the go test -bench means
 #   report     scripts/bench/report renders the Markdown and the plot
 #
+# Each step starts after `sync`: what an earlier step left dirty is not
+# written back during a step that times fsyncs.
+#
 # BENCH_RESULTS=DIR keeps the raw results (default: a temp dir, removed).
 # SOAK_N, WIRE_N, STARTUP_RUNS, DESKTOP_RUNS shorten or lengthen steps.
 # BENCH_SKIP="desktop gobench" skips steps.
@@ -55,6 +58,9 @@ step() { # name command...
 		return 0
 	fi
 	say "bench: $name"
+	# Pages the previous step left dirty (a build, a journal) are written
+	# now, not by the kernel's writeback during this step's fsyncs.
+	sync
 	if "$@" >"$results/$name.log" 2>&1; then
 		say "bench: $name done in $(($(date +%s) - t0)) s"
 	else
@@ -87,7 +93,10 @@ build() {
 	ensure_wails && ensure_npm_packages && build_desktop || return 1
 	# Browser mode's binary: pure Go (no cgo, so no GTK or WebKit libraries
 	# mapped), the same frontend embedded.
-	CGO_ENABLED=0 go build -ldflags "$(stamp_ldflags)" -o "$results/comptoir-purego" .
+	CGO_ENABLED=0 go build -ldflags "$(stamp_ldflags)" -o "$results/comptoir-purego" . || return 1
+	# The wire harness, built here so that no compiler runs (nor its cache
+	# is written back) in the steps that measure.
+	go build -o "$results/wire" ./scripts/bench/wire
 }
 
 desktop() {
@@ -134,12 +143,12 @@ step soak soak
 # The same soak through the Cloud API channel (the simulated cloud in the
 # soak's process, polled every millisecond).
 step soak-cloud env SOAK_CHANNEL=cloud go test -tags bench -count=1 -timeout 10m -run '^TestSoak$' -v ./backend/kiosk/
-step wire go run ./scripts/bench/wire -bin "$results/comptoir-purego" -n "${WIRE_N:-2000}" -out "$results/wire.json"
+step wire "$results/wire" -bin "$results/comptoir-purego" -n "${WIRE_N:-2000}" -out "$results/wire.json"
 # The same without the restaurant's site (no embedded NATS server, no
 # kitchen consumer): what the site costs in memory and time.
-step wire-site-off go run ./scripts/bench/wire -bin "$results/comptoir-purego" -n "${WIRE_N:-2000}" -set site.off=true -out "$results/wire_site_off.json"
+step wire-site-off "$results/wire" -bin "$results/comptoir-purego" -n "${WIRE_N:-2000}" -set site.off=true -out "$results/wire_site_off.json"
 # The same serve from the desktop binary (cgo, GTK and WebKit linked): memory.
-step wire-desktop-binary go run ./scripts/bench/wire -bin build/bin/comptoir -n 500 -out "$results/wire_desktop_binary.json"
+step wire-desktop-binary "$results/wire" -bin build/bin/comptoir -n 500 -out "$results/wire_desktop_binary.json"
 step browser browser
 step desktop desktop
 step fiscal sh -c "go test -run '^\$' -bench BenchmarkCloseDay -benchtime 20x -timeout 30m ./backend/fiscal/ | tee '$results/fiscalbench.txt'"
