@@ -74,6 +74,9 @@ func (e *TransportError) Unwrap() error { return e.Err }
 // NeverSent: the request certainly did not reach the provider.
 func (e *TransportError) NeverSent() bool { return !e.Sent }
 
+// TimedOut: no answer came in time.
+func (e *TransportError) TimedOut() bool { return e.Timeout }
+
 // DecodeError is a 2xx answer that cannot be read.
 type DecodeError struct {
 	Op   string

@@ -215,6 +215,9 @@ func (e *TransportError) Unwrap() error { return e.Err }
 // NeverSent: the request certainly did not reach the terminal.
 func (e *TransportError) NeverSent() bool { return !e.Sent }
 
+// TimedOut: the context's deadline passed before an answer.
+func (e *TransportError) TimedOut() bool { return e.Timeout }
+
 // ValidationError is a request the client refused to send because the
 // specification forbids it. Nothing left the process.
 type ValidationError struct {

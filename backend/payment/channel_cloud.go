@@ -148,10 +148,6 @@ func cloudError(err error) Answer {
 	var (
 		ae *cloudapi.APIError
 		au *cloudapi.AuthError
-		te *cloudapi.TransportError
-		he *cloudapi.HTTPError
-		de *cloudapi.DecodeError
-		ve *localapi.ValidationError
 	)
 	switch {
 	case errors.As(err, &ae):
@@ -160,18 +156,8 @@ func cloudError(err error) Answer {
 	case errors.As(err, &au):
 		// The key or the terminal was refused: the payment was not accepted.
 		return Answer{Outcome: OutcomeRefused, Message: au.Error() + ": staff must check the cloud settings"}
-	case errors.As(err, &ve):
-		return Answer{Outcome: OutcomeInvalid, Message: ve.Error()}
-	case errors.As(err, &te) && !te.Sent:
-		return Answer{Outcome: OutcomeNotSent, Message: te.Error()}
-	case errors.As(err, &te) && te.Timeout:
-		return Answer{Outcome: OutcomeTimeout, Message: te.Error()}
-	case errors.As(err, &he):
-		return Answer{Outcome: OutcomeIndefinite, Raw: he.Body, Message: he.Error()}
-	case errors.As(err, &de):
-		return Answer{Outcome: OutcomeIndefinite, Raw: de.Body, Message: de.Error()}
 	}
-	return Answer{Outcome: OutcomeIndefinite, Message: errMsg(err)}
+	return exchangeError(err)
 }
 
 // Cancel sends the abort with the attempt's uuid. Its ok only says the
@@ -198,13 +184,11 @@ func (c *cloudChannel) ReversalBody(debit journal.Attempt) ([]byte, error) {
 func (c *cloudChannel) Reverse(ctx context.Context, a journal.Attempt) Answer {
 	r, err := c.api.Reversal(ctx, a.RequestBody)
 	if err == nil {
-		return Answer{Outcome: OutcomeCharged, Raw: r.Raw, Known: true,
-			Charge: &Charge{TransactionID: r.ReversalTransactionID, Amount: a.Amount, Approved: true}}
+		return reversed(a, r.ReversalTransactionID, r.Raw, "")
 	}
 	var ae *cloudapi.APIError
 	if errors.As(err, &ae) && strings.Contains(strings.ToLower(ae.Message), "already been reversed") {
-		return Answer{Outcome: OutcomeCharged, Raw: ae.Body, Known: true, Message: ae.Message,
-			Charge: &Charge{Amount: a.Amount, Approved: true}}
+		return reversed(a, "", ae.Body, ae.Message)
 	}
 	return cloudError(err)
 }

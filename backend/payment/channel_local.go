@@ -94,15 +94,13 @@ func (c *localChannel) ReversalBody(debit journal.Attempt) ([]byte, error) {
 func (c *localChannel) Reverse(ctx context.Context, a journal.Attempt) Answer {
 	resp, err := c.t.ReversalBody(ctx, a.RequestBody)
 	if err == nil {
-		return Answer{Outcome: OutcomeCharged, Raw: resp.Raw, Known: true,
-			Charge: &Charge{TransactionID: resp.ReversalTransactionID, Amount: a.Amount, Approved: true}}
+		return reversed(a, resp.ReversalTransactionID, resp.Raw, "")
 	}
 	var ae *localapi.APIError
 	if errors.As(err, &ae) && ae.Code == localapi.CodeReversalAlready {
 		// Reversed already, by this attempt's earlier request or on the
 		// terminal itself: either way the debit is given back, once.
-		return Answer{Outcome: OutcomeCharged, Raw: ae.Raw, Known: true, Message: ae.Message,
-			Charge: &Charge{Amount: a.Amount, Approved: true}}
+		return reversed(a, "", ae.Raw, ae.Message)
 	}
 	return localError(a.UUID, err)
 }
@@ -124,13 +122,7 @@ func localAnswer(id string, tx *localapi.Transaction, err error) Answer {
 
 // localError reads a Local API error for the attempt with this uuid.
 func localError(id string, err error) Answer {
-	var (
-		ae *localapi.APIError
-		ve *localapi.ValidationError
-		te *localapi.TransportError
-		he *localapi.HTTPError
-		de *localapi.DecodeError
-	)
+	var ae *localapi.APIError
 	switch {
 	case errors.As(err, &ae) && ae.Code == localapi.CodeBusy && ae.Arg == id:
 		// Our own payment is in progress: the terminal knows it.
@@ -139,18 +131,8 @@ func localError(id string, err error) Answer {
 		return Answer{Outcome: OutcomeBusy, Raw: ae.Raw, Message: ae.Message}
 	case errors.As(err, &ae):
 		return Answer{Outcome: OutcomeRefused, Raw: ae.Raw, Message: ae.Message}
-	case errors.As(err, &ve):
-		return Answer{Outcome: OutcomeInvalid, Message: ve.Error()}
-	case errors.As(err, &te) && !te.Sent:
-		return Answer{Outcome: OutcomeNotSent, Message: te.Err.Error()}
-	case errors.As(err, &te) && te.Timeout:
-		return Answer{Outcome: OutcomeTimeout, Message: err.Error()}
-	case errors.As(err, &he):
-		return Answer{Outcome: OutcomeIndefinite, Raw: he.Body, Message: err.Error()}
-	case errors.As(err, &de):
-		return Answer{Outcome: OutcomeIndefinite, Raw: de.Body, Message: err.Error()}
 	}
-	return Answer{Outcome: OutcomeIndefinite, Message: errMsg(err)}
+	return exchangeError(err)
 }
 
 func localCharge(tx *localapi.Transaction) *Charge {
@@ -159,13 +141,6 @@ func localCharge(tx *localapi.Transaction) *Charge {
 		Type: tx.TransactionType, Scheme: tx.Scheme, Issuer: tx.Issuer, PaymentApplication: tx.PaymentApplication,
 		ClientTicket: tx.ClientCardTicket, MerchantTicket: tx.MerchantCardTicket, Approved: tx.Approved(),
 	}
-}
-
-func errMsg(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }
 
 // localCancel reads one /abort exchange for the attempt with this uuid.

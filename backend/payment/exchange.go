@@ -1,0 +1,50 @@
+package payment
+
+import (
+	"errors"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+)
+
+// exchangeError reads a failed exchange the way every channel's client
+// fails alike, once the channel has read its provider's own refusals: a
+// request refused before it left (the specification forbids it), one that
+// certainly never left, one with no answer in time, and one whose answer
+// could not be read (kept for the journal). Anything else leaves the
+// outcome open.
+func exchangeError(err error) Answer {
+	var (
+		ve *localapi.ValidationError
+		ns interface{ NeverSent() bool }
+		to interface{ TimedOut() bool }
+		ab interface{ AnswerBody() []byte }
+	)
+	switch {
+	case errors.As(err, &ve):
+		return Answer{Outcome: OutcomeInvalid, Message: ve.Error()}
+	case errors.As(err, &ns) && ns.NeverSent():
+		return Answer{Outcome: OutcomeNotSent, Message: err.Error()}
+	case errors.As(err, &to) && to.TimedOut():
+		return Answer{Outcome: OutcomeTimeout, Message: err.Error()}
+	case errors.As(err, &ab):
+		return Answer{Outcome: OutcomeIndefinite, Raw: ab.AnswerBody(), Message: err.Error()}
+	}
+	return Answer{Outcome: OutcomeIndefinite, Message: errMsg(err)}
+}
+
+func errMsg(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// reversed is the answer to a reversal the provider says is done: by this
+// request (its reversal's transaction id given), or already, by an earlier
+// request of this attempt or on the terminal itself (no id: the message
+// says so). Either way the debit is given back, once, for its amount.
+func reversed(a journal.Attempt, txID string, raw []byte, msg string) Answer {
+	return Answer{Outcome: OutcomeCharged, Raw: raw, Known: true, Message: msg,
+		Charge: &Charge{TransactionID: txID, Amount: a.Amount, Approved: true}}
+}
