@@ -167,11 +167,7 @@ func (c *cloudChannel) Cancel(ctx context.Context, a journal.Attempt) CancelAnsw
 	if err == nil {
 		return CancelAnswer{Outcome: CancelDelivered, Raw: st.Raw}
 	}
-	var te *cloudapi.TransportError
-	if errors.As(err, &te) && !te.Sent {
-		return CancelAnswer{Outcome: CancelNotSent, Message: te.Error()}
-	}
-	return CancelAnswer{Outcome: CancelIndefinite, Message: err.Error()}
+	return cancelError(err)
 }
 
 func (c *cloudChannel) ReversalBody(debit journal.Attempt) ([]byte, error) {
@@ -208,12 +204,8 @@ func (c *cloudChannel) Lookup(ctx context.Context, a journal.Attempt, since time
 			SerialNumbers: []string{c.serial}, Timezone: "UTC", StartDate: from.Format("2006-01-02"), StartTime: from.Format("15:04:05"),
 			Limit: cloudHistoryPage, Offset: offset,
 		})
-		var te *cloudapi.TransportError
-		if errors.As(err, &te) && !te.Sent {
-			return Match{}, &NotSentError{err}
-		}
 		if err != nil {
-			return Match{}, err
+			return Match{}, lookupError(err)
 		}
 		entries = append(entries, page.Transactions...)
 		offset += len(page.Transactions)
@@ -221,48 +213,16 @@ func (c *cloudChannel) Lookup(ctx context.Context, a journal.Attempt, since time
 			break
 		}
 	}
-	isHeld, err := heldAmong(ctx, held, entries, func(e cloudapi.HistoryEntry) string { return e.TransactionID })
-	if err != nil {
-		return Match{}, err
-	}
 	extID := cloudExternalID(a)
-	kind := historyKind(a.Kind)
-	var m Match
-	var named []cloudapi.HistoryEntry
-	for _, e := range entries {
-		if e.TransactionID != "" && isHeld[e.TransactionID] {
-			continue
-		}
-		if (e.IdempotentUUID != "" && e.IdempotentUUID == a.UUID) || (extID != "" && e.CheckoutExternalID == extID) {
-			// Named by the attempt's own ids: it is this attempt.
-			return c.match(e, 1), nil
-		}
-		if e.IdempotentUUID != "" || e.CheckoutExternalID != "" {
-			continue // another attempt's
-		}
-		if k := e.Kind(); k != "" && k != kind {
-			continue
-		}
-		if e.CartID != "" && e.CartID != a.OrderID {
-			continue
-		}
-		if e.Amount != a.Amount && !(a.Kind == journal.KindReversal && e.Amount+e.GiftAmount == a.Amount) {
-			continue
-		}
-		m.Candidates++
-		if e.CartID == a.OrderID && e.Kind() == kind {
-			named = append(named, e)
-		}
+	m, i, err := findInHistory(ctx, a, entries, held, func(e cloudapi.HistoryEntry) seen {
+		mine := (e.IdempotentUUID != "" && e.IdempotentUUID == a.UUID) || (extID != "" && e.CheckoutExternalID == extID)
+		return seen{transactionID: e.TransactionID, kind: e.Kind(), cartID: e.CartID, amount: e.Amount, giftAmount: e.GiftAmount,
+			mine: mine, other: !mine && (e.IdempotentUUID != "" || e.CheckoutExternalID != "")}
+	})
+	if i >= 0 {
+		return c.match(entries[i], m.Candidates), err
 	}
-	switch {
-	case m.Candidates == 0:
-		m.Verdict = NotInHistory
-	case m.Candidates == 1 && len(named) == 1:
-		return c.match(named[0], 1), nil
-	default:
-		m.Verdict = AmbiguousHistory
-	}
-	return m, nil
+	return m, err
 }
 
 func (c *cloudChannel) match(e cloudapi.HistoryEntry, candidates int) Match {

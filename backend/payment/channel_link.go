@@ -320,14 +320,11 @@ func (c *linkChannel) Cancel(ctx context.Context, a journal.Attempt) CancelAnswe
 func (c *linkChannel) Lookup(ctx context.Context, a journal.Attempt, _ time.Time, _ Holder) (Match, error) {
 	cart, err := c.api.Cart(ctx, linkCartID(a))
 	var he *cloudapi.HTTPError
-	var te *cloudapi.TransportError
 	switch {
 	case errors.As(err, &he) && he.Status == http.StatusNotFound && a.ProviderID == "":
 		return Match{Verdict: NotInHistory}, nil
-	case errors.As(err, &te) && !te.Sent:
-		return Match{}, &NotSentError{err}
 	case err != nil:
-		return Match{}, err
+		return Match{}, lookupError(err)
 	}
 	ans := c.cartAnswer(a, cart)
 	m := Match{Verdict: InHistory, Raw: cart.Raw, Candidates: 1}

@@ -148,14 +148,8 @@ func localCancel(id string, resp *localapi.AbortResponse, err error) CancelAnswe
 	if err == nil {
 		return CancelAnswer{Outcome: CancelStopped, Raw: resp.Raw}
 	}
-	var (
-		ae *localapi.APIError
-		te *localapi.TransportError
-		he *localapi.HTTPError
-		de *localapi.DecodeError
-	)
-	switch {
-	case errors.As(err, &ae):
+	var ae *localapi.APIError
+	if errors.As(err, &ae) {
 		a := CancelAnswer{Raw: ae.Raw, Message: ae.Message}
 		switch {
 		case ae.Code == localapi.CodeAbortNotPossible:
@@ -172,25 +166,8 @@ func localCancel(id string, resp *localapi.AbortResponse, err error) CancelAnswe
 			a.Outcome = CancelIndefinite
 		}
 		return a
-	case errors.As(err, &te) && !te.Sent:
-		return CancelAnswer{Outcome: CancelNotSent, Message: te.Err.Error()}
-	case errors.As(err, &he):
-		return CancelAnswer{Outcome: CancelIndefinite, Raw: he.Body, Message: err.Error()}
-	case errors.As(err, &de):
-		return CancelAnswer{Outcome: CancelIndefinite, Raw: de.Body, Message: err.Error()}
 	}
-	return CancelAnswer{Outcome: CancelIndefinite, Message: errMsg(err)}
-}
-
-// historyKind is the history's type of an attempt's transactions.
-func historyKind(k journal.Kind) string {
-	switch k {
-	case journal.KindRefund:
-		return localapi.HistoryRefund
-	case journal.KindReversal:
-		return localapi.HistoryReversal
-	}
-	return localapi.HistoryDebit
+	return cancelError(err)
 }
 
 // Lookup searches the terminal's history since the given time. A transaction is a
@@ -201,70 +178,17 @@ func historyKind(k journal.Kind) string {
 // it may be the attempt.
 func (c *localChannel) Lookup(ctx context.Context, a journal.Attempt, since time.Time, held Holder) (Match, error) {
 	entries, err := device.ReadHistory(ctx, device.LocalHistory(c.t), since, time.Time{}, 0, c.pageTimeout)
-	var te *localapi.TransportError
-	if errors.As(err, &te) && !te.Sent {
-		return Match{}, &NotSentError{err}
-	}
 	if err != nil {
-		return Match{}, err
+		return Match{}, lookupError(err)
 	}
-	isHeld, err := heldAmong(ctx, held, entries, func(e device.HistoryEntry) string { return e.TransactionID })
-	if err != nil {
-		return Match{}, err
-	}
-	kind := historyKind(a.Kind)
-	var m Match
-	var named []device.HistoryEntry
-	for _, e := range entries {
-		if e.TransactionID != "" && isHeld[e.TransactionID] {
-			continue
-		}
-		if e.Type != "" && e.Type != kind {
-			continue
-		}
-		if e.CartID != "" && e.CartID != a.OrderID {
-			continue
-		}
-		if !sameAmount(a, e) {
-			continue
-		}
-		m.Candidates++
-		if e.CartID == a.OrderID && e.Type == kind {
-			named = append(named, e)
-		}
-	}
-	switch {
-	case m.Candidates == 0:
-		m.Verdict = NotInHistory
-	case m.Candidates == 1 && len(named) == 1:
-		e := named[0]
-		m.Verdict = InHistory
+	m, i, err := findInHistory(ctx, a, entries, held, func(e device.HistoryEntry) seen {
+		return seen{transactionID: e.TransactionID, kind: e.Type, cartID: e.CartID, amount: e.Amount, giftAmount: e.GiftAmount}
+	})
+	if i >= 0 {
+		e := entries[i]
 		m.Raw, _ = json.Marshal(e)
 		m.Charge = Charge{TransactionID: e.TransactionID, Amount: e.Amount, GiftAmount: e.GiftAmount, Currency: e.CurrencyCode,
 			Scheme: e.Scheme, Issuer: e.Issuer, Approved: e.Status == localapi.StatusOK}
-	default:
-		m.Verdict = AmbiguousHistory
 	}
-	return m, nil
-}
-
-// sameAmount: the history lists a payment's amount without its tip; a
-// reversal's as the whole amount given back, which some terminals may split
-// into amount and gift.
-func sameAmount(a journal.Attempt, e device.HistoryEntry) bool {
-	if a.Kind == journal.KindReversal {
-		return e.Amount == a.Amount || e.Amount+e.GiftAmount == a.Amount
-	}
-	return e.Amount == a.Amount
-}
-
-// heldAmong asks which of the history's transactions other attempts hold.
-func heldAmong[E any](ctx context.Context, held Holder, entries []E, id func(E) string) (map[string]bool, error) {
-	var ids []string
-	for _, e := range entries {
-		if v := id(e); v != "" {
-			ids = append(ids, v)
-		}
-	}
-	return held(ctx, ids)
+	return m, err
 }

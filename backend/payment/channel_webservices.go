@@ -174,12 +174,8 @@ func (c *wsChannel) Lookup(ctx context.Context, a journal.Attempt, since time.Ti
 	from := since.UTC()
 	entries, err := c.api.BatchAll(ctx, cloudapi.BatchRequest{StartDate: from.Format(time.DateOnly), StartTime: from.Format(time.TimeOnly),
 		Timezone: "UTC"}, c.opts.Now())
-	var te *cloudapi.TransportError
-	if errors.As(err, &te) && !te.Sent {
-		return Match{}, &NotSentError{err}
-	}
 	if err != nil {
-		return Match{}, err
+		return Match{}, lookupError(err)
 	}
 	var orig *cloudapi.HistoryEntry
 	for i := range entries {

@@ -16,14 +16,13 @@ import (
 func exchangeError(err error) Answer {
 	var (
 		ve *localapi.ValidationError
-		ns interface{ NeverSent() bool }
 		to interface{ TimedOut() bool }
 		ab interface{ AnswerBody() []byte }
 	)
 	switch {
 	case errors.As(err, &ve):
 		return Answer{Outcome: OutcomeInvalid, Message: ve.Error()}
-	case errors.As(err, &ns) && ns.NeverSent():
+	case neverSent(err):
 		return Answer{Outcome: OutcomeNotSent, Message: err.Error()}
 	case errors.As(err, &to) && to.TimedOut():
 		return Answer{Outcome: OutcomeTimeout, Message: err.Error()}
@@ -31,6 +30,38 @@ func exchangeError(err error) Answer {
 		return Answer{Outcome: OutcomeIndefinite, Raw: ab.AnswerBody(), Message: err.Error()}
 	}
 	return Answer{Outcome: OutcomeIndefinite, Message: errMsg(err)}
+}
+
+// cancelError reads a failed cancel the way every channel's client fails
+// alike, once the channel has read its provider's own answers: only one
+// that certainly never left is "not sent"; any other leaves open whether
+// the cancel arrived, keeping an answer's body for the journal.
+func cancelError(err error) CancelAnswer {
+	var ab interface{ AnswerBody() []byte }
+	switch {
+	case neverSent(err):
+		return CancelAnswer{Outcome: CancelNotSent, Message: err.Error()}
+	case errors.As(err, &ab):
+		return CancelAnswer{Outcome: CancelIndefinite, Raw: ab.AnswerBody(), Message: err.Error()}
+	}
+	return CancelAnswer{Outcome: CancelIndefinite, Message: errMsg(err)}
+}
+
+// lookupError is a failed read of a provider's history: a NotSentError
+// when the request certainly never left, so that the caller knows the
+// provider was not even asked.
+func lookupError(err error) error {
+	if neverSent(err) {
+		return &NotSentError{err}
+	}
+	return err
+}
+
+// neverSent: err says the request certainly did not leave this machine (a
+// refused connection, a failed dial), whichever API client made it.
+func neverSent(err error) bool {
+	var ns interface{ NeverSent() bool }
+	return errors.As(err, &ns) && ns.NeverSent()
 }
 
 func errMsg(err error) string {

@@ -129,3 +129,44 @@ func TestRuleADoneReversalGivesTheAmountBackOnEveryChannel(t *testing.T) {
 		}
 	}
 }
+
+type abortingCloud struct {
+	CloudAPI
+	err error
+}
+
+func (c abortingCloud) Abort(context.Context, string, string) (*cloudapi.Status, error) {
+	return nil, c.err
+}
+
+// A cancel that failed is read alike on both terminal channels: "not sent"
+// only when it certainly never left, otherwise open, with what came back
+// kept for the journal.
+func TestRuleAFailedCancelIsReadAlikeOnEveryChannel(t *testing.T) {
+	body := []byte(`<html>bad gateway</html>`)
+	cases := []struct {
+		name         string
+		local, cloud error
+		want         CancelOutcome
+		raw          string
+	}{
+		{"never left", &localapi.TransportError{Endpoint: "/abort", Err: errors.New("connect: connection refused")},
+			&cloudapi.TransportError{Op: "POST /cancel", Err: errors.New("connect: connection refused")}, CancelNotSent, ""},
+		{"sent, cut off", &localapi.TransportError{Endpoint: "/abort", Sent: true, Err: errors.New("EOF")},
+			&cloudapi.TransportError{Op: "POST /cancel", Sent: true, Err: errors.New("EOF")}, CancelIndefinite, ""},
+		{"an HTTP status the specification does not give", &localapi.HTTPError{Endpoint: "/abort", StatusCode: 502, Body: body},
+			&cloudapi.HTTPError{Status: 502, Body: body}, CancelIndefinite, string(body)},
+		{"something nobody classified", errors.New("boom"), errors.New("boom"), CancelIndefinite, ""},
+	}
+	for _, c := range cases {
+		a := journal.Attempt{UUID: "u-1"}
+		for ch, got := range map[string]CancelAnswer{
+			"local": localCancel(a.UUID, nil, c.local),
+			"cloud": Cloud(abortingCloud{err: c.cloud}, "SN-1", nil, 0).Cancel(t.Context(), a),
+		} {
+			if got.Outcome != c.want || string(got.Raw) != c.raw || got.Message == "" {
+				t.Errorf("%s, %s: %+v, want %v with %q", c.name, ch, got, c.want, c.raw)
+			}
+		}
+	}
+}

@@ -153,6 +153,8 @@ func TestRuleTheHistoryNamesAnAttemptOnlyWhenNothingElseCouldBeIt(t *testing.T) 
 			nil, true, want{InHistory, "rv-1", true, false}},
 		{"a reversal's amount split with its tip", reversal, []cloudapi.HistoryEntry{{TransactionID: "rv-1", Status: "ok", Type: "reversal", CartID: "O1", Amount: 500, GiftAmount: 100}},
 			nil, true, want{InHistory, "rv-1", true, false}},
+		{"a reversal listed whole, its tip beside it", reversal, []cloudapi.HistoryEntry{{TransactionID: "rv-1", Status: "ok", Type: "reversal", CartID: "O1", Amount: 600, GiftAmount: 100}},
+			nil, true, want{InHistory, "rv-1", true, false}},
 		{"a reversal of another amount", reversal, []cloudapi.HistoryEntry{{TransactionID: "rv-1", Status: "ok", Type: "reversal", CartID: "O1", Amount: 500}},
 			nil, true, want{verdict: NotInHistory}},
 	}

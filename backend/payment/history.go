@@ -1,0 +1,99 @@
+package payment
+
+import (
+	"context"
+
+	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
+)
+
+// seen is what a lookup reads of one transaction of a terminal's history,
+// whichever API listed it.
+type seen struct {
+	transactionID, kind, cartID string
+	amount, giftAmount          int64
+	// mine: the transaction names this attempt by the attempt's own ids;
+	// other: it names another attempt's. The Local API's history names
+	// none, the Cloud API's may.
+	mine, other bool
+}
+
+// findInHistory is the rule of a lookup in a terminal's history, on the
+// LAN or through the cloud. A transaction another attempt holds is never
+// the attempt. One that names the attempt's own ids is it; one that names
+// another attempt's is not. Otherwise a transaction is a candidate when it
+// is of the attempt's kind (or has none), of its amount, and its cartId is
+// the attempt's order or absent; it is the attempt when it is the only
+// candidate and names both the order and the kind. i is the index of the
+// attempt's entry in entries, -1 when none is.
+func findInHistory[E any](ctx context.Context, a journal.Attempt, entries []E, held Holder, read func(E) seen) (m Match, i int, err error) {
+	facts := make([]seen, len(entries))
+	for j, e := range entries {
+		facts[j] = read(e)
+	}
+	isHeld, err := heldAmong(ctx, held, facts, func(s seen) string { return s.transactionID })
+	if err != nil {
+		return Match{}, -1, err
+	}
+	kind := historyKind(a.Kind)
+	named, nNamed := -1, 0
+	for j, e := range facts {
+		switch {
+		case e.transactionID != "" && isHeld[e.transactionID]:
+			continue
+		case e.mine:
+			return Match{Verdict: InHistory, Candidates: 1}, j, nil
+		case e.other,
+			e.kind != "" && e.kind != kind,
+			e.cartID != "" && e.cartID != a.OrderID,
+			!sameAmount(a, e.amount, e.giftAmount):
+			continue
+		}
+		m.Candidates++
+		if e.cartID == a.OrderID && e.kind == kind {
+			named, nNamed = j, nNamed+1
+		}
+	}
+	switch {
+	case m.Candidates == 0:
+		m.Verdict = NotInHistory
+	case m.Candidates == 1 && nNamed == 1:
+		m.Verdict = InHistory
+		return m, named, nil
+	default:
+		m.Verdict = AmbiguousHistory
+	}
+	return m, -1, nil
+}
+
+// historyKind is the history's type of an attempt's transactions.
+func historyKind(k journal.Kind) string {
+	switch k {
+	case journal.KindRefund:
+		return localapi.HistoryRefund
+	case journal.KindReversal:
+		return localapi.HistoryReversal
+	}
+	return localapi.HistoryDebit
+}
+
+// sameAmount: the history lists a payment's amount without its tip; a
+// reversal's as the whole amount given back, which some terminals may split
+// into amount and gift.
+func sameAmount(a journal.Attempt, amount, gift int64) bool {
+	if a.Kind == journal.KindReversal {
+		return amount == a.Amount || amount+gift == a.Amount
+	}
+	return amount == a.Amount
+}
+
+// heldAmong asks which of the history's transactions other attempts hold.
+func heldAmong[E any](ctx context.Context, held Holder, entries []E, id func(E) string) (map[string]bool, error) {
+	var ids []string
+	for _, e := range entries {
+		if v := id(e); v != "" {
+			ids = append(ids, v)
+		}
+	}
+	return held(ctx, ids)
+}
