@@ -36,7 +36,9 @@ func findInHistory[E any](ctx context.Context, a journal.Attempt, entries []E, h
 		return Match{}, -1, err
 	}
 	kind := historyKind(a.Kind)
-	named, nNamed := -1, 0
+	// named is the last candidate naming the order and the kind; nNamed
+	// counts them: named is read only when exactly one does.
+	var named, nNamed int
 	for j, e := range facts {
 		switch {
 		case e.transactionID != "" && isHeld[e.transactionID]:
