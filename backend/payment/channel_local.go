@@ -170,12 +170,10 @@ func localCancel(id string, resp *localapi.AbortResponse, err error) CancelAnswe
 	return cancelError(err)
 }
 
-// Lookup searches the terminal's history since the given time. A transaction is a
-// candidate when it is of the attempt's kind and amount, no other attempt
-// holds it, and its cartId is the attempt's order or absent; it is the
-// attempt when it is the only candidate and names the order. A transaction
-// without a type, or with a time that cannot be read, is a candidate too:
-// it may be the attempt.
+// Lookup searches the terminal's history since the given time by the rule
+// of findInHistory; the Local API's history names no attempt by its ids. A
+// transaction whose time cannot be read is kept among the candidates: it
+// may be the attempt.
 func (c *localChannel) Lookup(ctx context.Context, a journal.Attempt, since time.Time, held Holder) (Match, error) {
 	entries, err := device.ReadHistory(ctx, device.LocalHistory(c.t), since, time.Time{}, 0, c.pageTimeout)
 	if err != nil {
