@@ -55,8 +55,6 @@ var cancelProtocol = map[CancelOutcome][2]abortRule{
 	CancelNothingRuns: {{abortAgain: true, then: awaitPayment}, {then: lookUpHistory}},
 	// Another payment holds the terminal: this one is not running.
 	CancelOtherRuns: {{abortAgain: true, then: awaitPayment}, {then: lookUpHistory}},
-	// The terminal names this attempt as in progress, yet did not stop it.
-	CancelThisRuns: {{known: true, abortAgain: true, then: awaitPayment}, {known: true, abortAgain: true, then: followAttempt}},
 	// The cancel reached the provider (the cloud): the attempt's own
 	// outcome decides, followed by polls that start nothing.
 	CancelDelivered: {{then: awaitPayment}, {then: followAttempt}},

@@ -115,7 +115,7 @@ func TestAnUnclassifiedErrorSaysWhatItWas(t *testing.T) {
 	if a := cloudError(boom); a.Outcome != OutcomeIndefinite || !strings.Contains(a.Message, "boom") {
 		t.Fatalf("cloud %+v", a)
 	}
-	if c := localCancel("u", nil, boom); c.Outcome != CancelIndefinite || !strings.Contains(c.Message, "boom") {
+	if c := localCancel(nil, boom); c.Outcome != CancelIndefinite || !strings.Contains(c.Message, "boom") {
 		t.Fatalf("local cancel %+v", c)
 	}
 	if errMsg(nil) != "" {

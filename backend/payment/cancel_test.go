@@ -62,6 +62,7 @@ func neverStarted(t *testing.T, sim *terminalsim.Terminal, id string) {
 // customer walked away.
 func TestCancelWhileTheTerminalIsBusyWithAnother(t *testing.T) {
 	lim := testLimits
+	lim.SettleAfter = 300 * time.Millisecond // the history is complete soon after the last send
 	lim.ResendPause = 20 * time.Millisecond
 	e := readyEnv(t, lim)
 	h := e.kiosk("B1", 900, terminalsim.HTTP500NotCharged(), terminalsim.Hold())
@@ -107,6 +108,7 @@ func TestCancelWhileTheTerminalIsBusyWithAnother(t *testing.T) {
 // and never started.
 func TestCancelWhileTheTerminalIsUnreachable(t *testing.T) {
 	lim := testLimits
+	lim.SettleAfter = 300 * time.Millisecond // the history is complete soon after the last send
 	lim.ResendPause = 20 * time.Millisecond
 	e := newEnv(t, lim)
 	sw := &switchable{Client: e.client}
@@ -178,6 +180,7 @@ func (h hangingAborts) Abort(ctx context.Context, req *localapi.AbortRequest) (*
 // failed with HTTP 500), so a resend would start it now.
 func TestRecoveryOfAPendingCancelDoesNotStartThePayment(t *testing.T) {
 	lim := testLimits
+	lim.SettleAfter = 300 * time.Millisecond // the history is complete soon after the last send
 	lim.ResendPause = time.Hour
 	e := newEnv(t, lim)
 	e.restartOn(hangingAborts{e.client}, lim)

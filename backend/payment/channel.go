@@ -214,7 +214,6 @@ const (
 	CancelTooLate                              // it ran to its end: its own outcome decides
 	CancelNothingRuns                          // nothing runs on the terminal
 	CancelOtherRuns                            // another payment holds the terminal: not this one
-	CancelThisRuns                             // refused, naming this very attempt as running
 	CancelDelivered                            // the request reached the provider: the attempt's outcome decides
 	CancelNotSent                              // never left this machine
 	CancelIndefinite                           // no usable answer

@@ -80,7 +80,7 @@ func (c *localChannel) Follow(ctx context.Context, a journal.Attempt) Answer { r
 
 func (c *localChannel) Cancel(ctx context.Context, a journal.Attempt) CancelAnswer {
 	resp, err := c.t.Abort(ctx, &localapi.AbortRequest{IdempotentUUID: a.UUID})
-	return localCancel(a.UUID, resp, err)
+	return localCancel(resp, err)
 }
 
 func (c *localChannel) ReversalBody(debit journal.Attempt) ([]byte, error) {
@@ -109,7 +109,10 @@ func (c *localChannel) Reverse(ctx context.Context, a journal.Attempt) Answer {
 func localAnswer(id string, tx *localapi.Transaction, err error) Answer {
 	if tx != nil {
 		switch {
-		case tx.IdempotentUUID != id:
+		case tx.IdempotentUUID != "" && tx.IdempotentUUID != id:
+			// About another attempt: never applied to this one. An answer
+			// without the echo is the answer to this request (keys whose
+			// value is null are left out: the specification's rule 7).
 			return Answer{Outcome: OutcomeForeign, Raw: tx.Raw, Message: tx.IdempotentUUID}
 		case tx.Approved():
 			return Answer{Outcome: OutcomeCharged, Charge: localCharge(tx), Raw: tx.Raw, Known: true}
@@ -124,15 +127,36 @@ func localAnswer(id string, tx *localapi.Transaction, err error) Answer {
 func localError(id string, err error) Answer {
 	var ae *localapi.APIError
 	switch {
-	case errors.As(err, &ae) && ae.Code == localapi.CodeBusy && ae.Arg == id:
-		// Our own payment is in progress: the terminal knows it.
-		return Answer{Outcome: OutcomePending, Known: true, Raw: ae.Raw, Message: ae.Message}
 	case errors.As(err, &ae) && ae.Code == localapi.CodeBusy:
+		// Another payment holds the terminal, whichever uuid the message
+		// names: the specification does not say whether it is the one asked
+		// for or the one running, and a resend of a uuid the terminal runs
+		// attaches to it instead. So it never shows that the terminal knows
+		// this attempt.
 		return Answer{Outcome: OutcomeBusy, Raw: ae.Raw, Message: ae.Message}
 	case errors.As(err, &ae):
-		return Answer{Outcome: OutcomeRefused, Raw: ae.Raw, Message: ae.Message}
+		a := Answer{Outcome: OutcomeRefused, Raw: ae.Raw, Message: ae.Message}
+		if tx := ownTransaction(id, ae.Raw); tx != nil {
+			// A ko with its reason, on the terminal's own record of this
+			// attempt (its transaction, naming this uuid): the terminal
+			// replays it as is to every resend.
+			a.Known, a.Charge = true, localCharge(tx)
+		}
+		return a
 	}
 	return exchangeError(err)
+}
+
+// ownTransaction is the transaction raw describes when it is the
+// terminal's record of the attempt with this uuid: it names the uuid and a
+// transaction id. Nil otherwise.
+func ownTransaction(id string, raw []byte) *localapi.Transaction {
+	var tx localapi.Transaction
+	if json.Unmarshal(raw, &tx) != nil || tx.IdempotentUUID != id || tx.TransactionID == "" {
+		return nil
+	}
+	tx.Raw = raw
+	return &tx
 }
 
 func localCharge(tx *localapi.Transaction) *Charge {
@@ -143,8 +167,8 @@ func localCharge(tx *localapi.Transaction) *Charge {
 	}
 }
 
-// localCancel reads one /abort exchange for the attempt with this uuid.
-func localCancel(id string, resp *localapi.AbortResponse, err error) CancelAnswer {
+// localCancel reads one /abort exchange.
+func localCancel(resp *localapi.AbortResponse, err error) CancelAnswer {
 	if err == nil {
 		return CancelAnswer{Outcome: CancelStopped, Raw: resp.Raw}
 	}
@@ -156,9 +180,10 @@ func localCancel(id string, resp *localapi.AbortResponse, err error) CancelAnswe
 			a.Outcome = CancelTooLate
 		case ae.Code == localapi.CodeNothingToAbort:
 			a.Outcome = CancelNothingRuns
-		case ae.Code == localapi.CodeBusy && ae.Arg == id:
-			a.Outcome = CancelThisRuns
 		case ae.Code == localapi.CodeBusy, ae.Code == localapi.CodeAbortNotAllowed:
+			// "already in progress" answers an /abort that targets another
+			// transaction than the running one (the specification), whichever
+			// uuid its message names.
 			a.Outcome = CancelOtherRuns
 		default:
 			// "Error while responding to local API", a ko without message,

@@ -342,11 +342,7 @@ func (d *driver) onAnswer(a Answer) {
 	case OutcomeCharged:
 		d.finish(journal.StateApproved, &a, "", nil)
 	case OutcomeNotCharged:
-		if d.cancel {
-			d.finish(journal.StateCancelled, &a, "not charged: cancelled by the customer", nil)
-		} else {
-			d.finish(journal.StateDeclined, &a, "declined", nil)
-		}
+		d.notCharged(&a, "declined")
 	case OutcomePending:
 		if a.Paid != d.r.snapshot().Paid {
 			d.update(func(v *View) { v.Paid = a.Paid })
@@ -362,6 +358,12 @@ func (d *driver) onAnswer(a Answer) {
 		d.record(a.Raw, fmt.Sprintf("ignored: an answer about %q, not this attempt", a.Message))
 		d.again(lim.ResendPause)
 	case OutcomeBusy, OutcomeRefused:
+		if (d.att.SendCount > 1 || d.r.recovery) && a.Known && a.Charge != nil {
+			// The provider's own record of this attempt, refused with its
+			// reason: a ko is final for its uuid (the terminal replays it).
+			d.notCharged(&a, "not charged: the terminal's record of it is a ko: "+a.Message)
+			return
+		}
 		if d.att.SendCount > 1 || d.r.recovery {
 			// An earlier send of this attempt may have been processed: a
 			// refusal of this one proves nothing about that one.
@@ -407,6 +409,17 @@ func (d *driver) onAnswer(a Answer) {
 		d.record(a.Raw, "no usable answer: "+a.Message)
 		d.again(lim.ResendPause)
 	}
+}
+
+// notCharged finishes the attempt on the provider's word that nothing was
+// charged: cancelled when the customer asked for it, else declined with
+// note.
+func (d *driver) notCharged(a *Answer, note string) {
+	if d.cancel {
+		d.finish(journal.StateCancelled, a, "not charged: cancelled by the customer", nil)
+		return
+	}
+	d.finish(journal.StateDeclined, a, note, nil)
 }
 
 // noteProvider journals the provider's id and status of the attempt when
@@ -647,6 +660,12 @@ func (d *driver) onSearch(res searchResult) {
 		d.finish(journal.StateFailed, nil, "its acknowledgement was lost, and "+m.String()+" since: nothing was charged", nil)
 	case lostAck:
 		d.finish(journal.StateFailed, nil, "no outcome within the client timeout, and "+m.String()+": the terminal never received it (offline?); nothing was charged", nil)
+	case !d.historyComplete():
+		// Nothing runs for it now, but a payment its last request started may
+		// have ended moments ago and not be listed yet: only a complete
+		// history tells "never started" from "ran and ended".
+		d.record(nil, m.String()+" yet: looking again")
+		d.searchAt = time.After(max(d.searchPause(), d.o.cfg.Limits.AbortRetryMax))
 	default:
 		d.finish(journal.StateCancelled, nil, "cancelled: "+m.String()+", and nothing runs for it on the terminal: nothing was charged", nil)
 	}

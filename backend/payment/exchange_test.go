@@ -161,7 +161,7 @@ func TestRuleAFailedCancelIsReadAlikeOnEveryChannel(t *testing.T) {
 	for _, c := range cases {
 		a := journal.Attempt{UUID: "u-1"}
 		for ch, got := range map[string]CancelAnswer{
-			"local": localCancel(a.UUID, nil, c.local),
+			"local": localCancel(nil, c.local),
 			"cloud": Cloud(abortingCloud{err: c.cloud}, "SN-1", nil, 0).Cancel(t.Context(), a),
 		} {
 			if got.Outcome != c.want || string(got.Raw) != c.raw || got.Message == "" {
