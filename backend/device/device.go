@@ -230,11 +230,25 @@ func ReadHistory(ctx context.Context, h Historian, from, to time.Time, pageSize 
 			out = append(out, e)
 		}
 		q.Offset += len(page.Entries)
-		if len(page.Entries) == 0 || q.Offset >= page.Total {
+		if lastPage(page, q) {
 			return out, nil
 		}
 	}
 	return nil, fmt.Errorf("%w (more than %d entries, %d pages or %d MiB)", ErrHistoryTooLong, MaxHistoryEntries, MaxHistoryPages, MaxHistoryBytes>>20)
+}
+
+// lastPage reports whether page, read up to q.Offset, ends the history.
+// What total counts is not shown, so it is not trusted alone: an empty page
+// ends it; a full one never does; a short one does when total says nothing
+// follows (without a total, the next page is asked, and it is empty).
+func lastPage(page HistoryPage, q HistoryQuery) bool {
+	switch {
+	case len(page.Entries) == 0:
+		return true
+	case len(page.Entries) >= q.Limit:
+		return false
+	}
+	return page.Total > 0 && q.Offset >= page.Total
 }
 
 // historyPage asks for one page, within pageTimeout, and checks that it

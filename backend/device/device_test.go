@@ -17,6 +17,9 @@ type pagedHistory struct {
 	entries []HistoryEntry
 	asked   []HistoryQuery
 	fail    error
+	// total, when set, is what the page says in total instead of the
+	// number of entries.
+	total func(page []HistoryEntry) int
 }
 
 func (p *pagedHistory) History(ctx context.Context, q HistoryQuery) (HistoryPage, error) {
@@ -25,7 +28,37 @@ func (p *pagedHistory) History(ctx context.Context, q HistoryQuery) (HistoryPage
 		return HistoryPage{}, p.fail
 	}
 	end := min(q.Offset+q.Limit, len(p.entries))
-	return HistoryPage{Limit: q.Limit, Offset: q.Offset, Total: len(p.entries), Entries: p.entries[min(q.Offset, len(p.entries)):end]}, nil
+	page := HistoryPage{Limit: q.Limit, Offset: q.Offset, Total: len(p.entries), Entries: p.entries[min(q.Offset, len(p.entries)):end]}
+	if p.total != nil {
+		page.Total = p.total(page.Entries)
+	}
+	return page, nil
+}
+
+// What the history's total counts is not shown: a total that counts the
+// page, or none at all, still reads every entry; only an empty page, or a
+// short one that the total says is the last, ends the read.
+func TestReadHistoryDoesNotTrustTotalAlone(t *testing.T) {
+	base := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	var all []HistoryEntry
+	for i := 6; i >= 0; i-- {
+		all = append(all, HistoryEntry{TransactionID: fmt.Sprint("t", i), CreatedAt: base.Add(time.Duration(i) * time.Minute).Format(time.RFC3339)})
+	}
+	for name, total := range map[string]func([]HistoryEntry) int{
+		"the page's count": func(page []HistoryEntry) int { return len(page) },
+		"none":             func([]HistoryEntry) int { return 0 },
+	} {
+		p := &pagedHistory{entries: all, total: total}
+		got, err := ReadHistory(t.Context(), p, base, time.Time{}, 3, 0)
+		if err != nil || len(got) != len(all) {
+			t.Errorf("total %s: %d entries (%v), want %d", name, len(got), err, len(all))
+		}
+	}
+	// A short page the total calls the last ends the read at once.
+	p := &pagedHistory{entries: all[:5]}
+	if _, err := ReadHistory(t.Context(), p, base, time.Time{}, 3, 0); err != nil || len(p.asked) != 2 {
+		t.Errorf("%d pages asked for 5 entries at 3 a page (%v)", len(p.asked), err)
+	}
 }
 
 func TestReadHistoryReadsEveryPageOfThePeriod(t *testing.T) {
