@@ -28,3 +28,31 @@ func TestRuleATipNeverPaysForTheOrder(t *testing.T) {
 		t.Fatalf("facts %+v, %v", f, err)
 	}
 }
+
+// A tip is checked like the amount wherever the customer saw no tip screen:
+// a kiosk's payment on a terminal (enableGiftScreen false) and any refund
+// on a terminal. A tip other than the one asked there is flagged; the
+// counter's terminal may show its tip screen, and a payment link's customer
+// may add a tip on the phone.
+func TestRuleATipWithoutATipScreenIsFlagged(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		a       Attempt
+		gift    int64
+		flagged bool
+	}{
+		{"kiosk, the tip asked", Attempt{Kind: KindDebit, Policy: PolicyKiosk, GiftAmount: 50}, 50, false},
+		{"kiosk, a tip not asked", Attempt{Kind: KindDebit, Policy: PolicyKiosk}, 20, true},
+		{"kiosk, less tip than asked", Attempt{Kind: KindDebit, Policy: PolicyKiosk, GiftAmount: 50}, 0, true},
+		{"kiosk through the cloud, a tip not asked", Attempt{Kind: KindDebit, Policy: PolicyKiosk, Channel: ChannelCloud}, 20, true},
+		{"refund, a tip not asked", Attempt{Kind: KindRefund, Policy: PolicyRefund}, 20, true},
+		{"counter, the terminal's tip screen", Attempt{Kind: KindDebit, Policy: PolicyCounter}, 20, false},
+		{"kiosk by payment link, a tip on the phone", Attempt{Kind: KindDebit, Policy: PolicyKiosk, Channel: ChannelLink}, 20, false},
+	} {
+		tc.a.Amount = 1000
+		why := disagreement(tc.a, "EUR", Charge{Amount: 1000, GiftAmount: tc.gift, Currency: "EUR"})
+		if (why != "") != tc.flagged {
+			t.Errorf("%s: %q", tc.name, why)
+		}
+	}
+}

@@ -50,14 +50,21 @@ func approve(t *testing.T, db *DB, order string, amount int64, c Charge) Attempt
 	return approveDebit(t, db, order, amount, TransitionInfo{Charged: &c})
 }
 
-// approveDebit sends a debit of amount on order and approves it with info,
-// under a transaction id of its own.
+// approveDebit sends a counter's debit of amount on order (its terminal
+// may show the tip screen) and approves it with info, under a transaction
+// id of its own.
 func approveDebit(t *testing.T, db *DB, order string, amount int64, info TransitionInfo) Attempt {
+	t.Helper()
+	return approveAs(t, db, PolicyCounter, order, amount, info)
+}
+
+// approveAs is approveDebit under policy.
+func approveAs(t *testing.T, db *DB, policy Policy, order string, amount int64, info TransitionInfo) Attempt {
 	t.Helper()
 	ctx := context.Background()
 	id := newUUID(t)
 	a, err := db.PrepareAttempt(ctx, Attempt{UUID: id, OrderID: order, Kind: KindDebit, Amount: amount,
-		Policy: PolicyKiosk, Terminal: "T-" + id, RequestBody: debitBody(id, order, amount)})
+		Policy: policy, Terminal: "T-" + id, RequestBody: debitBody(id, order, amount)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +104,8 @@ func orderStatus(t *testing.T, db *DB, id string) OrderStatus {
 }
 
 // An order is paid only by money the provider says it took, for what was
-// asked: an approval of another amount (under or over), in another
+// asked: an approval of another amount (under or over), with a tip the
+// kiosk's terminal could not have asked for (no tip screen), in another
 // currency, or of another type is flagged; the order needs attention and
 // the flagged money pays nothing, though it can be given back.
 func TestApprovalThatDisagreesWithTheRequestPaysNothing(t *testing.T) {
@@ -105,22 +113,25 @@ func TestApprovalThatDisagreesWithTheRequestPaysNothing(t *testing.T) {
 		name    string
 		charge  Charge
 		flagged string // a word the flag must hold; "" for none
+		policy  Policy
 	}{
-		{"as asked", Charge{Amount: 130, Currency: "EUR", Type: "debit"}, ""},
-		{"as asked, lower-case currency", Charge{Amount: 130, Currency: "eur", Type: "DEBIT"}, ""},
-		{"no currency, no type named", Charge{Amount: 130}, ""},
-		{"an unlisted type is tolerated", Charge{Amount: 130, Currency: "EUR", Type: "na"}, ""},
-		{"a tip beside it", Charge{Amount: 130, GiftAmount: 20, Currency: "EUR"}, ""},
-		{"one cent for 1.30", Charge{Amount: 1, Currency: "EUR", Type: "debit"}, "1 charged where 130 was asked"},
-		{"more than asked", Charge{Amount: 131, Currency: "EUR"}, "131 charged where 130 was asked"},
-		{"another currency", Charge{Amount: 130, Currency: "CHF", Type: "debit"}, "CHF"},
-		{"a refund for a debit", Charge{Amount: 130, Currency: "EUR", Type: "refund"}, "a refund where a debit was asked"},
+		{"a kiosk's payment as asked", Charge{Amount: 130, Currency: "EUR"}, "", PolicyKiosk},
+		{"a tip on a kiosk's payment", Charge{Amount: 130, GiftAmount: 20, Currency: "EUR"}, "a tip of 20 where 0 was asked", PolicyKiosk},
+		{"as asked", Charge{Amount: 130, Currency: "EUR", Type: "debit"}, "", PolicyCounter},
+		{"as asked, lower-case currency", Charge{Amount: 130, Currency: "eur", Type: "DEBIT"}, "", PolicyCounter},
+		{"no currency, no type named", Charge{Amount: 130}, "", PolicyCounter},
+		{"an unlisted type is tolerated", Charge{Amount: 130, Currency: "EUR", Type: "na"}, "", PolicyCounter},
+		{"a tip beside it", Charge{Amount: 130, GiftAmount: 20, Currency: "EUR"}, "", PolicyCounter},
+		{"one cent for 1.30", Charge{Amount: 1, Currency: "EUR", Type: "debit"}, "1 charged where 130 was asked", PolicyCounter},
+		{"more than asked", Charge{Amount: 131, Currency: "EUR"}, "131 charged where 130 was asked", PolicyCounter},
+		{"another currency", Charge{Amount: 130, Currency: "CHF", Type: "debit"}, "CHF", PolicyCounter},
+		{"a refund for a debit", Charge{Amount: 130, Currency: "EUR", Type: "refund"}, "a refund where a debit was asked", PolicyCounter},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := t.Context()
 			db := oneOrder(t)
-			a := approve(t, db, "o", 130, tt.charge)
+			a := approveAs(t, db, tt.policy, "o", 130, TransitionInfo{Charged: &tt.charge})
 			m, err := db.OrderMoney(ctx, "o")
 			if err != nil {
 				t.Fatal(err)

@@ -154,14 +154,18 @@ func chargeColumns(ctx context.Context, tx *sql.Tx, id string, to State, c *Char
 }
 
 // disagreement says how an approval disagrees with what the attempt asked:
-// another amount (a tip aside), another currency than the order's, or a
-// transaction of another type. "" when it agrees. A currency or a type the
-// provider did not name is no disagreement (the specification lets it
-// leave out keys, and tolerates types it does not list).
+// another amount, another tip where the terminal showed no tip screen,
+// another currency than the order's, or a transaction of another type. ""
+// when it agrees. A currency or a type the provider did not name is no
+// disagreement (the specification lets it leave out keys, and tolerates
+// types it does not list).
 func disagreement(a Attempt, orderCurrency string, c Charge) string {
 	var why []string
 	if c.Amount != a.Amount {
 		why = append(why, fmt.Sprintf("%d charged where %d was asked", c.Amount, a.Amount))
+	}
+	if noTipScreen(a) && c.GiftAmount != a.GiftAmount {
+		why = append(why, fmt.Sprintf("a tip of %d where %d was asked, with no tip screen", c.GiftAmount, a.GiftAmount))
 	}
 	if cur := strings.TrimSpace(c.Currency); cur != "" && !strings.EqualFold(cur, orderCurrency) {
 		why = append(why, fmt.Sprintf("currency %q where the order is in %s", cur, orderCurrency))
@@ -170,6 +174,16 @@ func disagreement(a Attempt, orderCurrency string, c Charge) string {
 		why = append(why, fmt.Sprintf("a %s where a %s was asked", t, a.Kind))
 	}
 	return strings.Join(why, "; ")
+}
+
+// noTipScreen: the terminal showed the customer no tip screen for a, so the
+// tip charged can only be the one asked: a kiosk's payment on a terminal
+// (sent with enableGiftScreen false) and any refund (optional screens are
+// disabled). A payment link's customer may add a tip on the phone; the
+// counter's terminal may show its tip screen.
+func noTipScreen(a Attempt) bool {
+	terminal := a.Channel == "" || a.Channel == ChannelLocal || a.Channel == ChannelCloud
+	return terminal && (a.Kind == KindRefund || (a.Kind == KindDebit && a.Policy == PolicyKiosk))
 }
 
 // lostRace explains a guarded update that matched no row.
