@@ -33,6 +33,9 @@ func cmdDiscover(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return 2
 	}
 	opts := discovery.Options{Window: *timeout, Interfaces: ifs, AcceptSimulated: *sims, ClientOptions: baseOptions()}
+	if dir, err := common.resolveDataDir(); err == nil {
+		opts = announced(ctx, peekSettings{dir}, opts)
+	}
 	if *choose != "" {
 		return chooseTerminal(ctx, common, *choose, opts, stdout, stderr)
 	}
@@ -139,7 +142,7 @@ var ErrTerminalUnconfirmed = errors.New("the terminal is not confirmed")
 func discoverTerminal(ctx context.Context, db *journal.DB, wait time.Duration, trust terminalTrust, flagPin string, waitForStaff bool) (*discovery.Tracker, string, error) {
 	tr, err := discovery.NewTracker(discovery.Config{
 		Store: settingsStore{db}, Trust: identityStore{db: db, flagPin: flagPin}, Held: heldByOpenAttempts(db),
-		ClientOptions: baseOptions(), Browse: discovery.Options{HTTPS: trust.https, ClientOptions: baseOptions()},
+		ClientOptions: baseOptions(), Browse: announced(ctx, db, discovery.Options{HTTPS: trust.https, ClientOptions: baseOptions()}),
 	})
 	if err != nil {
 		return nil, "", err

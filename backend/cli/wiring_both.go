@@ -128,7 +128,7 @@ func searchingTerminal(ctx context.Context, c commonFlags, db *journal.DB, cause
 		return nil, err
 	}
 	tr, err := discovery.NewTracker(discovery.Config{Store: settingsStore{db}, ClientOptions: trust.options(),
-		Browse: discovery.Options{HTTPS: trust.https, ClientOptions: trust.options()}})
+		Browse: announced(ctx, db, discovery.Options{HTTPS: trust.https, ClientOptions: trust.options()})})
 	if err == nil {
 		err = tr.Start(context.WithoutCancel(ctx))
 	}

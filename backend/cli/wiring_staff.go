@@ -136,7 +136,7 @@ func (t *terminalControl) Info(ctx context.Context) staffapi.TerminalInfo {
 		browse := t.browse
 		if browse == nil {
 			browse = func(ctx context.Context) ([]discovery.Terminal, error) {
-				return discovery.Browse(ctx, discovery.Options{HTTPS: trust.https, ClientOptions: trust.options()})
+				return discovery.Browse(ctx, announced(ctx, t.db, discovery.Options{HTTPS: trust.https, ClientOptions: trust.options()}))
 			}
 		}
 		found, err := browse(ctx)
