@@ -125,6 +125,8 @@ func TestApprovalThatDisagreesWithTheRequestPaysNothing(t *testing.T) {
 		{"one cent for 1.30", Charge{Amount: 1, Currency: "EUR", Type: "debit"}, "1 charged where 130 was asked", PolicyCounter},
 		{"more than asked", Charge{Amount: 131, Currency: "EUR"}, "131 charged where 130 was asked", PolicyCounter},
 		{"another currency", Charge{Amount: 130, Currency: "CHF", Type: "debit"}, "CHF", PolicyCounter},
+		{"the currency by its ISO 4217 number", Charge{Amount: 130, Currency: "978"}, "", PolicyCounter},
+		{"another currency by its number", Charge{Amount: 130, Currency: "756"}, "756", PolicyCounter},
 		{"a refund for a debit", Charge{Amount: 130, Currency: "EUR", Type: "refund"}, "a refund where a debit was asked", PolicyCounter},
 	}
 	for _, tt := range tests {
@@ -155,7 +157,7 @@ func TestApprovalThatDisagreesWithTheRequestPaysNothing(t *testing.T) {
 			// No new debit while staff have not looked at it.
 			_, err = db.PrepareAttempt(ctx, newAttempt(t, "o", "T-other"))
 			wantCode(t, err, ECONFLICT)
-			if got := charged(t, db, a.UUID); got.ChargedCurrency != strings.ToUpper(tt.charge.Currency) {
+			if got := charged(t, db, a.UUID); got.ChargedCurrency != alphaCurrency(tt.charge.Currency) {
 				t.Fatalf("charged currency %q", got.ChargedCurrency)
 			}
 		})

@@ -133,7 +133,7 @@ func chargeColumns(ctx context.Context, tx *sql.Tx, id string, to State, c *Char
 	}
 	out := chargeArgs{amount: c.Amount, gift: c.GiftAmount}
 	// Not a currency at all: kept in the flag's words, never as one.
-	if cur := strings.ToUpper(strings.TrimSpace(c.Currency)); validCurrency(cur) {
+	if cur := alphaCurrency(c.Currency); validCurrency(cur) {
 		out.currency = cur
 	}
 	if to != StateApproved {
@@ -167,13 +167,30 @@ func disagreement(a Attempt, orderCurrency string, c Charge) string {
 	if noTipScreen(a) && c.GiftAmount != a.GiftAmount {
 		why = append(why, fmt.Sprintf("a tip of %d where %d was asked, with no tip screen", c.GiftAmount, a.GiftAmount))
 	}
-	if cur := strings.TrimSpace(c.Currency); cur != "" && !strings.EqualFold(cur, orderCurrency) {
+	if cur := strings.TrimSpace(c.Currency); cur != "" && alphaCurrency(cur) != strings.ToUpper(orderCurrency) {
 		why = append(why, fmt.Sprintf("currency %q where the order is in %s", cur, orderCurrency))
 	}
 	if t := strings.ToLower(strings.TrimSpace(c.Type)); (t == "debit" || t == "refund") && a.Kind != KindReversal && t != string(a.Kind) {
 		why = append(why, fmt.Sprintf("a %s where a %s was asked", t, a.Kind))
 	}
 	return strings.Join(why, "; ")
+}
+
+// alphaCurrency is an ISO 4217 code as the journal keeps it: its letters,
+// in capitals. The standard has numeric codes too; those of the currencies
+// the specification names (EUR 978, CHF 756, GBP 826) are read as theirs,
+// any other is left as it is (no currency the journal keeps).
+func alphaCurrency(code string) string {
+	code = strings.ToUpper(strings.TrimSpace(code))
+	switch code {
+	case "978":
+		return "EUR"
+	case "756":
+		return "CHF"
+	case "826":
+		return "GBP"
+	}
+	return code
 }
 
 // noTipScreen: the terminal showed the customer no tip screen for a, so the
