@@ -356,32 +356,10 @@ func TestStaffNotesHoldNoCardData(t *testing.T) {
 	if err := e.st.Share(e.ctx, s.ID, debit.UUID, device.ShareEmail); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := e.db.PurgeCardDetails(e.ctx, time.Now().Add(time.Hour)); err != nil || n == 0 {
-		t.Fatalf("purge: %d, %v", n, err)
-	}
-	cardData := func(where, text string) {
-		t.Helper()
-		for _, s := range []string{card.CardToken, "CUSTOMER COPY", "MERCHANT COPY"} {
-			if strings.Contains(text, s) {
-				t.Errorf("%s keeps card data (%q) after the purge: %.200s", where, s, text)
-			}
-		}
-	}
-	for _, uuid := range []string{debit.UUID, v.UUID} {
-		for _, ev := range e.events(uuid) {
-			cardData("event "+string(ev.Kind)+" of "+uuid, ev.Detail+string(ev.RawResponse))
-		}
-	}
+	e.purgedOfCardData(s.ID, []string{debit.UUID, v.UUID}, card.CardToken)
 	if ev := e.lastEvent(v.UUID); ev.Actor != s.Who || !strings.Contains(ev.Detail, "refund of 500 asked by staff: approved") ||
 		!strings.Contains(ev.Detail, v.TransactionID) {
 		t.Fatalf("the refund's note %q does not say what happened", ev.Detail)
-	}
-	audit, err := e.st.Audit(e.ctx, s.ID, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range audit {
-		cardData("audit line "+a.Action, a.Detail+string(a.Raw))
 	}
 }
 
