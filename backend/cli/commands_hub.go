@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/comptoir-pos/comptoir/backend/httpui"
 	"github.com/comptoir-pos/comptoir/backend/hub"
+	"github.com/comptoir-pos/comptoir/backend/internal/webguard"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/site"
 )
@@ -31,7 +31,7 @@ func cmdHub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fail := func(err error) int { fmt.Fprintln(stderr, "comptoir hub:", err); return 1 }
-	if !httpui.IsLoopback(*addr) {
+	if !webguard.IsLoopback(*addr) {
 		return fail(fmt.Errorf("--addr %s: head office's page publishes menus, so it answers this PC only", *addr))
 	}
 	dir, err := common.resolveDataDir()
@@ -63,7 +63,13 @@ func cmdHub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	srv := &http.Server{Handler: hub.Handler(h), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+	// The page answers to the loopback names and to --addr's host (a
+	// DNS-rebound name is refused).
+	var names []string
+	if n, ok := webguard.ServedName(*addr); ok {
+		names = append(names, n)
+	}
+	srv := &http.Server{Handler: hub.Handler(h, names...), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second}
 	go srv.Serve(ln)
 	fmt.Fprintf(stdout, "Head office at http://%s/ (restaurants join at %s). Ctrl-C stops it.\n", ln.Addr(), h.LeafURL())

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/httpui"
+	"github.com/comptoir-pos/comptoir/backend/internal/webguard"
 )
 
 // cmdServe is browser mode: the kiosk UI and service over HTTP, for a
@@ -88,16 +89,15 @@ func cmdServe(ctx context.Context, ui fs.FS, args []string, stdout, stderr io.Wr
 // the Host names browsers may use besides the loopback ones: --addr's
 // host when it names one, and --host's.
 func servedHosts(addr string, allowLAN bool, hosts string) ([]string, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return nil, fmt.Errorf("--addr %q: %w", addr, err)
 	}
-	if !allowLAN && !httpui.IsLoopback(addr) {
+	if !allowLAN && !webguard.IsLoopback(addr) {
 		return nil, fmt.Errorf("--addr %s is not a loopback address: browser mode takes payments and opens staff mode, so it answers this PC only unless started with --allow-lan (then a browser on another machine pairs once with a code shown here)", addr)
 	}
 	var out []string
-	if ip := net.ParseIP(host); host != "" && (ip == nil || !ip.IsUnspecified()) {
-		out = append(out, host)
+	if n, ok := webguard.ServedName(addr); ok {
+		out = append(out, n)
 	}
 	for _, h := range strings.Split(hosts, ",") {
 		h = strings.TrimSpace(h)

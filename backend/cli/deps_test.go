@@ -99,11 +99,13 @@ var arrows = map[string][]string{
 	"backend/kiosk":     {"device", "discovery", "fault", "journal", "orders", "payment", "receipt", "settings"},
 	// the transports
 	"backend/staffapi": {"device", "fault", "kiosk", "staff"},
-	"backend/httpui":   {"fault", "kiosk", "staffapi"},
+	"backend/httpui":   {"fault", "internal/webguard", "kiosk", "staffapi"},
 	// the restaurant's stream and head office
 	"backend/site":    {"journal"},
-	"backend/kitchen": {"journal", "site"},
-	"backend/hub":     {"journal", "site"},
+	"backend/kitchen": {"internal/webguard", "journal", "site"},
+	"backend/hub":     {"internal/webguard", "journal", "site"},
+	// what a server a browser reaches checks of every request
+	"backend/internal/webguard": {},
 	// the simulators
 	"backend/terminalsim": {"escpos", "localapi"},
 	"backend/cloudsim":    {"localapi", "terminalsim"},

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,12 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/fiscal"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/kiosk"
+	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/staff"
+	"github.com/comptoir-pos/comptoir/backend/staffapi"
 	_ "modernc.org/sqlite"
 )
 
@@ -226,5 +232,68 @@ func TestVerifyWithAKeyAndFingerprintsFromOutside(t *testing.T) {
 	code, v, msg = verify("--key", key.Base64, "--expect", z.Fingerprint)
 	if code != 1 || v.OK || v.Broken.Kind != journal.FiscalClosing || !strings.Contains(msg, "removed from its end") {
 		t.Fatalf("against the Z: exit %d %+v %s", code, v.Broken, msg)
+	}
+}
+
+// A customer who prints the receipt twice at the kiosk gets the original,
+// then a copy marked and counted in the fiscal journal with staff's
+// reprints: the kiosk's copy is no. 1, staff's next is no. 2.
+func TestTheKiosksSecondPrintIsACopyCountedWithStaffReprints(t *testing.T) {
+	sim := startSim(t)
+	stack, err := startKiosk(context.Background(), commonFlags{terminal: sim.URL(), dataDir: t.TempDir()},
+		payment.DefaultLimits, kiosk.NewRelay(nil), warnLogger(io.Discard))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stack.Close()
+	if r, err := stack.Staff.Call(t.Context(), "SetPIN", []json.RawMessage{json.RawMessage(`"4829"`)}); err != nil || !r.OK {
+		t.Fatalf("SetPIN: %v %+v", err, r.Error)
+	}
+	kioskPays(t, stack, kiosk.PhaseApproved)
+	uuid := stack.Svc.Checkout().Payment.AttemptUUID
+	// The customer's receipts (with the card ticket), not the terminal's
+	// own or the order ticket.
+	receipts := func() []string {
+		var out []string
+		for _, p := range sim.Printed() {
+			if strings.Contains(p.Text, "CUSTOMER COPY") {
+				out = append(out, p.Text)
+			}
+		}
+		return out
+	}
+	for n := 1; n <= 2; n++ {
+		stack.Svc.ChooseReceipt(kiosk.ReceiptPrint)
+		testenv.Eventually(t, "the receipt's outcome", func() bool {
+			r := stack.Svc.Checkout().Receipt
+			return r != nil && r.Status != kiosk.ReceiptWorking
+		})
+		if r := stack.Svc.Checkout().Receipt; r.Status != kiosk.ReceiptDone || len(receipts()) != n {
+			t.Fatalf("print %d: %+v, %d receipts printed", n, r, len(receipts()))
+		}
+	}
+	call := func(name string, args ...any) staffapi.Result {
+		t.Helper()
+		var raw []json.RawMessage
+		for _, a := range args {
+			b, _ := json.Marshal(a)
+			raw = append(raw, b)
+		}
+		r, err := stack.Staff.Call(t.Context(), name, raw)
+		if err != nil || !r.OK {
+			t.Fatalf("%s: %v %+v", name, err, r.Error)
+		}
+		return r
+	}
+	sess := call("Unlock", "4829").Value.(staff.Session)
+	call("Reprint", sess.ID, uuid)
+	got := receipts()
+	if len(got) != 3 {
+		t.Fatalf("%d receipts printed, want 3", len(got))
+	}
+	for i, want := range []string{"", "DUPLICATE no. 1", "DUPLICATE no. 2"} {
+		if (want == "") == strings.Contains(got[i], "DUPLICATE") || !strings.Contains(got[i], want) {
+			t.Fatalf("receipt %d, want %q:\n%s", i+1, want, got[i])
+		}
 	}
 }

@@ -295,7 +295,8 @@ func startKiosk(ctx context.Context, c commonFlags, lim payment.Limits, em kiosk
 		DataDir: p.dir, Demo: c.isDemo(), Version: version, Logger: logger,
 	}
 	if ledger != nil {
-		kcfg.Sales = ledger.RecordSale
+		// A customer's second print is a copy, counted with staff's reprints.
+		kcfg.Sales, kcfg.Duplicate = ledger.RecordSale, ledger.Duplicate
 	}
 	svc, err := kiosk.New(kcfg)
 	if err != nil {

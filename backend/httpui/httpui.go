@@ -23,9 +23,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"mime"
 	"net/http"
-	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -33,6 +31,7 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/fault"
+	"github.com/comptoir-pos/comptoir/backend/internal/webguard"
 	"github.com/comptoir-pos/comptoir/backend/kiosk"
 	"github.com/comptoir-pos/comptoir/backend/staffapi"
 )
@@ -140,7 +139,7 @@ func (s *server) guard(next http.Handler) http.Handler {
 			writeError(w, http.StatusForbidden, "host not allowed: browser mode answers to localhost, 127.0.0.1, [::1] and the names given to comptoir serve (--addr, --host)")
 			return
 		}
-		if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r) {
+		if o := r.Header.Get("Origin"); o != "" && !webguard.SameOrigin(o, r) {
 			s.log.Warn("cross-origin request refused", "origin", o, "path", r.URL.Path)
 			writeError(w, http.StatusForbidden, "cross-origin requests are not allowed")
 			return
@@ -149,7 +148,7 @@ func (s *server) guard(next http.Handler) http.Handler {
 			writeError(w, http.StatusForbidden, "cross-site requests are not allowed")
 			return
 		}
-		if !fromLoopback(r) && !s.lanAllowed(w, r) {
+		if !webguard.FromLoopback(r) && !s.lanAllowed(w, r) {
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -186,23 +185,10 @@ func (s *server) lanAllowed(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
-func sameOrigin(origin string, r *http.Request) bool {
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
-		return false
-	}
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return u.Scheme == scheme && strings.EqualFold(u.Host, r.Host)
-}
-
 // readArgs reads a call's body: a JSON array of the arguments. It writes the
 // error response itself and returns false when the body does not fit.
 func readArgs(w http.ResponseWriter, r *http.Request) ([]json.RawMessage, bool) {
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" {
+	if !webguard.IsJSON(r) {
 		writeError(w, http.StatusUnsupportedMediaType, "the body must be application/json")
 		return nil, false
 	}

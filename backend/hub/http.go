@@ -8,10 +8,13 @@ import (
 	"io"
 	"net/http"
 	"sort"
+
+	"github.com/comptoir-pos/comptoir/backend/internal/webguard"
 )
 
 // Handler is head office's page and API, for head office's own PC (the
-// command serves it on loopback):
+// command serves it on loopback). It answers to the loopback names and to
+// names (the listen address's host), nothing else:
 //
 //	GET  /                      the page: kiosks, the day's sales, totals
 //	GET  /api/hub               the same, JSON (Dashboard)
@@ -20,7 +23,7 @@ import (
 //	POST /api/menu/rollback?restaurant=R  publish the previous menu again
 //	GET  /api/fiscal?restaurant=R         the monthly archives kept, every version (R "": all)
 //	GET  /api/fiscal/archive?restaurant=R&kiosk=K&period=yyyy-MM&sha256=S  one, as the kiosk wrote it
-func Handler(h *Hub) http.Handler {
+func Handler(h *Hub, names ...string) http.Handler {
 	mux := http.NewServeMux()
 	fiscalRoutes(mux, h)
 	mux.HandleFunc("GET /api/hub", func(w http.ResponseWriter, r *http.Request) {
@@ -35,7 +38,7 @@ func Handler(h *Hub) http.Handler {
 		writeJSON(w, http.StatusOK, m)
 	})
 	mux.HandleFunc("POST /api/menu", func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Content-Type") != "application/json" {
+		if !webguard.IsJSON(r) {
 			writeJSON(w, http.StatusUnsupportedMediaType, map[string]string{"error": "a menu is sent as application/json"})
 			return
 		}
@@ -58,14 +61,21 @@ func Handler(h *Hub) http.Handler {
 		v.Archives, _ = h.Ledger.Archives(r.Context(), "")
 		_ = page.Execute(w, v)
 	})
-	return guard(mux)
+	return guard(mux, webguard.Hosts{Names: names})
 }
 
-// guard refuses requests from another origin: a page elsewhere in head
-// office's browser must not publish a menu.
-func guard(next http.Handler) http.Handler {
+// guard refuses what head office's own page does not send: a Host that is
+// not one of its names (a page whose name was rebound to this PC has its
+// own origin, so only the Host tells it apart), or a request from another
+// site's page. A page elsewhere in head office's browser must not publish
+// a menu nor read the figures.
+func guard(next http.Handler, hosts webguard.Hosts) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host {
+		if !hosts.Allowed(r) {
+			writeJSON(w, http.StatusForbidden, map[string]string{"error": "host not allowed: head office answers to localhost, 127.0.0.1, [::1] and its --addr"})
+			return
+		}
+		if webguard.CrossSite(r) {
 			writeJSON(w, http.StatusForbidden, map[string]string{"error": "cross-origin requests are not allowed"})
 			return
 		}

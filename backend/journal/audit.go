@@ -19,7 +19,7 @@ type AuditRecord struct {
 	Action  string    // required: a short machine-readable name ("unlock", "setting")
 	Subject string    // what it was done to (a setting key, a transaction id), if anything
 	Detail  string    // for a person
-	Raw     []byte    // a raw answer kept as received; not necessarily JSON
+	Raw     []byte    // a raw answer kept as received, its card fields (splitCard) left out; not necessarily JSON
 }
 
 // AuditQuery selects audit lines for Audit. Zero fields do not filter.
@@ -58,9 +58,13 @@ func (db *DB) insertAudit(ctx context.Context, tx *sql.Tx, r AuditRecord) error 
 	if at.IsZero() {
 		at = db.now()
 	}
+	// An audit line is kept for good and belongs to no attempt: the card
+	// fields of an answer it keeps (a provider's record of a charge
+	// adopted, say) are dropped, never kept beyond the card retention.
+	raw, _ := splitCard(r.Raw)
 	_, err := tx.ExecContext(ctx, `INSERT INTO audit (at, who, action, subject, detail, raw)
 		VALUES (?, ?, ?, ?, ?, ?)`,
-		unixMS(at), r.Who, r.Action, nullString(r.Subject), nullString(r.Detail), nullBytes(r.Raw))
+		unixMS(at), r.Who, r.Action, nullString(r.Subject), nullString(r.Detail), nullBytes(raw))
 	return err
 }
 

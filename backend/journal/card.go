@@ -22,14 +22,25 @@ var cardKeys = map[string]bool{
 	"ticketUrl": true,
 }
 
-// splitCard takes the card fields out of a raw answer: kept is the answer
-// without them (its other keys in their order, their values byte for
-// byte), card a JSON object of what was taken, nil when nothing was. An
-// answer that is not a JSON object is kept whole.
+// maxCardDepth is how deep in nested objects card fields are looked for:
+// the provider's answers hold a transaction at the top or one level down
+// (transaction, transactionDetails, data); a little more is a margin, and
+// a bound keeps a deeply nested answer from costing a walk per level.
+const maxCardDepth = 4
+
+// splitCard takes the card fields out of a raw answer, at its top and in
+// the objects nested in it (not in lists): kept is the answer without them
+// (its other keys in their order, the values it keeps byte for byte), card
+// a JSON object of what was taken, nested as it was found, nil when
+// nothing was. An answer that is not a JSON object is kept whole.
 func splitCard(raw []byte) (kept, card []byte) {
 	if len(raw) == 0 || !json.Valid(raw) {
 		return raw, nil
 	}
+	return splitObject(raw, 0)
+}
+
+func splitObject(raw []byte, depth int) (kept, card []byte) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return raw, nil
@@ -37,6 +48,14 @@ func splitCard(raw []byte) (kept, card []byte) {
 	var out, taken bytes.Buffer
 	out.WriteByte('{')
 	taken.WriteByte('{')
+	add := func(dst *bytes.Buffer, k, v []byte) {
+		if dst.Len() > 1 {
+			dst.WriteByte(',')
+		}
+		dst.Write(k)
+		dst.WriteByte(':')
+		dst.Write(v)
+	}
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
@@ -48,16 +67,18 @@ func splitCard(raw []byte) (kept, card []byte) {
 			return raw, nil
 		}
 		k, _ := json.Marshal(key)
-		dst := &out
-		if cardKeys[key] {
-			dst = &taken
+		switch {
+		case cardKeys[key]:
+			add(&taken, k, v)
+			continue
+		case depth < maxCardDepth && len(v) > 0 && v[0] == '{':
+			if inner, innerCard := splitObject(v, depth+1); innerCard != nil {
+				add(&out, k, inner)
+				add(&taken, k, innerCard)
+				continue
+			}
 		}
-		if dst.Len() > 1 {
-			dst.WriteByte(',')
-		}
-		dst.Write(k)
-		dst.WriteByte(':')
-		dst.Write(v)
+		add(&out, k, v)
 	}
 	if taken.Len() == 1 {
 		return raw, nil
@@ -77,35 +98,77 @@ func storeCard(ctx context.Context, tx *sql.Tx, attemptID, at int64, card []byte
 }
 
 // withCard puts an attempt's latest card details back into its answer, for
-// receipts and staff screens, while they are kept. Keys the answer has
-// already are left as they are; an answer with nothing to add (no card
-// details, none it lacks, or not a JSON object) is returned byte for byte.
+// receipts and staff screens, while they are kept, where splitCard found
+// them. Keys the answer has already are left as they are; an answer with
+// nothing to add (no card details, none it lacks, or not a JSON object) is
+// returned byte for byte.
 func withCard(response []byte, card sql.NullString) []byte {
+	out, _ := mergeCard(response, []byte(card.String), 0)
+	return out
+}
+
+// mergeCard adds to the object response the card keys of card it lacks,
+// after its own in a stable order, and merges card's nested objects into
+// its own of the same key. ok is false when nothing was added: response
+// is then returned as it is.
+func mergeCard(response, card []byte, depth int) (out []byte, ok bool) {
 	var fields, have map[string]json.RawMessage
-	if json.Unmarshal([]byte(card.String), &fields) != nil || json.Unmarshal(response, &have) != nil || have == nil {
-		return response
+	if json.Unmarshal(card, &fields) != nil || json.Unmarshal(response, &have) != nil || have == nil {
+		return response, false
 	}
 	var add []string
-	for k := range fields {
-		if _, ok := have[k]; ok || !cardKeys[k] {
-			continue
+	nested := map[string][]byte{}
+	for k, v := range fields {
+		cur, exists := have[k]
+		switch {
+		case cardKeys[k]:
+			if !exists {
+				add = append(add, k)
+			}
+		case exists && depth < maxCardDepth:
+			if m, ok := mergeCard(cur, v, depth+1); ok {
+				nested[k] = m
+			}
 		}
-		add = append(add, k)
 	}
-	if len(add) == 0 {
-		return response
+	if len(add) == 0 && len(nested) == 0 {
+		return response, false
 	}
 	sort.Strings(add)
-	trimmed := bytes.TrimSpace(response)
-	out := append([]byte(nil), trimmed[:len(trimmed)-1]...) // without its closing brace
+	var body []byte
+	if len(nested) == 0 {
+		trimmed := bytes.TrimSpace(response)
+		body = append(body, trimmed[:len(trimmed)-1]...) // without its closing brace
+	} else {
+		// A nested object changed: the keys again, in their order.
+		body = append(body, '{')
+		dec := json.NewDecoder(bytes.NewReader(response))
+		_, _ = dec.Token()
+		for i := 0; dec.More(); i++ {
+			t, err := dec.Token()
+			var v json.RawMessage
+			if err != nil || dec.Decode(&v) != nil {
+				return response, false
+			}
+			key, _ := t.(string)
+			if m, ok := nested[key]; ok {
+				v = m
+			}
+			if i > 0 {
+				body = append(body, ',')
+			}
+			kb, _ := json.Marshal(key)
+			body = append(append(append(body, kb...), ':'), v...)
+		}
+	}
 	for i, k := range add {
 		if len(have) > 0 || i > 0 {
-			out = append(out, ',')
+			body = append(body, ',')
 		}
 		kb, _ := json.Marshal(k)
-		out = append(append(append(out, kb...), ':'), fields[k]...)
+		body = append(append(append(body, kb...), ':'), fields[k]...)
 	}
-	return append(out, '}')
+	return append(body, '}'), true
 }
 
 // DefaultCardRetention is how long card details are kept when no setting

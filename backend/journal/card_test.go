@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +21,11 @@ func TestSplitCardKeepsTheRestByteForByte(t *testing.T) {
 		{"nothing to take", `{"status":"ok", "amount": 130}`, `{"status":"ok", "amount": 130}`, ""},
 		{"nested values kept as written", `{"cart":{"transactions":[{"pan":"4970**1234"}]},"companyTicket":"X"}`,
 			`{"cart":{"transactions":[{"pan":"4970**1234"}]}}`, `{"companyTicket":"X"}`},
+		{"a transaction one level down", `{"transactionDetails":{"askedAmount":1800,"clientTicket":"C","pan":"4970**1234"},"status":"ok"}`,
+			`{"transactionDetails":{"askedAmount":1800,"pan":"4970**1234"},"status":"ok"}`, `{"transactionDetails":{"clientTicket":"C"}}`},
+		{"at both levels", `{"cardToken":"t","data":{"transaction":{"companyTicket":"M","id":1}},"more":{"x":1}}`,
+			`{"data":{"transaction":{"id":1}},"more":{"x":1}}`, `{"cardToken":"t","data":{"transaction":{"companyTicket":"M"}}}`},
+		{"deeper than looked for", `{"a":{"b":{"c":{"d":{"e":{"cardToken":"t"}}}}}}`, `{"a":{"b":{"c":{"d":{"e":{"cardToken":"t"}}}}}}`, ""},
 		{"not an object", `[1,2]`, `[1,2]`, ""},
 		{"not JSON", `Internal Server Error`, `Internal Server Error`, ""},
 	}
@@ -31,7 +38,7 @@ func TestSplitCardKeepsTheRestByteForByte(t *testing.T) {
 			if tt.card != "" {
 				back := withCard(kept, nullStr(string(card)))
 				var a, b map[string]any
-				if json.Unmarshal(back, &a) != nil || json.Unmarshal([]byte(tt.raw), &b) != nil || len(a) != len(b) {
+				if json.Unmarshal(back, &a) != nil || json.Unmarshal([]byte(tt.raw), &b) != nil || !reflect.DeepEqual(a, b) {
 					t.Fatalf("merged back %s", back)
 				}
 			}
@@ -118,6 +125,64 @@ func TestCardDetailsAreKeptApartAndPurged(t *testing.T) {
 	}
 	if o, _ := db.Order(ctx, "card"); o.Status != OrderPaid {
 		t.Fatalf("order after the purge: %s", o.Status)
+	}
+}
+
+// A provider's record adopted as a charge or as money given back, and a
+// raw answer kept on an audit line, carry card tickets too (the
+// Webservices nest them under transactionDetails): the adopted attempt
+// keeps them apart until the purge, as for an answer, and the audit line,
+// which belongs to no attempt, never keeps them.
+func TestAdoptedRecordsAndAuditLinesKeepNoCardData(t *testing.T) {
+	ctx := t.Context()
+	db := openMemory(t)
+	record := func(id, typ string, amount int) []byte {
+		return fmt.Appendf(nil, `{"transactionDetails":{"transactionId":%q,"type":%q,"askedAmount":%d,"status":"ok",`+
+			`"clientTicket":"CLIENT TICKET %s","companyTicket":"COMPANY TICKET %s"}}`, id, typ, amount, id, id)
+	}
+	charge, err := db.AdoptCharge(ctx, AdoptedCharge{TransactionID: "ws-1", Amount: 900, Currency: "EUR", Terminal: "T1",
+		Who: "staff:ab", Raw: record("ws-1", "debit", 900)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := db.AdoptGiveBack(ctx, AdoptedGiveBack{OrderID: charge.OrderID, Kind: KindRefund, TransactionID: "ws-2",
+		InitialTransactionID: "ws-1", Amount: 300, Who: "system:reconcile", Raw: record("ws-2", "refund", 300)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AppendAudit(ctx, AuditRecord{Who: "staff:ab", Action: "charge_adopted", Subject: "ws-1", Raw: record("ws-1", "debit", 900)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []Attempt{charge, back} {
+		got, _ := db.Attempt(ctx, a.UUID)
+		if !strings.Contains(string(got.Response), "CLIENT TICKET "+a.TransactionID) {
+			t.Fatalf("the card ticket of %s is not read back while kept: %s", a.TransactionID, got.Response)
+		}
+	}
+	if n, err := db.PurgeCardDetails(ctx, time.Now().Add(time.Hour)); err != nil || n != 2 {
+		t.Fatalf("purge: %d, %v", n, err)
+	}
+	var kept strings.Builder
+	for _, q := range []string{`SELECT raw_response FROM attempt_events`, `SELECT response FROM attempts`,
+		`SELECT request_body FROM attempts`, `SELECT raw FROM audit`} {
+		rows, err := db.r.QueryContext(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var s sql.NullString
+			if err := rows.Scan(&s); err != nil {
+				t.Fatal(err)
+			}
+			kept.WriteString(s.String)
+		}
+		rows.Close()
+	}
+	if strings.Contains(kept.String(), "TICKET") {
+		t.Fatalf("card tickets kept after the purge: %s", kept.String())
+	}
+	if !strings.Contains(kept.String(), `"askedAmount":900`) || !strings.Contains(kept.String(), `"transactionId":"ws-2"`) {
+		t.Fatalf("the money's facts are not kept: %s", kept.String())
 	}
 }
 

@@ -57,7 +57,10 @@ func (db *DB) AdoptGiveBack(ctx context.Context, g AdoptedGiveBack) (Attempt, er
 	if err != nil {
 		return Attempt{}, fmt.Errorf("journal: new uuid: %w", err)
 	}
-	body := g.Raw
+	// The provider's record may carry card tickets: kept apart, as an
+	// answer's are.
+	raw, card := splitCard(g.Raw)
+	body := raw
 	if !json.Valid(body) {
 		body, _ = json.Marshal(map[string]any{"transactionId": g.TransactionID, "amount": g.Amount})
 	}
@@ -79,7 +82,7 @@ func (db *DB) AdoptGiveBack(ctx context.Context, g AdoptedGiveBack) (Attempt, er
 			 response, transaction_id, charged_amount, charged_gift, charged_currency, send_count, created_at, final_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, 'approved', ?, ?, ?, 0, ?, 0, ?, ?, ?)`,
 			id.String(), g.OrderID, string(g.Kind), string(channel), g.Amount, string(policy), terminal,
-			nullString(g.InitialTransactionID), string(body), nullBytes(g.Raw), g.TransactionID, g.Amount,
+			nullString(g.InitialTransactionID), string(body), nullBytes(raw), g.TransactionID, g.Amount,
 			nullString(strings.ToUpper(g.Currency)), at, now, now)
 		if err != nil {
 			return Attempt{}, err
@@ -90,7 +93,10 @@ func (db *DB) AdoptGiveBack(ctx context.Context, g AdoptedGiveBack) (Attempt, er
 		}
 		detail := fmt.Sprintf("%s %s of %d made outside Comptoir, found in the provider's record and adopted by %s: nothing was sent",
 			g.Kind, g.TransactionID, g.Amount, g.Who)
-		if err := insertEvent(ctx, tx, rowID, now, "", StateApproved, EventAdopted, g.Who, detail, g.Raw); err != nil {
+		if err := storeCard(ctx, tx, rowID, now, card); err != nil {
+			return Attempt{}, err
+		}
+		if err := insertEvent(ctx, tx, rowID, now, "", StateApproved, EventAdopted, g.Who, detail, raw); err != nil {
 			return Attempt{}, err
 		}
 		if err := flagOverGiven(ctx, tx, g.OrderID, now); err != nil {

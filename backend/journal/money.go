@@ -302,7 +302,10 @@ func (db *DB) AdoptCharge(ctx context.Context, c AdoptedCharge) (Attempt, error)
 	if !channel.Valid() {
 		return Attempt{}, Errorf(EINVALID, "unknown channel %q", channel)
 	}
-	body := c.Raw
+	// The record that showed the charge may carry its card tickets: they
+	// are kept apart, as an answer's are.
+	raw, card := splitCard(c.Raw)
+	body := raw
 	if !json.Valid(body) {
 		body, _ = json.Marshal(map[string]any{"transactionId": c.TransactionID, "amount": c.Amount, "giftAmount": c.GiftAmount})
 	}
@@ -334,7 +337,7 @@ func (db *DB) AdoptCharge(ctx context.Context, c AdoptedCharge) (Attempt, error)
 			 response, transaction_id, charged_amount, charged_gift, send_count, created_at, final_at, updated_at)
 			VALUES (?, ?, 'debit', ?, ?, ?, 'counter', ?, ?, 'approved', ?, ?, ?, ?, 0, ?, ?, ?)`,
 			id.String(), orderID, string(channel), c.Amount, c.GiftAmount, c.Terminal, string(body),
-			nullBytes(c.Raw), c.TransactionID, c.Amount, c.GiftAmount, at, now, now)
+			nullBytes(raw), c.TransactionID, c.Amount, c.GiftAmount, at, now, now)
 		if err != nil {
 			return Attempt{}, err
 		}
@@ -344,7 +347,10 @@ func (db *DB) AdoptCharge(ctx context.Context, c AdoptedCharge) (Attempt, error)
 		}
 		detail := fmt.Sprintf("charge %s of %d (gift %d) found in the history of %s and adopted by %s: nothing was sent",
 			c.TransactionID, c.Amount, c.GiftAmount, c.Terminal, c.Who)
-		if err := insertEvent(ctx, tx, rowID, now, "", StateApproved, EventAdopted, c.Who, detail, c.Raw); err != nil {
+		if err := storeCard(ctx, tx, rowID, now, card); err != nil {
+			return Attempt{}, err
+		}
+		if err := insertEvent(ctx, tx, rowID, now, "", StateApproved, EventAdopted, c.Who, detail, raw); err != nil {
 			return Attempt{}, err
 		}
 		return getAttempt(ctx, tx, id.String())

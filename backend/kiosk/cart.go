@@ -197,7 +197,7 @@ func (s *Service) SetQuantity(lineID string, qty int) (CheckoutView, error) {
 // VAT rates of the customer's dining.
 func (s *Service) lineLocked(p ProductView, picked []choiceInfo) cartLine {
 	base := s.catalog.VATRate(p.ID, s.co.dining)
-	l := cartLine{LineView: LineView{ID: p.ID, ProductID: p.ID, Name: p.Name, UnitPrice: p.Price, VATRate: base}}
+	l := cartLine{LineView: LineView{ID: lineIDPart(p.ID), ProductID: p.ID, Name: p.Name, UnitPrice: p.Price, VATRate: base}}
 	if p.MealVoucher {
 		l.voucherUnit = p.Price
 	}
@@ -218,7 +218,7 @@ func (s *Service) lineLocked(p ProductView, picked []choiceInfo) cartLine {
 		if ch.mealVoucher {
 			l.voucherUnit += ch.price
 		}
-		keys = append(keys, ch.group+"/"+ch.id)
+		keys = append(keys, lineIDPart(ch.group)+"/"+lineIDPart(ch.id))
 	}
 	if len(parts) > 0 {
 		var voucher int64
@@ -230,10 +230,20 @@ func (s *Service) lineLocked(p ProductView, picked []choiceInfo) cartLine {
 		l.voucherUnit += voucher
 	}
 	if len(keys) > 0 {
-		l.ID = p.ID + "~" + strings.Join(keys, "+")
+		l.ID += "~" + strings.Join(keys, "+")
 	}
 	return l
 }
+
+// lineIDEscaper escapes, in each id a line's id is made of, the characters
+// that join them ('~' after the product, '+' between choices, '/' in a
+// choice) and '%' itself: a line is found by its id, and a product whose
+// id holds "~x/truffle", or choices whose ids hold '+', would otherwise
+// make the id of another product's line, or of other choices, and add to
+// it at its price. Ids without these characters are left as they are.
+var lineIDEscaper = strings.NewReplacer("%", "%25", "~", "%7E", "+", "%2B", "/", "%2F")
+
+func lineIDPart(id string) string { return lineIDEscaper.Replace(id) }
 
 // menuPart is a part of a menu as its price is shared: its rate, its
 // price alone, and whether meal vouchers may pay it.

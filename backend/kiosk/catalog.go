@@ -171,6 +171,11 @@ func (c *Catalog) Product(id string) (ProductView, bool) {
 
 // ParseCatalog validates a catalog file's content. name is used in errors.
 func ParseCatalog(name string, data []byte) (*Catalog, error) {
+	if off := checkDepth(data); off >= 0 {
+		line, col := lineCol(data, off)
+		return nil, &CatalogError{File: name, Line: line, Column: col,
+			Reason: fmt.Sprintf("nested deeper than %d levels (a catalog's deepest field, an option's name, is 10 levels down)", MaxCatalogDepth)}
+	}
 	pos, err := scanPositions(data)
 	if err != nil {
 		return nil, syntaxError(name, data, err)

@@ -28,21 +28,85 @@ type objectPos struct {
 
 // positions maps paths ("categories[0].products[2]" for an object,
 // "categories[0].products[2].price" for a key) to byte offsets, so that a
-// semantic error can name its line.
+// semantic error can name its line. Only the objects of the schema
+// (root, category, product, group, choice) and their keys are recorded:
+// the rest (names, lists of allergens, anything unknown) is walked, never
+// named, so that what is kept grows with the file, not with its depth.
 type positions struct {
 	objects map[string]int64
 	keys    map[string]int64
 	order   []*objectPos
 }
 
-// scanPositions walks the tokens of data, recording where every object and
-// key is. It returns the decoder's syntax error, if any.
+// MaxCatalogDepth is how deep a catalog may nest objects and lists. The
+// schema's deepest field, an option's name, is 10 levels down (root,
+// categories, a category, products, a product, options, a group, choices,
+// a choice, its name); deeper is no catalog, and is refused before
+// anything else is read.
+const MaxCatalogDepth = 16
+
+// checkDepth finds the first '{' or '[' of data nested deeper than
+// MaxCatalogDepth, outside strings: its offset, or -1. It reads each byte
+// once and keeps nothing; malformed JSON is left to the decoder.
+func checkDepth(data []byte) int64 {
+	depth, inString, escaped := 0, false, false
+	for i, c := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > MaxCatalogDepth {
+				return int64(i)
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return -1
+}
+
+// scanPositions walks the tokens of data, recording where every object of
+// the schema and each of its keys is. It returns the decoder's syntax
+// error, if any.
 func scanPositions(data []byte) (*positions, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	pos := &positions{objects: map[string]int64{}, keys: map[string]int64{}}
+	// skip walks a value no error names (and all it holds) without
+	// recording it.
+	skip := func() error {
+		depth := 0
+		for {
+			tok, err := dec.Token()
+			if err != nil {
+				return err
+			}
+			if d, ok := tok.(json.Delim); ok {
+				if d == '{' || d == '[' {
+					depth++
+				} else {
+					depth--
+				}
+			}
+			if depth == 0 {
+				return nil
+			}
+		}
+	}
 	var value func(path, kind string) error
 	value = func(path, kind string) error {
+		if kind == "other" {
+			return skip()
+		}
 		tok, err := dec.Token()
 		if err != nil {
 			return err

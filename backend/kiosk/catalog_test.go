@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -124,6 +125,58 @@ func TestParseCatalogErrors(t *testing.T) {
 				t.Fatalf("message does not name the line: %s", err)
 			}
 		})
+	}
+}
+
+// nestedCatalog is a catalog whose unknown field x holds depth objects
+// nested in one another, each with one key of keyLen bytes: depth+1
+// levels in all.
+func nestedCatalog(depth, keyLen int) []byte {
+	k := `"` + strings.Repeat("k", keyLen) + `":`
+	return []byte(`{"currency":"EUR","categories":[],"x":` + strings.Repeat("{"+k, depth) + "1" + strings.Repeat("}", depth) + "}")
+}
+
+// allocated is how many bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// A catalog nests MaxCatalogDepth levels at most: deeper (here a megabyte
+// of 9,000 nested objects with long keys, which a menu from head office
+// can be) is refused before anything else reads it, naming its line; and
+// what reading a catalog keeps grows with the file, not with its depth
+// times its size (a dotted path for every key cost gigabytes).
+func TestADeeplyNestedCatalogIsRefusedCheaply(t *testing.T) {
+	var ce *CatalogError
+	_, err := ParseCatalog("catalog.json", nestedCatalog(MaxCatalogDepth-1, 8))
+	if !errors.As(err, &ce) || ce.Field != "x" || !strings.Contains(ce.Reason, "unknown field") {
+		t.Fatalf("a catalog at the limit: %v, want it read (and refused for its unknown field)", err)
+	}
+	_, err = ParseCatalog("catalog.json", nestedCatalog(MaxCatalogDepth, 8))
+	if !errors.As(err, &ce) || ce.Line != 1 || !strings.Contains(ce.Reason, "nested deeper than 16 levels") {
+		t.Fatalf("a catalog one level too deep: %v", err)
+	}
+	// Brackets in a string are text.
+	quoted := strings.Replace(validCatalog, `"Boule"`, `"`+strings.Repeat("{[", 40)+`"`, 1)
+	if _, err := ParseCatalog("catalog.json", []byte(quoted)); err != nil {
+		t.Fatalf("a name full of brackets: %v", err)
+	}
+
+	deep := nestedCatalog(9000, 100)
+	if n := allocated(func() { _, err = ParseCatalog("catalog.json", deep) }); n > uint64(len(deep)) {
+		t.Errorf("refusing a %d KiB catalog nested 9,000 deep allocated %d KiB", len(deep)>>10, n>>10)
+	}
+	if !errors.As(err, &ce) || ce.Line != 1 || !strings.Contains(ce.Reason, "nested deeper") {
+		t.Fatalf("a catalog nested 9,000 deep: %v", err)
+	}
+	// The walk that records positions, were it given such a file.
+	if n := allocated(func() { _, _ = scanPositions(deep) }); n > 8*uint64(len(deep)) {
+		t.Errorf("walking a %d KiB catalog nested 9,000 deep allocated %d KiB", len(deep)>>10, n>>10)
 	}
 }
 

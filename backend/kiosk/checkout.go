@@ -29,6 +29,9 @@ type order struct {
 	created         time.Time
 	parts           []receipt.Part // approved, in order
 	shareTxID       string         // the card attempt's transaction, for /share-receipt
+	// receiptPrinted: the customer's receipt went to the printer (or may
+	// have): another print is a duplicate.
+	receiptPrinted bool
 	// What this kiosk saw approved, by step. The journal's sum is the
 	// record; these keep the screen true when the journal could not record
 	// an approval (a full disk) and bound a retried voucher part.

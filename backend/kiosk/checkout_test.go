@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/receipt"
 	"github.com/comptoir-pos/comptoir/backend/settings"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
@@ -344,6 +346,74 @@ func TestReceiptChoices(t *testing.T) {
 		t.Fatalf("finish %s", v.Phase)
 	}
 	_ = v
+}
+
+// The customer's receipt is printed once as the original. Printed again
+// it is a copy, recorded before it prints and marked as staff's reprints
+// are (DUPLICATA n° k, counted by the fiscal journal); a print the printer
+// refused was no original, so the next is; and with no fiscal journal to
+// count copies, a second print is refused.
+func TestASecondPrintOfTheReceiptIsADuplicate(t *testing.T) {
+	var (
+		mu     sync.Mutex
+		copies = map[string]int{}
+	)
+	sales := func(context.Context, string) (*receipt.Fiscal, error) {
+		return &receipt.Fiscal{Ticket: 7, Till: "A", Software: "Comptoir test"}, nil
+	}
+	duplicate := func(_ context.Context, order string) (*receipt.Fiscal, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		copies[order]++
+		return &receipt.Fiscal{Ticket: 7, Till: "A", Software: "Comptoir test", Duplicate: copies[order]}, nil
+	}
+	print := func(e *env, want string) *ReceiptView {
+		t.Helper()
+		e.must(e.s.ChooseReceipt(ReceiptPrint))
+		return e.waitFor("receipt "+want, func(v CheckoutView) bool { return v.Receipt != nil && v.Receipt.Status == want }).Receipt
+	}
+	e := newEnv(t, withFiscal(sales, duplicate))
+	e.cart("eclair-cafe", 1)
+	e.must(e.s.Pay(MethodCard))
+	order := e.waitPhase(PhaseApproved).OrderID
+	e.waitFor("order ticket", func(CheckoutView) bool { return len(e.printedFrom("print")) == 1 })
+
+	e.printer.print = func(context.Context, *localapi.PrintRequest) (*localapi.StatusResponse, error) {
+		return nil, &localapi.APIError{Endpoint: "/print", Message: "Printer out of paper"}
+	}
+	print(e, ReceiptError)
+	e.printer.print = nil
+	print(e, ReceiptDone)
+	for k := 1; k <= 2; k++ {
+		print(e, ReceiptDone)
+	}
+	printed := e.printedFrom("print")
+	if len(printed) != 4 {
+		t.Fatalf("%d tickets printed, want the order ticket and three receipts", len(printed))
+	}
+	for i, want := range []string{"", "DUPLICATA n° 1", "DUPLICATA n° 2"} {
+		text := printed[1+i].Text
+		if !strings.Contains(text, "TOTAL") || (want == "") == strings.Contains(text, "DUPLICATA") || !strings.Contains(text, want) {
+			t.Fatalf("receipt %d, want %q:\n%s", i+1, want, text)
+		}
+	}
+	if copies[order] != 2 {
+		t.Fatalf("%d copies recorded, want 2", copies[order])
+	}
+
+	// Without a fiscal journal to count it, no second print.
+	e = newEnv(t)
+	e.cart("eclair-cafe", 1)
+	e.must(e.s.Pay(MethodCard))
+	e.waitPhase(PhaseApproved)
+	e.waitFor("order ticket", func(CheckoutView) bool { return len(e.printedFrom("print")) == 1 })
+	print(e, ReceiptDone)
+	if r := print(e, ReceiptError); !strings.Contains(r.Message, "printed already") {
+		t.Fatalf("a second print without a fiscal journal: %+v", r)
+	}
+	if n := len(e.printedFrom("print")); n != 2 {
+		t.Fatalf("%d tickets printed, want the order ticket and one receipt", n)
+	}
 }
 
 func TestUnavailableAndBack(t *testing.T) {

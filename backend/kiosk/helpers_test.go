@@ -19,6 +19,7 @@ import (
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 	"github.com/comptoir-pos/comptoir/backend/payment"
+	"github.com/comptoir-pos/comptoir/backend/receipt"
 	"github.com/comptoir-pos/comptoir/backend/terminalsim"
 )
 
@@ -109,6 +110,13 @@ type envConfig struct {
 	// links: payment links through a simulated cloud, shown linkScreen.
 	links      bool
 	linkScreen time.Duration
+	// sales and duplicate: the fiscal journal's (Config.Sales, Duplicate).
+	sales, duplicate func(context.Context, string) (*receipt.Fiscal, error)
+}
+
+// withFiscal records sales and copies of receipts with these.
+func withFiscal(sales, duplicate func(context.Context, string) (*receipt.Fiscal, error)) envOption {
+	return func(c *envConfig) { c.sales, c.duplicate = sales, duplicate }
 }
 
 // withLinks offers paying by phone, through a simulated provider cloud.
@@ -180,6 +188,7 @@ func newEnv(t *testing.T, opts ...envOption) *env {
 	s, err := New(Config{
 		Journal: db, Payments: o, Links: e.links, LinkScreen: cfg.linkScreen,
 		Printer: device.LocalClient(e.printer), Emitter: e.events, Relay: relay, DataDir: e.dir,
+		Sales: cfg.sales, Duplicate: cfg.duplicate,
 		Version: "test", Logger: cmp.Or(cfg.logger, testLogger(t)),
 		Terminal: TerminalFunc(func() TerminalStatus {
 			since, _ := e.since.Load().(time.Time)

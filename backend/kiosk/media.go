@@ -57,19 +57,17 @@ func (s *Service) Media() http.Handler {
 		}
 		if width := mediaWidth(r.URL.Query().Get("w")); width > 0 {
 			key := sizedKey(name, width)
-			p, ok := s.sized.get(key, mod)
-			if !ok {
-				if data, kind, sized := sizePicture(name, rs, width); sized {
-					p = &sizedPicture{key: key, data: data, kind: kind, mod: mod}
-					s.sized.put(p)
-				} else if _, err := rs.Seek(0, io.SeekStart); err != nil {
-					http.NotFound(w, r)
-					return
-				}
-			}
-			if p != nil {
+			p, ok := s.sized.sized(r.Context(), key, mod, func() (*sizedPicture, bool) {
+				data, kind, sized := sizePicture(name, rs, width)
+				return &sizedPicture{key: key, data: data, kind: kind, mod: mod}, sized
+			})
+			if ok {
 				h.Set("Content-Type", p.kind)
 				http.ServeContent(w, r, "", mod, bytes.NewReader(p.data))
+				return
+			}
+			if _, err := rs.Seek(0, io.SeekStart); err != nil {
+				http.NotFound(w, r)
 				return
 			}
 		}

@@ -2,6 +2,10 @@ package kiosk
 
 import (
 	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -9,9 +13,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 )
 
@@ -122,5 +129,164 @@ func TestTheSizedCacheKeepsWithinItsBytes(t *testing.T) {
 	}
 	if _, ok := c.get("c", now); !ok {
 		t.Fatal("the newest was dropped")
+	}
+}
+
+// withHeader is a small picture (a PNG or a JPEG) whose header says it is
+// w×h: what decoding it would cost is in its header, not in its bytes.
+func withHeader(t *testing.T, format string, w, h int, deep, progressive bool) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	switch format {
+	case "png":
+		var m image.Image = image.NewNRGBA(image.Rect(0, 0, 1, 1))
+		if deep {
+			m = image.NewNRGBA64(image.Rect(0, 0, 1, 1))
+		}
+		if err := png.Encode(&buf, m); err != nil {
+			t.Fatal(err)
+		}
+		b := buf.Bytes()
+		binary.BigEndian.PutUint32(b[16:], uint32(w))
+		binary.BigEndian.PutUint32(b[20:], uint32(h))
+		binary.BigEndian.PutUint32(b[29:], crc32.ChecksumIEEE(b[12:29]))
+		return b
+	default:
+		if err := jpeg.Encode(&buf, image.NewRGBA(image.Rect(0, 0, 8, 8)), nil); err != nil {
+			t.Fatal(err)
+		}
+		b := buf.Bytes()
+		i := bytes.Index(b, []byte{0xff, 0xc0})
+		if progressive {
+			b[i+1] = 0xc2
+		}
+		binary.BigEndian.PutUint16(b[i+5:], uint16(h))
+		binary.BigEndian.PutUint16(b[i+7:], uint16(w))
+		return b
+	}
+}
+
+// A picture is sized only when what decoding and scaling it take, read
+// from its header, is within bounds: a few hundred bytes saying 6000×6600
+// pixels of 16 bits (320 MiB decoded), or 12 million pixels of 16 bits, or
+// a progressive JPEG of 12 million pixels (whose decoder keeps every
+// coefficient), are served as they are, nothing decoded. A phone's photo
+// is sized at every width.
+func TestAPictureTooCostlyToSizeIsNotDecoded(t *testing.T) {
+	for _, c := range []struct {
+		name, file string
+		w, h       int
+		data       []byte
+	}{
+		{"a 16-bit PNG of 40 million pixels", "p.png", 6000, 6600, withHeader(t, "png", 6000, 6600, true, false)},
+		{"a 16-bit PNG of 12 million pixels", "p.png", 4000, 3000, withHeader(t, "png", 4000, 3000, true, false)},
+		{"a PNG past the pixels a tile needs", "p.png", 5000, 4000, withHeader(t, "png", 5000, 4000, false, false)},
+		{"a progressive JPEG of 12 million pixels", "p.jpg", 4000, 3000, withHeader(t, "jpeg", 4000, 3000, false, true)},
+	} {
+		if cfg, _, err := image.DecodeConfig(bytes.NewReader(c.data)); err != nil || cfg.Width != c.w || cfg.Height != c.h {
+			t.Fatalf("%s: its header reads %+v, %v", c.name, cfg, err)
+		}
+		var ok bool
+		n := allocated(func() { _, _, ok = sizePicture(c.file, bytes.NewReader(c.data), 160) })
+		if ok || n > 1<<20 {
+			t.Errorf("%s (%d bytes): sized %v, %d KiB allocated", c.name, len(c.data), ok, n>>10)
+		}
+	}
+	photo := image.Config{ColorModel: color.YCbCrModel, Width: 4032, Height: 3024}
+	for _, w := range MediaWidths {
+		if cost := sizingCost(photo, "jpeg", bytes.NewReader(withHeader(t, "jpeg", 4032, 3024, false, false)), w); cost > maxSizingBytes {
+			t.Errorf("a phone's photo at %d pixels: %d MiB, over the bound", w, cost>>20)
+		}
+	}
+	if cost := sizingCost(photo, "jpeg", bytes.NewReader(withHeader(t, "jpeg", 4032, 3024, false, true)), 160); cost <= maxSizingBytes {
+		t.Errorf("a progressive photo the size of a phone's: %d MiB, within the bound", cost>>20)
+	}
+}
+
+// One picture at one width is sized once at a time: the other requests
+// for it wait and take the same result (or leave when their request
+// does); and at most maxSizing pictures are sized at once.
+func TestAPictureIsSizedOnceAtATime(t *testing.T) {
+	c := newSizedCache()
+	now := time.Now()
+	var calls, running, most atomic.Int32
+	release := make(chan struct{})
+	size := func(key string) func() (*sizedPicture, bool) {
+		return func() (*sizedPicture, bool) {
+			calls.Add(1)
+			n := running.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			<-release
+			running.Add(-1)
+			return &sizedPicture{key: key, data: []byte(key), mod: now}, true
+		}
+	}
+	var wg sync.WaitGroup
+	same := make([]*sizedPicture, 8)
+	for i := range same {
+		wg.Go(func() { same[i], _ = c.sized(t.Context(), "640:a.jpg", now, size("640:a.jpg")) })
+	}
+	for i := range 4 {
+		key := fmt.Sprintf("640:%d.jpg", i)
+		wg.Go(func() { c.sized(t.Context(), key, now, size(key)) })
+	}
+	testenv.Eventually(t, "sizings under way", func() bool { return running.Load() >= maxSizing })
+	// A request that leaves does not wait for the sizing.
+	gone, cancel := context.WithCancel(t.Context())
+	cancel()
+	if p, ok := c.sized(gone, "640:a.jpg", now, size("640:a.jpg")); ok || p != nil {
+		t.Fatal("a request gone still got a picture")
+	}
+	close(release)
+	wg.Wait()
+	if n := calls.Load(); n != 5 {
+		t.Fatalf("%d sizings for 5 pictures", n)
+	}
+	if m := most.Load(); m > maxSizing {
+		t.Fatalf("%d sizings at once, at most %d", m, maxSizing)
+	}
+	for _, p := range same {
+		if p == nil || p != same[0] {
+			t.Fatalf("the requests for one picture got %v", same)
+		}
+	}
+	if p, ok := c.get("640:a.jpg", now); !ok || p != same[0] {
+		t.Fatal("the sized picture was not kept")
+	}
+}
+
+// A sizing whose request left before it could begin is begun by the next
+// request for it.
+func TestASizingLeftBeforeItBeganIsTakenOver(t *testing.T) {
+	c := newSizedCache()
+	now := time.Now()
+	release := make(chan struct{})
+	for range maxSizing {
+		c.slots <- struct{}{} // every slot taken
+	}
+	first, leave := context.WithCancel(t.Context())
+	done := make(chan bool)
+	go func() { _, ok := c.sized(first, "k", now, nil); done <- ok }()
+	testenv.Eventually(t, "the first request waits for a slot", func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.inflight["k"] != nil
+	})
+	second := make(chan bool)
+	go func() {
+		_, ok := c.sized(t.Context(), "k", now, func() (*sizedPicture, bool) {
+			return &sizedPicture{key: "k", mod: now}, true
+		})
+		second <- ok
+	}()
+	leave()
+	if <-done {
+		t.Fatal("the request that left got a picture")
+	}
+	go func() { <-release; <-c.slots }()
+	close(release)
+	if !<-second {
+		t.Fatal("the second request did not size the picture")
 	}
 }

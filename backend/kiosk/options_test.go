@@ -109,3 +109,42 @@ func TestOptionGroupsAreChecked(t *testing.T) {
 		t.Fatalf("unknown choice field: %v", err)
 	}
 }
+
+// A line is one product with one set of choices, whatever the catalog's
+// ids hold: a product whose id reads like another's with a choice
+// ("burger~x/truffle"), or choices and groups whose ids hold the '+' that
+// joins them, make lines of their own, at their own prices.
+func TestLineIDsDoNotCollide(t *testing.T) {
+	cat := `{"currency":"EUR","categories":[{"id":"c","name":{"fr":"C"},"products":[
+	 {"id":"burger","name":{"fr":"Burger"},"price":1500,"vatRate":1000,
+	  "options":[{"id":"x","name":{"fr":"Extra"},"min":0,"max":1,"choices":[{"id":"truffle","name":{"fr":"Truffe"},"price":2000}]}]},
+	 {"id":"burger~x/truffle","name":{"fr":"Autocollant"},"price":10,"vatRate":2000},
+	 {"id":"bowl","name":{"fr":"Bol"},"price":900,"vatRate":1000,"options":[
+	  {"id":"x","name":{"fr":"Base"},"min":1,"max":1,"choices":[{"id":"a","name":{"fr":"A"},"price":0},{"id":"a+b","name":{"fr":"AB"},"price":300}]},
+	  {"id":"c","name":{"fr":"Sauce"},"min":0,"max":1,"choices":[{"id":"z","name":{"fr":"Z"},"price":100}]},
+	  {"id":"b+c","name":{"fr":"Topping"},"min":0,"max":1,"choices":[{"id":"z","name":{"fr":"Z2"},"price":700}]}]}]}]}`
+	e := newEnv(t, withCatalog(cat))
+	e.must(e.s.Start("fr"))
+	e.must(e.s.ChooseDining(DiningEatIn))
+	e.must(e.s.AddItem("burger~x/truffle", 1))
+	v := e.must(e.s.AddWithChoices("burger", 5, []string{"x/truffle"}))
+	if len(v.Lines) != 2 || v.Total != 10+5*3500 {
+		t.Fatalf("a sticker and 5 truffle burgers: %+v, total %d", v.Lines, v.Total)
+	}
+	for _, l := range v.Lines {
+		if want := map[string]int64{"burger~x/truffle": 10, "burger": 3500}[l.ProductID]; l.UnitPrice != want || (l.ProductID == "burger") != (l.Qty == 5) {
+			t.Fatalf("line %+v", l)
+		}
+	}
+	sticker := v.Lines[0].ID
+	v = e.must(e.s.AddWithChoices("bowl", 1, []string{"x/a+b", "c/z"}))
+	v = e.must(e.s.AddWithChoices("bowl", 1, []string{"x/a", "b+c/z"}))
+	if len(v.Lines) != 4 || v.Lines[2].UnitPrice != 1300 || v.Lines[3].UnitPrice != 1600 || v.Lines[2].ID == v.Lines[3].ID {
+		t.Fatalf("two bowls of other choices: %+v", v.Lines[2:])
+	}
+	// Each line is reached by its own id.
+	v = e.must(e.s.SetQuantity(sticker, 0))
+	if len(v.Lines) != 3 || v.Lines[0].ProductID != "burger" || v.Lines[0].Qty != 5 {
+		t.Fatalf("after removing the sticker: %+v", v.Lines)
+	}
+}

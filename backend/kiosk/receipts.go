@@ -23,13 +23,22 @@ const (
 // ChooseReceipt is the customer's receipt choice once paid: print (the
 // terminal's printer), email or sms (the terminal asks for the address or
 // number), or none. The outcome follows in the next snapshots.
+//
+// The receipt is printed once as the original. A customer who prints it
+// again gets a copy recorded and marked as staff's reprints are
+// (Config.Duplicate: DUPLICATA n° k in the fiscal journal's count of the
+// ticket's copies), never a second original: a French tax inspector
+// expects every reprint of a sale's ticket to say it is one and to be
+// counted, and a customer is entitled to a copy, so it is not refused
+// (unless no fiscal journal can count it).
 func (s *Service) ChooseReceipt(choice ReceiptChoice) (CheckoutView, error) {
 	var (
-		ord  *order
-		gen  int
-		r    receipt.Receipt
-		opt  receipt.Options
-		txID string
+		ord       *order
+		gen       int
+		r         receipt.Receipt
+		opt       receipt.Options
+		txID      string
+		duplicate bool
 	)
 	v := s.intent(func() string {
 		if s.co.phase != PhaseApproved || s.co.order == nil {
@@ -50,6 +59,7 @@ func (s *Service) ChooseReceipt(choice ReceiptChoice) (CheckoutView, error) {
 		ord, gen = s.co.order, s.co.gen
 		r, opt = s.receiptLocked(ord, true)
 		txID = ord.shareTxID
+		duplicate = choice == ReceiptPrint && ord.receiptPrinted
 		return ""
 	})
 	if ord == nil {
@@ -58,17 +68,38 @@ func (s *Service) ChooseReceipt(choice ReceiptChoice) (CheckoutView, error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		if s.cfg.Sales != nil {
-			// The recorded ticket's number on the receipt: recorded now
-			// if the ledger has not yet.
-			if f, err := s.cfg.Sales(s.ctx, ord.id); err != nil {
-				s.log.Warn("receipt without its ticket number", "order", ord.id, "err", err)
-			} else {
-				r.Fiscal = f
+		var (
+			err     error
+			printed bool
+		)
+		switch {
+		case duplicate && s.cfg.Duplicate == nil:
+			err = errNoCopy
+		case duplicate:
+			// A copy is recorded before it is printed, or not printed.
+			f, ferr := s.cfg.Duplicate(s.ctx, ord.id)
+			if ferr != nil {
+				err = fmt.Errorf("%w: %w", errCopyNotRecorded, ferr)
+				break
 			}
+			r.Fiscal = f
+			printed, err = s.sendReceipt(choice, txID, r, opt)
+		default:
+			if s.cfg.Sales != nil {
+				// The recorded ticket's number on the receipt: recorded now
+				// if the ledger has not yet.
+				if f, err := s.cfg.Sales(s.ctx, ord.id); err != nil {
+					s.log.Warn("receipt without its ticket number", "order", ord.id, "err", err)
+				} else {
+					r.Fiscal = f
+				}
+			}
+			printed, err = s.sendReceipt(choice, txID, r, opt)
 		}
-		err := s.sendReceipt(choice, txID, r, opt)
 		s.mu.Lock()
+		if printed {
+			ord.receiptPrinted = true
+		}
 		if s.co.gen != gen || s.co.phase != PhaseApproved {
 			s.mu.Unlock()
 			return
@@ -86,9 +117,12 @@ func (s *Service) ChooseReceipt(choice ReceiptChoice) (CheckoutView, error) {
 	return v, nil
 }
 
-func (s *Service) sendReceipt(choice ReceiptChoice, txID string, r receipt.Receipt, opt receipt.Options) error {
+// sendReceipt prints or shares the receipt. printed: a print went to the
+// printer, accepted or perhaps (an answer lost on the way): the next print
+// is a copy.
+func (s *Service) sendReceipt(choice ReceiptChoice, txID string, r receipt.Receipt, opt receipt.Options) (printed bool, err error) {
 	if s.cfg.Printer == nil {
-		return errNoPrinter
+		return false, errNoPrinter
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, receiptTimeout)
 	defer cancel()
@@ -96,13 +130,13 @@ func (s *Service) sendReceipt(choice ReceiptChoice, txID string, r receipt.Recei
 	case ReceiptPrint:
 		b, err := receipt.CustomerReceipt(r, opt)
 		if err != nil {
-			return err
+			return false, err
 		}
 		_, err = s.cfg.Printer.Print(ctx, device.Print{Data: hex.EncodeToString(b), Format: device.FormatESCPOS})
-		return err
+		return err == nil || device.KindOf(err) == device.Unsure, err
 	default:
 		if txID == "" {
-			return errNoTransaction
+			return false, errNoTransaction
 		}
 		medium := device.ShareEmail
 		if choice == ReceiptSMS {
@@ -111,7 +145,7 @@ func (s *Service) sendReceipt(choice ReceiptChoice, txID string, r receipt.Recei
 		_, err := s.cfg.Printer.ShareReceipt(ctx, device.Share{
 			Ticket: receipt.ShareReceiptTicket(r, opt), TransactionID: txID, Medium: medium,
 		})
-		return err
+		return false, err
 	}
 }
 
@@ -184,8 +218,10 @@ func (s *Service) textLocked(t Text, lang string) string {
 }
 
 var (
-	errNoPrinter     = errors.New("kiosk: no printer configured")
-	errNoTransaction = errors.New("kiosk: no card transaction to attach the receipt to")
+	errNoPrinter       = errors.New("kiosk: no printer configured")
+	errNoTransaction   = errors.New("kiosk: no card transaction to attach the receipt to")
+	errNoCopy          = errors.New("kiosk: the receipt was printed already, and no fiscal journal counts copies")
+	errCopyNotRecorded = errors.New("kiosk: the copy could not be recorded in the fiscal journal: nothing printed")
 )
 
 // receiptMessage says why a receipt failed, for the screen.
@@ -195,6 +231,8 @@ func receiptMessage(err error) string {
 		return "No printer is available: please ask at the counter for your receipt."
 	case errors.Is(err, errNoTransaction):
 		return "This payment cannot be sent as a receipt: please ask at the counter."
+	case errors.Is(err, errNoCopy), errors.Is(err, errCopyNotRecorded):
+		return "Your receipt was printed already: please ask at the counter for a copy."
 	}
 	var de *device.Error
 	if !errors.As(err, &de) {

@@ -76,9 +76,14 @@ type Config struct {
 	Printer device.Printer
 	// Sales records a paid order's sale ticket in the fiscal journal (once)
 	// and returns the mentions its receipt prints; nil: none printed.
-	Sales    func(ctx context.Context, orderID string) (*receipt.Fiscal, error)
-	Terminal TerminalSource // nil: FixedTerminal("", "")
-	Emitter  Emitter        // nil: no events
+	Sales func(ctx context.Context, orderID string) (*receipt.Fiscal, error)
+	// Duplicate records a reprint of an order's receipt in the fiscal
+	// journal and returns the mentions of the copy (DUPLICATA n° k, k
+	// counting the reprints of its ticket, staff's included), as staff
+	// mode's reprints do; nil: a customer's second print is refused.
+	Duplicate func(ctx context.Context, orderID string) (*receipt.Fiscal, error)
+	Terminal  TerminalSource // nil: FixedTerminal("", "")
+	Emitter   Emitter        // nil: no events
 	// Relay, when set, is bound to the Service: pass the same Relay as the
 	// orchestrator's (and the discovery Tracker's) Emitter, built before.
 	Relay   *Relay

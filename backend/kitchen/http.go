@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/internal/webguard"
 )
 
 // longPoll bounds how long a GET with ?since= waits for a change: under
@@ -33,6 +35,12 @@ func Handler(k *Kitchen) http.Handler {
 		writeJSON(w, http.StatusOK, k.Board())
 	})
 	mux.HandleFunc("POST /api/kitchen/bump", func(w http.ResponseWriter, r *http.Request) {
+		// As browser mode's other POSTs: a form cannot send JSON, nor a
+		// script of another origin without a preflight never granted.
+		if !webguard.IsJSON(r) {
+			writeJSON(w, http.StatusUnsupportedMediaType, map[string]string{"error": "a bump is sent as application/json"})
+			return
+		}
 		var b Bump
 		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4<<10))
 		dec.DisallowUnknownFields()

@@ -238,7 +238,9 @@ func (s *Staff) Refund(ctx context.Context, sessionID, orderID string, amount in
 		}
 		return payment.View{}, &Error{Code: EINVALID, Message: msg, Err: err}
 	}
-	s.note(ctx, v.UUID, sess.Who, fmt.Sprintf("refund of %d asked by staff: %s %s\nterminal answered: %s", amount, v.State, v.Message, rawText(v.Raw)))
+	// The note says what happened; the answer itself is journaled on the
+	// refund's attempt, its card data apart (and purged in time).
+	s.note(ctx, v.UUID, sess.Who, strings.TrimSpace(fmt.Sprintf("refund of %d asked by staff: %s %s", amount, v.State, outcomeWords(v.TransactionID, v.Message))))
 	return v, nil
 }
 
@@ -269,10 +271,10 @@ func (s *Staff) Reprint(ctx context.Context, sessionID, uuid string) error {
 	defer cancel()
 	resp, err := s.cfg.Terminal.Print(tctx, device.Print{Data: hex.EncodeToString(b), Format: device.FormatESCPOS})
 	if err != nil {
-		s.note(ctx, att.UUID, sess.Who, "receipt reprint failed: "+err.Error()+"\nterminal answered: "+rawText(device.RawOf(err)))
+		s.note(ctx, att.UUID, sess.Who, "receipt reprint failed: "+err.Error())
 		return terminalErr(err, receiptMessage, "The receipt was not printed")
 	}
-	s.note(ctx, att.UUID, sess.Who, "receipt reprinted\nterminal answered: "+rawText(resp.Raw))
+	s.note(ctx, att.UUID, sess.Who, "receipt reprinted: "+answerWords(resp))
 	return nil
 }
 
@@ -301,10 +303,10 @@ func (s *Staff) Share(ctx context.Context, sessionID, uuid string, medium device
 		Ticket: receipt.ShareReceiptTicket(r, opt), TransactionID: att.TransactionID, Medium: medium,
 	})
 	if err != nil {
-		s.note(ctx, att.UUID, sess.Who, "receipt share ("+string(medium)+") failed: "+err.Error()+"\nterminal answered: "+rawText(device.RawOf(err)))
+		s.note(ctx, att.UUID, sess.Who, "receipt share ("+string(medium)+") failed: "+err.Error())
 		return terminalErr(err, receiptMessage, "The receipt was not sent")
 	}
-	s.note(ctx, att.UUID, sess.Who, "receipt shared ("+string(medium)+")\nterminal answered: "+rawText(resp.Raw))
+	s.note(ctx, att.UUID, sess.Who, "receipt shared ("+string(medium)+"): "+answerWords(resp))
 	return nil
 }
 

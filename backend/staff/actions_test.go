@@ -2,6 +2,7 @@ package staff
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -330,6 +331,35 @@ func TestRefundWithinWhatWasCharged(t *testing.T) {
 	}
 	if refunded != 2000 {
 		t.Fatalf("terminal refunded %d, want 2000", refunded)
+	}
+}
+
+// The terminal answers a refund with the card's token and both card
+// tickets. The journal keeps them apart and purges them
+// (journal.splitCard); staff's notes on the attempts and the audit lines,
+// kept for good, say what happened in words and hold none of it.
+func TestStaffNotesHoldNoCardData(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	ord, debit := e.paidOrder(2000)
+	v, err := e.st.Refund(e.ctx, s.ID, ord, 500)
+	if err != nil || v.State != journal.StateApproved {
+		t.Fatalf("refund %+v, %v", v, err)
+	}
+	var card struct{ CardToken, ClientCardTicket, MerchantCardTicket string }
+	if err := json.Unmarshal(v.Raw, &card); err != nil || card.CardToken == "" || card.ClientCardTicket == "" {
+		t.Fatalf("the simulated terminal's refund carries no card data to look for: %s", v.Raw)
+	}
+	if err := e.st.Reprint(e.ctx, s.ID, debit.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.Share(e.ctx, s.ID, debit.UUID, device.ShareEmail); err != nil {
+		t.Fatal(err)
+	}
+	e.purgedOfCardData(s.ID, []string{debit.UUID, v.UUID}, card.CardToken)
+	if ev := e.lastEvent(v.UUID); ev.Actor != s.Who || !strings.Contains(ev.Detail, "refund of 500 asked by staff: approved") ||
+		!strings.Contains(ev.Detail, v.TransactionID) {
+		t.Fatalf("the refund's note %q does not say what happened", ev.Detail)
 	}
 }
 

@@ -238,6 +238,12 @@ func TestRefundTransactionByAPI(t *testing.T) {
 	if !found {
 		t.Fatalf("no adoption in the audit trail: %+v", audit)
 	}
+	// The provider's record of the charge carries its card tickets: kept
+	// apart from the adopted debit's events and its audit line, and purged.
+	if !strings.Contains(string(debit.Response), "CUSTOMER COPY") {
+		t.Fatalf("the provider's record has no card ticket to look for: %s", debit.Response)
+	}
+	e.purgedOfCardData(sid, []string{debit.UUID, r.UUID})
 }
 
 // The kiosk reconciles the previous day as soon as it starts.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 )
 
@@ -201,10 +203,26 @@ func (s *Staff) note(ctx context.Context, uuid, who, text string) {
 	}
 }
 
-// rawText is a terminal answer for a note: as received, or a placeholder.
-func rawText(raw []byte) string {
-	if len(raw) == 0 {
-		return "(no answer body)"
+// A note is an event of its attempt, kept for good: it says in words what
+// the terminal or the provider answered, never the answer itself. Answers
+// carry the card's token and tickets, which the journal keeps apart from
+// the events and purges after the retention period (journal.splitCard);
+// an answer copied into a note would escape that.
+
+// answerWords is a print or share answer for a note: accepted, with the
+// terminal's words if it had any.
+func answerWords(a device.Answer) string {
+	if a.Message == "" {
+		return "accepted by the terminal"
 	}
-	return string(raw)
+	return "accepted by the terminal (" + a.Message + ")"
+}
+
+// outcomeWords is a payment's transaction id and message for a note.
+func outcomeWords(transactionID, message string) string {
+	out := message
+	if transactionID != "" {
+		out = strings.TrimSpace(out + " (transaction " + transactionID + ")")
+	}
+	return out
 }

@@ -260,7 +260,7 @@ func (s *Staff) CaptureLink(ctx context.Context, sessionID, uuid string) (Attemp
 	switch {
 	case err == nil:
 	case errors.As(err, &refused):
-		s.note(ctx, uuid, sess.Who, "capture refused by the provider: "+refused.Message+"\nprovider answered: "+rawText(refused.Raw))
+		s.note(ctx, uuid, sess.Who, "capture refused by the provider: "+refused.Message)
 		return AttemptView{}, &Error{Code: ETERMINAL, Message: "The provider did not capture the payment: " + refused.Message + ". Nothing was captured; the payment stays authorised.", Err: err}
 	case errors.Is(err, payment.ErrNotCapturable):
 		return AttemptView{}, &Error{Code: EINVALID, Message: "Only a paid link whose payment was authorised and not yet captured can be captured.", Err: err}
