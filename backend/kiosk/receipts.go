@@ -124,7 +124,11 @@ func (s *Service) sendReceipt(choice ReceiptChoice, txID string, r receipt.Recei
 	if s.cfg.Printer == nil {
 		return false, errNoPrinter
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, receiptTimeout)
+	timeout := shareTimeout
+	if choice == ReceiptPrint {
+		timeout = receiptTimeout
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, timeout)
 	defer cancel()
 	switch choice {
 	case ReceiptPrint:

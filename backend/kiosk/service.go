@@ -58,6 +58,9 @@ const (
 	DefaultUnreachableGrace = 15 * time.Second
 	DefaultLinkScreen       = 5 * time.Minute // a payment link's QR code on screen
 	receiptTimeout          = 30 * time.Second
+	// shareTimeout bounds a receipt sent by e-mail or SMS: the terminal
+	// prompts the customer for the address or number, which takes a while.
+	shareTimeout = 125 * time.Second
 )
 
 // Config wires a Service.
