@@ -97,6 +97,10 @@ type Charge struct {
 	// journal compares them with what was asked.
 	Currency string
 	Type     string
+	// NoTipScreen: the customer saw no tip screen for this attempt (the
+	// caller, which knows where it went, says so): a gift other than the
+	// one asked is then a disagreement, like another amount.
+	NoTipScreen bool
 }
 
 // TransitionInfo is what came with a state change.

@@ -116,7 +116,7 @@ func TestApprovalThatDisagreesWithTheRequestPaysNothing(t *testing.T) {
 		policy  Policy
 	}{
 		{"a kiosk's payment as asked", Charge{Amount: 130, Currency: "EUR"}, "", PolicyKiosk},
-		{"a tip on a kiosk's payment", Charge{Amount: 130, GiftAmount: 20, Currency: "EUR"}, "a tip of 20 where 0 was asked", PolicyKiosk},
+		{"a tip where the customer saw no tip screen", Charge{Amount: 130, GiftAmount: 20, Currency: "EUR", NoTipScreen: true}, "a tip of 20 where 0 was asked", PolicyKiosk},
 		{"as asked", Charge{Amount: 130, Currency: "EUR", Type: "debit"}, "", PolicyCounter},
 		{"as asked, lower-case currency", Charge{Amount: 130, Currency: "eur", Type: "DEBIT"}, "", PolicyCounter},
 		{"no currency, no type named", Charge{Amount: 130}, "", PolicyCounter},

@@ -164,7 +164,7 @@ func disagreement(a Attempt, orderCurrency string, c Charge) string {
 	if c.Amount != a.Amount {
 		why = append(why, fmt.Sprintf("%d charged where %d was asked", c.Amount, a.Amount))
 	}
-	if noTipScreen(a) && c.GiftAmount != a.GiftAmount {
+	if c.NoTipScreen && c.GiftAmount != a.GiftAmount {
 		why = append(why, fmt.Sprintf("a tip of %d where %d was asked, with no tip screen", c.GiftAmount, a.GiftAmount))
 	}
 	if cur := strings.TrimSpace(c.Currency); cur != "" && alphaCurrency(cur) != strings.ToUpper(orderCurrency) {
@@ -191,16 +191,6 @@ func alphaCurrency(code string) string {
 		return "GBP"
 	}
 	return code
-}
-
-// noTipScreen: the terminal showed the customer no tip screen for a, so the
-// tip charged can only be the one asked: a kiosk's payment on a terminal
-// (sent with enableGiftScreen false) and any refund (optional screens are
-// disabled). A payment link's customer may add a tip on the phone; the
-// counter's terminal may show its tip screen.
-func noTipScreen(a Attempt) bool {
-	terminal := a.Channel == "" || a.Channel == ChannelLocal || a.Channel == ChannelCloud
-	return terminal && (a.Kind == KindRefund || (a.Kind == KindDebit && a.Policy == PolicyKiosk))
 }
 
 // lostRace explains a guarded update that matched no row.

@@ -695,7 +695,8 @@ func (d *driver) finish(to journal.State, a *Answer, note string, ref *refusal) 
 		if c != nil {
 			info.TransactionID = c.TransactionID
 			if to == journal.StateApproved {
-				info.Charged = &journal.Charge{Amount: c.Amount, GiftAmount: c.GiftAmount, Currency: c.Currency, Type: c.Type}
+				info.Charged = &journal.Charge{Amount: c.Amount, GiftAmount: c.GiftAmount, Currency: c.Currency, Type: c.Type,
+					NoTipScreen: noTipScreen(d.att)}
 			}
 		}
 	case ref != nil:

@@ -106,6 +106,7 @@ func TestApprovalThatDisagreesIsFlaggedAndPaysNothing(t *testing.T) {
 		{"over", func(tx *localapi.Transaction) { tx.Amount += 1 }, "1001 charged where 1000 was asked"},
 		{"currency", func(tx *localapi.Transaction) { tx.CurrencyCode = "CHF" }, `currency "CHF"`},
 		{"type", func(tx *localapi.Transaction) { tx.TransactionType = "refund" }, "a refund where a debit was asked"},
+		{"a tip the kiosk's terminal could not ask", func(tx *localapi.Transaction) { tx.GiftAmount = 150 }, "a tip of 150 where 0 was asked"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -70,6 +70,16 @@ func TraitsOf(ch journal.Channel) Traits {
 	return traits[ch]
 }
 
+// noTipScreen: the customer saw no tip screen for a, so the tip charged can
+// only be the one asked: a terminal's payment in kiosk mode (sent with
+// enableGiftScreen false) and a refund on a terminal (optional screens are
+// disabled). The counter's terminal may show its tip screen; a payment
+// link's customer may add a tip on the phone.
+func noTipScreen(a journal.Attempt) bool {
+	return TraitsOf(a.Channel).Terminal &&
+		(a.Kind == journal.KindRefund || (a.Kind == journal.KindDebit && a.Policy == journal.PolicyKiosk))
+}
+
 // LinksTerminal is the journal's terminal name of the payment links (each
 // link is journaled under it, "/", its order: see ChannelRules.Concurrent).
 const LinksTerminal = "links"

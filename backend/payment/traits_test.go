@@ -118,3 +118,27 @@ func TestStaffsListMarksTheCloudAndTheLinks(t *testing.T) {
 		}
 	}
 }
+
+// The customer sees no tip screen on a terminal's payment in kiosk mode
+// (enableGiftScreen false) nor on a refund on a terminal: there, the
+// journal checks the tip charged like the amount. The counter's terminal
+// may show its tip screen, and a payment link's customer may add a tip on
+// the phone.
+func TestRuleNoTipScreenOnAKiosksTerminalPaymentNorARefund(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		a    journal.Attempt
+		want bool
+	}{
+		{"kiosk, the LAN", journal.Attempt{Kind: journal.KindDebit, Policy: journal.PolicyKiosk}, true},
+		{"kiosk, through the cloud", journal.Attempt{Kind: journal.KindDebit, Policy: journal.PolicyKiosk, Channel: journal.ChannelCloud}, true},
+		{"refund on the terminal", journal.Attempt{Kind: journal.KindRefund, Policy: journal.PolicyRefund}, true},
+		{"counter", journal.Attempt{Kind: journal.KindDebit, Policy: journal.PolicyCounter}, false},
+		{"kiosk, a payment link", journal.Attempt{Kind: journal.KindDebit, Policy: journal.PolicyKiosk, Channel: journal.ChannelLink}, false},
+		{"refund by API", journal.Attempt{Kind: journal.KindRefund, Policy: journal.PolicyRefund, Channel: journal.ChannelWebservices}, false},
+	} {
+		if got := noTipScreen(tc.a); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -52,7 +52,8 @@ func (o *Orchestrator) settleUnknown(ctx context.Context) ([]View, error) {
 			res.To, res.Note = journal.StateDeclined, "settled from the provider's history: "+m.String()+": not charged"
 			if m.Charge.Approved {
 				res.To, res.Note = journal.StateApproved, "settled from the provider's history: "+m.String()
-				res.Charged = &journal.Charge{Amount: m.Charge.Amount, GiftAmount: m.Charge.GiftAmount, Currency: m.Charge.Currency}
+				res.Charged = &journal.Charge{Amount: m.Charge.Amount, GiftAmount: m.Charge.GiftAmount, Currency: m.Charge.Currency,
+					NoTipScreen: noTipScreen(att)}
 				if att.Kind == journal.KindReversal {
 					res.Charged = &journal.Charge{Amount: att.Amount}
 				}
