@@ -78,104 +78,124 @@ func checkDepth(data []byte) int64 {
 // the schema and each of its keys is. It returns the decoder's syntax
 // error, if any.
 func scanPositions(data []byte) (*positions, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	pos := &positions{objects: map[string]int64{}, keys: map[string]int64{}}
-	// skip walks a value no error names (and all it holds) without
-	// recording it.
-	skip := func() error {
-		depth := 0
-		for {
-			tok, err := dec.Token()
-			if err != nil {
-				return err
-			}
-			if d, ok := tok.(json.Delim); ok {
-				if d == '{' || d == '[' {
-					depth++
-				} else {
-					depth--
-				}
-			}
-			if depth == 0 {
-				return nil
-			}
-		}
+	sc := &scanner{dec: json.NewDecoder(bytes.NewReader(data)),
+		pos: &positions{objects: map[string]int64{}, keys: map[string]int64{}}}
+	sc.dec.UseNumber()
+	if err := sc.value("", "root"); err != nil {
+		return nil, err
 	}
-	var value func(path, kind string) error
-	value = func(path, kind string) error {
-		if kind == "other" {
-			return skip()
-		}
-		tok, err := dec.Token()
+	if _, err := sc.dec.Token(); err != io.EOF {
+		return nil, errTrailing
+	}
+	return sc.pos, nil
+}
+
+// scanner is scanPositions' walk.
+type scanner struct {
+	dec *json.Decoder
+	pos *positions
+}
+
+// The schema's objects: the kind of a key's value in an object of a kind
+// (categories under the root...), and of a list's elements; any other is
+// "other", walked without being recorded.
+var (
+	childKinds = map[[2]string]string{
+		{"root", "categories"}: "categories", {"category", "products"}: "products",
+		{"product", "options"}: "groups", {"group", "choices"}: "choices",
+	}
+	elemKinds = map[string]string{"categories": "category", "products": "product", "groups": "group", "choices": "choice"}
+)
+
+// skip walks a value no error names (and all it holds) without recording
+// it.
+func (sc *scanner) skip() error {
+	depth := 0
+	for {
+		tok, err := sc.dec.Token()
 		if err != nil {
 			return err
 		}
-		d, ok := tok.(json.Delim)
-		if !ok {
+		if d, ok := tok.(json.Delim); ok {
+			if d == '{' || d == '[' {
+				depth++
+			} else {
+				depth--
+			}
+		}
+		if depth == 0 {
 			return nil
 		}
-		switch d {
-		case '{':
-			// The offset just after '{': its line is the object's line.
-			obj := &objectPos{path: path, kind: kind}
-			pos.objects[path] = dec.InputOffset() - 1
-			pos.order = append(pos.order, obj)
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return err
-				}
-				key, _ := kt.(string)
-				kp := key
-				if path != "" {
-					kp = path + "." + key
-				}
-				pos.keys[kp] = dec.InputOffset() - 1
-				obj.keys = append(obj.keys, key)
-				child := "other"
-				switch {
-				case kind == "root" && key == "categories":
-					child = "categories"
-				case kind == "category" && key == "products":
-					child = "products"
-				case kind == "product" && key == "options":
-					child = "groups"
-				case kind == "group" && key == "choices":
-					child = "choices"
-				}
-				if err := value(kp, child); err != nil {
-					return err
-				}
-			}
-		case '[':
-			elem := "other"
-			switch kind {
-			case "categories":
-				elem = "category"
-			case "products":
-				elem = "product"
-			case "groups":
-				elem = "group"
-			case "choices":
-				elem = "choice"
-			}
-			for i := 0; dec.More(); i++ {
-				if err := value(path+"["+strconv.Itoa(i)+"]", elem); err != nil {
-					return err
-				}
-			}
-		}
-		_, err = dec.Token() // the closing delimiter
+	}
+}
+
+// value walks the value at path, of the schema's kind.
+func (sc *scanner) value(path, kind string) error {
+	if kind == "other" {
+		return sc.skip()
+	}
+	tok, err := sc.dec.Token()
+	if err != nil {
 		return err
 	}
-	if err := value("", "root"); err != nil {
-		return nil, err
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return nil
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errTrailing
+	switch d {
+	case '{':
+		err = sc.object(path, kind)
+	case '[':
+		err = sc.list(path, kind)
 	}
-	return pos, nil
+	if err != nil {
+		return err
+	}
+	_, err = sc.dec.Token() // the closing delimiter
+	return err
+}
+
+// object records an object of kind at path (the offset just after '{': its
+// line is the object's) and each of its keys, and walks their values.
+func (sc *scanner) object(path, kind string) error {
+	obj := &objectPos{path: path, kind: kind}
+	sc.pos.objects[path] = sc.dec.InputOffset() - 1
+	sc.pos.order = append(sc.pos.order, obj)
+	for sc.dec.More() {
+		kt, err := sc.dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := kt.(string)
+		kp := key
+		if path != "" {
+			kp = path + "." + key
+		}
+		sc.pos.keys[kp] = sc.dec.InputOffset() - 1
+		obj.keys = append(obj.keys, key)
+		child, ok := childKinds[[2]string{kind, key}]
+		if !ok {
+			child = "other"
+		}
+		if err := sc.value(kp, child); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// list walks the elements of a list of kind at path.
+func (sc *scanner) list(path, kind string) error {
+	elem, ok := elemKinds[kind]
+	if !ok {
+		elem = "other"
+	}
+	for i := 0; sc.dec.More(); i++ {
+		if err := sc.value(path+"["+strconv.Itoa(i)+"]", elem); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 var errTrailing = errors.New("content after the catalog")

@@ -68,34 +68,7 @@ func (s *Service) ChooseReceipt(choice ReceiptChoice) (CheckoutView, error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		var (
-			err     error
-			printed bool
-		)
-		switch {
-		case duplicate && s.cfg.Duplicate == nil:
-			err = errNoCopy
-		case duplicate:
-			// A copy is recorded before it is printed, or not printed.
-			f, ferr := s.cfg.Duplicate(s.ctx, ord.id)
-			if ferr != nil {
-				err = fmt.Errorf("%w: %w", errCopyNotRecorded, ferr)
-				break
-			}
-			r.Fiscal = f
-			printed, err = s.sendReceipt(choice, txID, r, opt)
-		default:
-			if s.cfg.Sales != nil {
-				// The recorded ticket's number on the receipt: recorded now
-				// if the ledger has not yet.
-				if f, err := s.cfg.Sales(s.ctx, ord.id); err != nil {
-					s.log.Warn("receipt without its ticket number", "order", ord.id, "err", err)
-				} else {
-					r.Fiscal = f
-				}
-			}
-			printed, err = s.sendReceipt(choice, txID, r, opt)
-		}
+		printed, err := s.issueReceipt(ord.id, duplicate, choice, txID, r, opt)
 		s.mu.Lock()
 		if printed {
 			ord.receiptPrinted = true
@@ -115,6 +88,31 @@ func (s *Service) ChooseReceipt(choice ReceiptChoice) (CheckoutView, error) {
 		s.publish(c, t)
 	}()
 	return v, nil
+}
+
+// issueReceipt gives the receipt of order its fiscal ticket's number, as
+// the original or, when duplicate, as a copy recorded before it is printed
+// (or not printed), then sends it as sendReceipt does.
+func (s *Service) issueReceipt(order string, duplicate bool, choice ReceiptChoice, txID string, r receipt.Receipt, opt receipt.Options) (printed bool, err error) {
+	switch {
+	case duplicate && s.cfg.Duplicate == nil:
+		return false, errNoCopy
+	case duplicate:
+		f, err := s.cfg.Duplicate(s.ctx, order)
+		if err != nil {
+			return false, fmt.Errorf("%w: %w", errCopyNotRecorded, err)
+		}
+		r.Fiscal = f
+	case s.cfg.Sales != nil:
+		// The recorded ticket's number on the receipt: recorded now if the
+		// ledger has not yet.
+		if f, err := s.cfg.Sales(s.ctx, order); err != nil {
+			s.log.Warn("receipt without its ticket number", "order", order, "err", err)
+		} else {
+			r.Fiscal = f
+		}
+	}
+	return s.sendReceipt(choice, txID, r, opt)
 }
 
 // sendReceipt prints or shares the receipt. printed: a print went to the
