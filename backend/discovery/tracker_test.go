@@ -146,9 +146,11 @@ func TestTrackerTakesTheOnlyTerminal(t *testing.T) {
 	if s := tr.Status(); s.Instance != "Yavin A" || s.Address != url || tr.BaseURL() != url {
 		t.Errorf("status %+v", s)
 	}
-	if v, _, _ := store.Get(t.Context(), DefaultStoreKey); v != "Yavin A" {
-		t.Errorf("remembered %q", v)
-	}
+	// The name is remembered right after the connection is announced.
+	testenv.Eventually(t, "remembered", func() bool {
+		v, _, _ := store.Get(t.Context(), DefaultStoreKey)
+		return v == "Yavin A"
+	})
 	if tx, err := tr.PaymentBody(t.Context(), body("0190f5a4-7c1e-7000-8000-0000000000a2")); err != nil || !tx.Approved() || paid.Load() != 1 {
 		t.Errorf("payment: %+v, %v", tx, err)
 	}
