@@ -111,12 +111,7 @@ func (c *cloudChannel) Follow(ctx context.Context, a journal.Attempt) Answer {
 	}
 	tx, err := c.api.Transaction(ctx, a.ProviderID)
 	if err != nil {
-		var ae *cloudapi.APIError
-		if errors.As(err, &ae) {
-			// A refused poll says nothing of the payment.
-			return Answer{Outcome: OutcomeIndefinite, Raw: ae.Body, Message: ae.Error()}
-		}
-		return cloudError(err)
+		return pollError(err)
 	}
 	if tx.IdempotentUUID != "" && tx.IdempotentUUID != a.UUID {
 		return Answer{Outcome: OutcomeForeign, Raw: tx.Raw, Message: tx.IdempotentUUID}
@@ -160,6 +155,26 @@ func cloudError(err error) Answer {
 	return exchangeError(err)
 }
 
+// pollError reads a failed read of an attempt's state (a poll, a cart, a
+// refund's transaction): whatever failed, the read, not the payment, so
+// it says nothing of the money. A refusal of the read (400, a key or a
+// terminal refused with 401) is no refusal of the payment: it is asked
+// again, and past the deadline the history, or staff, decide.
+func pollError(err error) Answer {
+	var (
+		ae *cloudapi.APIError
+		au *cloudapi.AuthError
+	)
+	switch {
+	case errors.As(err, &ae):
+		return Answer{Outcome: OutcomeIndefinite, Raw: ae.Body, Message: "the read was refused: " + ae.Error()}
+	case errors.As(err, &au):
+		// Its body is not journaled: a 401 may echo the key.
+		return Answer{Outcome: OutcomeIndefinite, Message: "the read was refused: " + au.Error() + ": staff must check the cloud settings"}
+	}
+	return exchangeError(err)
+}
+
 // Cancel sends the abort with the attempt's uuid. Its ok only says the
 // request reached the terminal: the payment's outcome decides.
 func (c *cloudChannel) Cancel(ctx context.Context, a journal.Attempt) CancelAnswer {
@@ -182,9 +197,19 @@ func (c *cloudChannel) Reverse(ctx context.Context, a journal.Attempt) Answer {
 	if err == nil {
 		return reversed(a, r.ReversalTransactionID, r.Raw, "")
 	}
-	var ae *cloudapi.APIError
-	if errors.As(err, &ae) && strings.Contains(strings.ToLower(ae.Message), "already been reversed") {
+	var (
+		ae *cloudapi.APIError
+		au *cloudapi.AuthError
+	)
+	switch {
+	case errors.As(err, &ae) && strings.Contains(strings.ToLower(ae.Message), "already been reversed"):
 		return reversed(a, "", ae.Body, ae.Message)
+	case errors.As(err, &au):
+		// A 401 names no reversal made or refused: the key, or the
+		// terminal of the debit, was not accepted. The history decides,
+		// never "failed": a reversal wrongly failed would let the money
+		// be given back a second time.
+		return Answer{Outcome: OutcomeIndefinite, Message: au.Error() + ": staff must check the cloud settings"}
 	}
 	return cloudError(err)
 }

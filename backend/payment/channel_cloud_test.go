@@ -28,10 +28,12 @@ type fakeCloud struct {
 	// outcome is the terminal's: "ok", "ko", or "" (pending until cancel
 	// or release). afterCancel is the outcome once an abort arrived.
 	outcome, afterCancel string
-	txs                  []*fakeTx
-	payments, polls      int
-	aborts               []string
-	key                  string
+	// pollFails is how many polls are answered 401 before the others.
+	pollFails       int
+	txs             []*fakeTx
+	payments, polls int
+	aborts          []string
+	key             string
 }
 
 type fakeTx struct {
@@ -85,6 +87,11 @@ func (f *fakeCloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"status":"ok","transactionId":%q}`, tx.id)
 	case cloudapi.PathTransaction:
 		f.polls++
+		if f.polls <= f.pollFails {
+			w.WriteHeader(401)
+			fmt.Fprint(w, `{"status":"ko","message":"Invalid API key"}`)
+			return
+		}
 		for _, tx := range f.txs {
 			if tx.id == r.URL.Query().Get("transactionId") {
 				fmt.Fprintf(w, `{"status":%q,"transactionId":%q,"amount":%d,"giftAmount":0,"currencyCode":"EUR"}`, tx.status, tx.id, tx.amount)

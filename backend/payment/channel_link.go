@@ -228,7 +228,7 @@ func (c *linkChannel) Follow(ctx context.Context, a journal.Attempt) Answer {
 		case errors.As(err, &ae):
 			return Answer{Outcome: OutcomeIndefinite, Raw: ae.Body, Message: "the cart could not be read: " + ae.Error()}
 		}
-		return cloudError(err)
+		return pollError(err)
 	}
 	return c.cartAnswer(a, cart)
 }

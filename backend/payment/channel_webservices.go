@@ -148,7 +148,7 @@ func (c *wsChannel) Follow(ctx context.Context, a journal.Attempt) Answer {
 		// Not a transaction yet (a refund waiting for its checks).
 		return Answer{Outcome: OutcomePending, Known: true, Raw: he.Body, ProviderID: a.ProviderID, ProviderStatus: a.ProviderStatus}
 	case err != nil:
-		return cloudError(err)
+		return pollError(err)
 	case wsStatus(d.Status, wsOK):
 		return Answer{Outcome: OutcomeCharged, Known: true, Raw: d.Raw, ProviderID: a.ProviderID, ProviderStatus: a.ProviderStatus,
 			Charge: &Charge{TransactionID: a.ProviderID, Amount: a.Amount, Currency: "", Scheme: d.Scheme, Issuer: d.Issuer, Approved: true}}
