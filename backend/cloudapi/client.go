@@ -100,15 +100,17 @@ func isLoopback(host string) bool {
 // BaseURL is the cloud's base URL.
 func (c *Client) BaseURL() string { return c.base.String() }
 
-// auth is how a path authenticates: the v5 terminal endpoints (payment,
-// transaction) with a bearer token; the v4 forms and online payment (links,
-// carts, the v5 checkouts) with Service-Secret.
-func (c *Client) auth(path string, h http.Header) {
-	if strings.HasPrefix(path, "/v5/") && !strings.HasPrefix(path, "/v5/ecommerce/") {
-		h.Set("Authorization", "Bearer "+c.key)
-	} else {
-		h.Set("Service-Secret", c.key)
-	}
+// auth puts the company's one key in both of the provider's headers, on
+// every request. The specification asks for Authorization: Bearer on the
+// Cloud API v5 (every request, the v4 abort and cancel included) and
+// Service-Secret on the earlier v4 forms, the Webservices and online
+// payment; the two overlap (GET /v5/transaction/ is the Cloud API's poll
+// and, under the default Webservices URL, the Webservices fetch), so a
+// choice by path is a guess the provider may not share. It is the same
+// key: the cloud reads the header it expects, and the other is ignored.
+func (c *Client) auth(h http.Header) {
+	h.Set("Authorization", "Bearer "+c.key)
+	h.Set("Service-Secret", c.key)
 }
 
 // Bounds of what the client reads of an answer: a transaction with its
@@ -148,7 +150,7 @@ func (c *Client) doMax(ctx context.Context, limit int, method, path string, quer
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
-	c.auth(path, req.Header)
+	c.auth(req.Header)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return nil, transportError(method+" "+path, err, ctx)

@@ -15,7 +15,8 @@ import (
 // The Webservices API sees every transaction of the company (every
 // terminal, cloud and online payments) and refunds one without the card.
 // Its base URL is its own setting; by default the cloud's followed by /v5
-// (DefaultWebservicesURL). Service-Secret authenticates it.
+// (DefaultWebservicesURL). Service-Secret authenticates it (every request
+// carries the key in both headers: see Client.auth).
 
 // Paths relative to the Webservices base URL.
 const (
@@ -44,7 +45,7 @@ func NewWebservices(wsBaseURL, key string, opts ...Option) (*Webservices, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Webservices{c: c}, nil // its paths are not /v5/...: Service-Secret
+	return &Webservices{c: c}, nil
 }
 
 // BatchRequest filters a batch. Dates are yyyy-MM-dd, both inclusive;
