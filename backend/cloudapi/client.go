@@ -262,7 +262,9 @@ type Transaction struct {
 	CheckoutExternalID string `json:"checkoutExternalId,omitempty"`
 	IdempotentUUID     string `json:"idempotentUuid,omitempty"`
 	CartID             string `json:"cartId,omitempty"`
-	Raw                []byte `json:"-"`
+	// Message is an application error's text (ko with a message).
+	Message string `json:"message,omitempty"`
+	Raw     []byte `json:"-"`
 }
 
 // Transaction polls a transaction by the server's id. The answer's shape
@@ -288,19 +290,21 @@ func parsed[T any](op string, raw []byte, err error, parse func([]byte) (*T, err
 
 // ParseTransaction reads a transaction as the cloud gives it: the poll's
 // answer (the transaction itself, or wrapped in transaction,
-// transactionDetails or data), or the webhook's body.
+// transactionDetails or data), or the webhook's body. A wrapped object is
+// the transaction whenever there is one: a status beside it is the
+// envelope's ({"status":"ok","transaction":{"status":"pending"}} is a
+// pending transaction), and a wrapped object without a status of its own
+// is not read as one.
 func ParseTransaction(raw []byte) (*Transaction, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
 		return nil, err
 	}
 	body := raw
-	if _, ok := top["status"]; !ok {
-		for _, k := range []string{"transaction", "transactionDetails", "data"} {
-			if v, ok := top[k]; ok && len(v) > 0 && v[0] == '{' {
-				body = v
-				break
-			}
+	for _, k := range []string{"transaction", "transactionDetails", "data"} {
+		if v, ok := top[k]; ok && len(v) > 0 && v[0] == '{' {
+			body = v
+			break
 		}
 	}
 	var tx Transaction
@@ -310,13 +314,17 @@ func ParseTransaction(raw []byte) (*Transaction, error) {
 	if tx.Status == "" {
 		return nil, errors.New("no status")
 	}
-	// TransactionDetails names its amounts differently.
-	if tx.Amount == 0 {
-		var d struct {
-			AskedAmount int64 `json:"askedAmount"`
-		}
-		if json.Unmarshal(body, &d) == nil {
+	// TransactionDetails names its amount and type differently.
+	var d struct {
+		AskedAmount int64  `json:"askedAmount"`
+		Type        string `json:"type"`
+	}
+	if json.Unmarshal(body, &d) == nil {
+		if tx.Amount == 0 {
 			tx.Amount = d.AskedAmount
+		}
+		if tx.TransactionType == "" {
+			tx.TransactionType = d.Type
 		}
 	}
 	tx.Raw = raw

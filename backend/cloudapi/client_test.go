@@ -143,12 +143,38 @@ func TestThePollReadsTheTransactionWhereverItIs(t *testing.T) {
 		`{"status":"ok","transactionId":"T1","amount":1250,"giftAmount":100}`,
 		`{"transaction":{"status":"ok","transactionId":"T1","amount":1250,"giftAmount":100}}`,
 		`{"transactionDetails":{"status":"ok","transactionId":"T1","askedAmount":1250,"giftAmount":100}}`,
+		`{"status":"success","data":{"status":"ok","transactionId":"T1","amount":1250,"giftAmount":100}}`,
 	} {
 		c, _ := server(t, 200, body)
 		tx, err := c.Transaction(context.Background(), "T1")
 		if err != nil || tx.Status != StatusOK || tx.TransactionID != "T1" || tx.Amount != 1250 || tx.GiftAmount != 100 {
 			t.Errorf("%s: %+v %v", body, tx, err)
 		}
+	}
+}
+
+// A status beside a wrapped transaction is its envelope's, never the
+// transaction's: the wrapped object is read, and one without a status of
+// its own is no transaction (an unreadable answer, not an approval).
+func TestThePollNeverTakesTheEnvelopesStatusForTheTransactions(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"status":"ok","transaction":{"status":"pending","transactionId":"T1"}}`:        StatusPending,
+		`{"status":"ok","transactionDetails":{"status":"ko","transactionId":"T1"}}`:      StatusKO,
+		`{"status":"ok","data":{"status":"pending","transactionId":"T1","amount":1250}}`: StatusPending,
+		`{"status":"ok","transaction":{"transactionId":"T1"}}`:                           "",
+	} {
+		c, _ := server(t, 200, body)
+		tx, err := c.Transaction(context.Background(), "T1")
+		switch {
+		case want == "" && err == nil:
+			t.Errorf("%s: read as %+v", body, tx)
+		case want != "" && (err != nil || tx.Status != want):
+			t.Errorf("%s: %+v %v, want status %s", body, tx, err, want)
+		}
+	}
+	tx, err := ParseTransaction([]byte(`{"transactionDetails":{"status":"ok","transactionId":"T1","askedAmount":900,"type":"debit"}}`))
+	if err != nil || tx.TransactionType != "debit" || tx.Amount != 900 {
+		t.Errorf("transactionDetails: %+v %v", tx, err)
 	}
 }
 

@@ -113,14 +113,26 @@ func (c *cloudChannel) Follow(ctx context.Context, a journal.Attempt) Answer {
 	if err != nil {
 		return pollError(err)
 	}
-	if tx.IdempotentUUID != "" && tx.IdempotentUUID != a.UUID {
+	// An answer naming another attempt, or another transaction than the
+	// one polled, is not this attempt's: never applied.
+	switch {
+	case tx.IdempotentUUID != "" && tx.IdempotentUUID != a.UUID:
 		return Answer{Outcome: OutcomeForeign, Raw: tx.Raw, Message: tx.IdempotentUUID}
+	case tx.TransactionID != "" && tx.TransactionID != a.ProviderID:
+		return Answer{Outcome: OutcomeForeign, Raw: tx.Raw, Message: tx.TransactionID}
 	}
+	ours := tx.TransactionID == a.ProviderID || tx.IdempotentUUID == a.UUID
 	switch strings.ToLower(tx.Status) {
 	case cloudapi.StatusOK:
-		return Answer{Outcome: OutcomeCharged, Charge: cloudCharge(tx, true), Known: true, ProviderID: a.ProviderID, ProviderStatus: tx.Status, Raw: tx.Raw}
+		return Answer{Outcome: OutcomeCharged, Charge: cloudCharge(a, tx, true), Known: true, ProviderID: a.ProviderID, ProviderStatus: tx.Status, Raw: tx.Raw}
 	case cloudapi.StatusKO:
-		return Answer{Outcome: OutcomeNotCharged, Charge: cloudCharge(tx, false), Known: true, ProviderID: a.ProviderID, ProviderStatus: tx.Status, Raw: tx.Raw}
+		if tx.Message != "" && !ours {
+			// ko with a message is an application error ("Transaction not
+			// available yet"), not a decline, unless it names this very
+			// transaction: asked again.
+			return Answer{Outcome: OutcomeIndefinite, Raw: tx.Raw, Message: "the poll answered ko (" + tx.Message + ") naming no transaction: asking again"}
+		}
+		return Answer{Outcome: OutcomeNotCharged, Charge: cloudCharge(a, tx, false), Known: true, ProviderID: a.ProviderID, ProviderStatus: tx.Status, Raw: tx.Raw}
 	case "expired":
 		return Answer{Outcome: OutcomeExpired, Known: true, ProviderID: a.ProviderID, ProviderStatus: tx.Status, Raw: tx.Raw,
 			Message: "the terminal did not receive the payment within 5 s (offline): nothing was charged"}
@@ -130,9 +142,15 @@ func (c *cloudChannel) Follow(ctx context.Context, a journal.Attempt) Answer {
 	return Answer{Outcome: OutcomePending, Known: true, ProviderID: a.ProviderID, ProviderStatus: tx.Status, Raw: tx.Raw}
 }
 
-func cloudCharge(tx *cloudapi.Transaction, approved bool) *Charge {
+// cloudCharge is the polled transaction of a: the id polled when the
+// answer does not repeat it (the poll names the transaction it answers).
+func cloudCharge(a journal.Attempt, tx *cloudapi.Transaction, approved bool) *Charge {
+	id := tx.TransactionID
+	if id == "" {
+		id = a.ProviderID
+	}
 	return &Charge{
-		TransactionID: tx.TransactionID, Amount: tx.Amount, GiftAmount: tx.GiftAmount, Currency: tx.CurrencyCode,
+		TransactionID: id, Amount: tx.Amount, GiftAmount: tx.GiftAmount, Currency: tx.CurrencyCode,
 		Type: tx.TransactionType, Scheme: tx.Scheme, Issuer: tx.Issuer, PaymentApplication: tx.PaymentApplication,
 		ClientTicket: tx.ClientTicket, MerchantTicket: tx.CompanyTicket, Approved: approved,
 	}

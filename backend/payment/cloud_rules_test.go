@@ -96,3 +96,53 @@ func TestRuleA401ToAReversalIsLeftToTheHistory(t *testing.T) {
 		t.Fatalf("the terminal's refusal of a reversal is %s (%s)", a.Outcome, a.Message)
 	}
 }
+
+// polledAnswer is the provider's cloud whose poll answers raw, read by
+// the real client's parser.
+type polledAnswer struct {
+	CloudAPI
+	raw string
+}
+
+func (p polledAnswer) Transaction(context.Context, string) (*cloudapi.Transaction, error) {
+	return cloudapi.ParseTransaction([]byte(p.raw))
+}
+
+// A poll's answer is applied to the attempt only when it is about it: a
+// status beside a wrapped transaction is the envelope's; a ko with a
+// message that names no transaction of the attempt is an application
+// error, not a decline; an answer naming another transaction, or another
+// attempt, is never applied. An approval that does not repeat the id
+// polled is the transaction polled.
+func TestRuleAPollsAnswerIsAppliedOnlyWhenItIsAboutTheAttempt(t *testing.T) {
+	ctx := context.Background()
+	att := journal.Attempt{UUID: "u1", OrderID: "O1", Kind: journal.KindDebit, Amount: 900, ProviderID: "p1"}
+	for raw, want := range map[string]Outcome{
+		`{"status":"ok","transaction":{"status":"pending","transactionId":"p1"}}`: OutcomePending,
+		`{"status":"ko","message":"Transaction not available yet"}`:               OutcomeIndefinite,
+		`{"status":"KO","message":"Service unavailable","transactionId":""}`:      OutcomeIndefinite,
+		`{"status":"ko","message":"Card declined","transactionId":"p1"}`:          OutcomeNotCharged,
+		`{"status":"ko","message":"Card declined","idempotentUuid":"u1"}`:         OutcomeNotCharged,
+		`{"status":"ko","transactionId":"p1","amount":900}`:                       OutcomeNotCharged,
+		`{"status":"ko"}`: OutcomeNotCharged,
+		`{"status":"ok","transactionId":"p2","amount":900}`:                               OutcomeForeign,
+		`{"status":"ko","transactionId":"p2"}`:                                            OutcomeForeign,
+		`{"status":"ok","transactionId":"p1","idempotentUuid":"u2","amount":900}`:         OutcomeForeign,
+		`{"status":"ok","transactionId":"p1","amount":900,"currencyCode":"EUR"}`:          OutcomeCharged,
+		`{"transactionDetails":{"status":"ok","transactionId":"p1","askedAmount":900}}`:   OutcomeCharged,
+		`{"status":"ok","amount":900}`:                                                    OutcomeCharged,
+		`{"status":"ok","transactionId":"p1","idempotentUuid":"u1","amount":900}`:         OutcomeCharged,
+		`{"status":"pending","transactionId":"p1"}`:                                       OutcomePending,
+		`{"status":"ok","transactionDetails":{"transactionId":"p1","askedAmount":900}}`:   OutcomeIndefinite,
+		`{"status":"ok","data":{"status":"ko","message":"Not found","transactionId":""}}`: OutcomeIndefinite,
+	} {
+		a := Cloud(polledAnswer{raw: raw}, "SN-1", nil, 0).Follow(ctx, att)
+		if a.Outcome != want {
+			t.Errorf("%s: %s (%s), want %s", raw, a.Outcome, a.Message, want)
+			continue
+		}
+		if a.Outcome == OutcomeCharged && (a.Charge.TransactionID != "p1" || a.Charge.Amount != 900 || !a.Charge.Approved) {
+			t.Errorf("%s: charge %+v", raw, a.Charge)
+		}
+	}
+}
