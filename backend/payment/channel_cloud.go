@@ -271,10 +271,10 @@ func (c *cloudChannel) Lookup(ctx context.Context, a journal.Attempt, since time
 func (c *cloudChannel) match(e cloudapi.HistoryEntry, candidates int) Match {
 	m := Match{Verdict: InHistory, Candidates: candidates}
 	m.Raw, _ = json.Marshal(e)
-	status := strings.ToLower(e.Status)
-	m.Pending = status == cloudapi.StatusPending
+	approved, pending := historyStatus(e.Status)
+	m.Pending = pending
 	m.Charge = Charge{TransactionID: e.TransactionID, Amount: e.Amount, GiftAmount: e.GiftAmount, Currency: e.CurrencyCode,
-		Scheme: e.Scheme, Issuer: e.Issuer, Approved: status == cloudapi.StatusOK}
+		Scheme: e.Scheme, Issuer: e.Issuer, Approved: approved}
 	return m
 }
 

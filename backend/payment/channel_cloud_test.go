@@ -29,9 +29,13 @@ type fakeCloud struct {
 	// or release). afterCancel is the outcome once an abort arrived.
 	outcome, afterCancel string
 	// pollFails is how many polls are answered 401 before the others.
-	pollFails       int
+	pollFails int
+	// listedAs, when set, is the status the history lists a transaction
+	// under while it is pending (the poll still says pending).
+	listedAs        string
 	txs             []*fakeTx
 	payments, polls int
+	lists           int // pages of the history asked
 	aborts          []string
 	key             string
 }
@@ -108,13 +112,18 @@ func (f *fakeCloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		fmt.Fprint(w, `{"status":"ok"}`)
 	case cloudapi.PathTransactions:
+		f.lists++
 		var list []map[string]any
 		for i := len(f.txs) - 1; i >= 0; i-- {
 			tx := f.txs[i]
 			if !tx.delivered {
 				continue
 			}
-			list = append(list, map[string]any{"status": tx.status, "transactionId": tx.id, "amount": tx.amount, "giftAmount": 0,
+			status := tx.status
+			if status == cloudapi.StatusPending && f.listedAs != "" {
+				status = f.listedAs
+			}
+			list = append(list, map[string]any{"status": status, "transactionId": tx.id, "amount": tx.amount, "giftAmount": 0,
 				"type": tx.kind, "cartId": tx.cartID, "checkoutExternalId": tx.extID, "serialNumber": "SN-1",
 				"createdAt": time.Now().UTC().Format(time.RFC3339)})
 		}

@@ -122,7 +122,7 @@ func (c *wsChannel) Send(ctx context.Context, a journal.Attempt) Answer {
 // status, and a refund not found yet, is still open.
 var (
 	wsOK = []string{"ok", "success", "succeeded", "refunded", "approved", "accepted", "completed", "done"}
-	wsKO = []string{"ko", "rejected", "refused", "declined", "failed", "cancelled", "canceled", "not_possible", "expired"}
+	wsKO = []string{"ko", "rejected", "refused", "declined", "failed", "cancelled", "canceled", "not_possible", "expired", "aborted"}
 )
 
 func wsStatus(status string, in []string) bool {

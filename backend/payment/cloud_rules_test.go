@@ -3,6 +3,7 @@ package payment
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/journal"
@@ -144,5 +145,95 @@ func TestRuleAPollsAnswerIsAppliedOnlyWhenItIsAboutTheAttempt(t *testing.T) {
 		if a.Outcome == OutcomeCharged && (a.Charge.TransactionID != "p1" || a.Charge.Amount != 900 || !a.Charge.Approved) {
 			t.Errorf("%s: charge %+v", raw, a.Charge)
 		}
+	}
+}
+
+// A status in a provider's history is approved only when it is ok, not
+// charged only when it is ko or plainly says the transaction failed, was
+// refused, cancelled or expired (whatever its case); any other word, or
+// none, is undetermined: pending, never declined.
+func TestRuleAHistoryStatusNobodyListedIsUndeterminedNeverDeclined(t *testing.T) {
+	for _, tc := range []struct {
+		statuses          []string
+		approved, pending bool
+	}{
+		{[]string{"ok", "OK", " Ok "}, true, false},
+		{[]string{"ko", "KO", "failed", "Refused", "declined", "rejected", "cancelled", "canceled", "EXPIRED", "aborted", "not_possible"}, false, false},
+		{[]string{"pending", "in_progress", "IN_PROGRESS", "processing", "success", "authorised", "error", "unknown", "okay", ""}, false, true},
+	} {
+		for _, s := range tc.statuses {
+			if approved, pending := historyStatus(s); approved != tc.approved || pending != tc.pending {
+				t.Errorf("%q: approved %v pending %v, want %v %v", s, approved, pending, tc.approved, tc.pending)
+			}
+		}
+	}
+	// The cloud's lookup reads it so.
+	a := lookupAttempt(journal.KindDebit, 900)
+	for status, w := range map[string]want{
+		"in_progress": {verdict: InHistory, tx: "T1", pending: true},
+		"":            {verdict: InHistory, tx: "T1", pending: true},
+		"Declined":    {verdict: InHistory, tx: "T1"},
+		"OK":          {verdict: InHistory, tx: "T1", approved: true},
+	} {
+		h := &historyCloud{entries: []cloudapi.HistoryEntry{{TransactionID: "T1", Status: status, Type: "debit", Amount: 900,
+			CartID: "O1", IdempotentUUID: a.UUID}}}
+		m, err := Cloud(h, "SN-1", nil, 0).Lookup(context.Background(), a, time.Now().Add(-time.Hour), heldBy())
+		w.check(t, m, err)
+	}
+}
+
+// A cloud payment past its client timeout whose history lists it under a
+// status nobody listed (in_progress) is not declined: it is followed, and
+// the terminal's approval, when it comes, is taken.
+func TestCloudAHistoryStatusNobodyListedKeepsThePaymentFollowed(t *testing.T) {
+	lim := testLimits
+	lim.KioskTimeout, lim.SettleAfter = 100*time.Millisecond, 50*time.Millisecond
+	f := &fakeCloud{listedAs: "in_progress"}
+	e := cloudEnv(t, f, lim)
+	h := e.kiosk("H1", 900)
+	waitView(t, e, h, func(View) bool { f.mu.Lock(); defer f.mu.Unlock(); return f.lists >= 2 })
+	if v := h.View(); v.Final() {
+		t.Fatalf("ended on a status nobody listed: %+v", v)
+	}
+	f.set(func() { f.txs[0].status = cloudapi.StatusOK })
+	if v := e.wait(h); v.State != journal.StateApproved || !v.OrderPaid {
+		t.Fatalf("view %+v", v)
+	}
+}
+
+// unclearReversal is a polled channel whose reversals get no usable
+// answer: the history decides them.
+type unclearReversal struct{ *polling }
+
+func (u unclearReversal) Reverse(context.Context, journal.Attempt) Answer {
+	return Answer{Outcome: OutcomeIndefinite, Message: "HTTP 502"}
+}
+
+// A reversal whose answer was unclear, and that the history lists as not
+// ended (or under a status nobody listed), is neither made nor refused:
+// the history is read again until it says, never "not reversed" at once.
+func TestRuleAReversalTheHistoryListsAsRunningIsLookedUpAgain(t *testing.T) {
+	p := &polling{send: func(int) Answer { return ack("cloud-1") }, poll: func(int) Answer { return paid("cloud-1", 900) }}
+	e := channelEnv(t, unclearReversal{p}, "SN-1", testLimits)
+	debit := e.wait(e.kiosk("V1", 900))
+	if debit.State != journal.StateApproved {
+		t.Fatalf("debit %+v", debit)
+	}
+	p.mu.Lock()
+	p.lookup = func(n int) (Match, error) {
+		m := Match{Verdict: InHistory, Candidates: 1, Pending: n < 3, Charge: Charge{TransactionID: "rv-1", Amount: 900}}
+		m.Charge.Approved = !m.Pending
+		return m, nil
+	}
+	p.mu.Unlock()
+	v, err := e.o.Reverse(e.ctx, debit.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.State != journal.StateApproved || v.TransactionID != "rv-1" {
+		t.Fatalf("reversal %+v", v)
+	}
+	if _, _, _, lookups := p.counts(); lookups < 3 {
+		t.Fatalf("%d lookups", lookups)
 	}
 }

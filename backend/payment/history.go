@@ -2,6 +2,7 @@ package payment
 
 import (
 	"context"
+	"strings"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
@@ -98,4 +99,20 @@ func heldAmong[E any](ctx context.Context, held Holder, entries []E, id func(E) 
 		}
 	}
 	return held(ctx, ids)
+}
+
+// historyStatus reads the status of a transaction a provider's history
+// lists. Approved only for ok; not charged only for ko or a word that
+// plainly says the transaction failed, was refused, cancelled or expired
+// (wsKO). The lists of statuses are not shown: any other word (pending,
+// in_progress, one nobody listed, none at all) is undetermined, pending,
+// so that the history is asked again or staff decide, never "declined".
+func historyStatus(status string) (approved, pending bool) {
+	switch s := strings.TrimSpace(status); {
+	case strings.EqualFold(s, "ok"):
+		return true, false
+	case wsStatus(s, wsKO):
+		return false, false
+	}
+	return false, true
 }

@@ -225,6 +225,13 @@ func (v *reversal) search() revStep {
 		}
 		return revPause
 	}
+	if m.Verdict == InHistory && m.Pending {
+		// Listed, not ended (or under a status nobody listed): neither made
+		// nor refused yet. Sending it again would ask the same terminal
+		// about the same reversal: the history is read again instead.
+		v.record(m.Raw, m.String()+": looking again")
+		return revPause
+	}
 	if v.settled(m, journal.StateFailed, "reversed") {
 		return revDone
 	}
