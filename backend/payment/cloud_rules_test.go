@@ -237,3 +237,49 @@ func TestRuleAReversalTheHistoryListsAsRunningIsLookedUpAgain(t *testing.T) {
 		t.Fatalf("%d lookups", lookups)
 	}
 }
+
+// A history's type is read whatever its case, and a type that names no
+// kind (na, payment, none) may be the attempt's: it is a candidate, never
+// a reason to say that nothing was charged; only a type that plainly
+// names another kind (a debit, a refund or credit, a reversal) rules a
+// transaction out. A candidate names the attempt only when its type names
+// the attempt's kind. The same rule serves the LAN's history and the
+// cloud's.
+func TestRuleAHistoryTypeIsReadInAnyCaseAndOneNamingNoKindMayBeTheAttempt(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		kind   journal.Kind
+		listed string
+		want   Verdict
+	}{
+		{journal.KindDebit, "debit", InHistory},
+		{journal.KindDebit, "DEBIT", InHistory},
+		{journal.KindDebit, " Debit ", InHistory},
+		{journal.KindDebit, "na", AmbiguousHistory},
+		{journal.KindDebit, "payment", AmbiguousHistory},
+		{journal.KindDebit, "", AmbiguousHistory},
+		{journal.KindDebit, "refund", NotInHistory},
+		{journal.KindDebit, "Credit", NotInHistory},
+		{journal.KindDebit, "REVERSAL", NotInHistory},
+		{journal.KindRefund, "REFUND", InHistory},
+		{journal.KindRefund, "credit", InHistory},
+		{journal.KindRefund, "na", AmbiguousHistory},
+		{journal.KindRefund, "debit", NotInHistory},
+		{journal.KindReversal, "Reversal", InHistory},
+		{journal.KindReversal, "NA", AmbiguousHistory},
+		{journal.KindReversal, "DEBIT", NotInHistory},
+		{journal.KindReversal, "refund", NotInHistory},
+	} {
+		a := journal.Attempt{UUID: "u1", OrderID: "O1", Kind: tc.kind, Amount: 900}
+		entries := []seen{{transactionID: "T1", kind: tc.listed, cartID: "O1", amount: 900}}
+		m, i, err := findInHistory(ctx, a, entries, heldBy(), func(s seen) seen { return s })
+		if err != nil || m.Verdict != tc.want || (tc.want == InHistory) != (i == 0) {
+			t.Errorf("a %s listed as %q: %s (entry %d), want verdict %d", tc.kind, tc.listed, m, i, tc.want)
+		}
+	}
+	// The cloud's lookup reads a debit listed in capitals as the debit.
+	a := lookupAttempt(journal.KindDebit, 900)
+	h := &historyCloud{entries: []cloudapi.HistoryEntry{{TransactionID: "T1", Status: "ok", TransactionType: "DEBIT", Amount: 900, CartID: "O1"}}}
+	m, err := Cloud(h, "SN-1", nil, 0).Lookup(ctx, a, time.Now().Add(-time.Hour), heldBy())
+	want{verdict: InHistory, tx: "T1", approved: true}.check(t, m, err)
+}

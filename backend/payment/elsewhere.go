@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
 // Money given back outside Comptoir: a refund made in the provider's back
@@ -90,8 +90,8 @@ func (o *Orchestrator) orderOfCart(ctx context.Context, cartID string) string {
 
 // givesBack: an approved refund or reversal.
 func givesBack(e cloudapi.HistoryEntry) bool {
-	k := strings.ToLower(e.Kind())
-	return wsStatus(e.Status, wsOK) && (strings.Contains(k, "refund") || strings.Contains(k, "revers") || k == "credit")
+	k := historyKindOf(e.Kind())
+	return wsStatus(e.Status, wsOK) && (k == localapi.HistoryRefund || k == localapi.HistoryReversal)
 }
 
 // madeElsewhere is the order's entries no attempt of the journal stands
@@ -127,7 +127,7 @@ func madeElsewhere(order string, es []cloudapi.HistoryEntry, atts []journal.Atte
 		}
 		g := journal.AdoptedGiveBack{OrderID: order, Kind: journal.KindRefund, TransactionID: e.TransactionID, Amount: total,
 			Currency: e.CurrencyCode, Who: SettledBy}
-		if strings.Contains(strings.ToLower(e.Kind()), "revers") {
+		if historyKindOf(e.Kind()) == localapi.HistoryReversal {
 			g.Kind = journal.KindReversal
 		}
 		// The list names no original: the order's debit of that amount,

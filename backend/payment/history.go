@@ -23,10 +23,11 @@ type seen struct {
 // LAN or through the cloud. A transaction another attempt holds is never
 // the attempt. One that names the attempt's own ids is it; one that names
 // another attempt's is not. Otherwise a transaction is a candidate when it
-// is of the attempt's kind (or has none), of its amount, and its cartId is
-// the attempt's order or absent; it is the attempt when it is the only
-// candidate and names both the order and the kind. i is the index of the
-// attempt's entry in entries, -1 when none is.
+// may be of the attempt's kind (its type names that kind in any case, or
+// is none or a word that names no kind: historyKindOf), of its amount,
+// and its cartId is the attempt's order or absent; it is the attempt when
+// it is the only candidate and names both the order and the kind. i is
+// the index of the attempt's entry in entries, -1 when none is.
 func findInHistory[E any](ctx context.Context, a journal.Attempt, entries []E, held Holder, read func(E) seen) (m Match, i int, err error) {
 	facts := make([]seen, len(entries))
 	for j, e := range entries {
@@ -41,19 +42,20 @@ func findInHistory[E any](ctx context.Context, a journal.Attempt, entries []E, h
 	// counts them: named is read only when exactly one does.
 	var named, nNamed int
 	for j, e := range facts {
+		ek := historyKindOf(e.kind)
 		switch {
 		case e.transactionID != "" && isHeld[e.transactionID]:
 			continue
 		case e.mine:
 			return Match{Verdict: InHistory, Candidates: 1}, j, nil
 		case e.other,
-			e.kind != "" && e.kind != kind,
+			ek != "" && ek != kind,
 			e.cartID != "" && e.cartID != a.OrderID,
 			!sameAmount(a, e.amount, e.giftAmount):
 			continue
 		}
 		m.Candidates++
-		if e.cartID == a.OrderID && e.kind == kind {
+		if e.cartID == a.OrderID && ek == kind {
 			named, nNamed = j, nNamed+1
 		}
 	}
@@ -78,6 +80,23 @@ func historyKind(k journal.Kind) string {
 		return localapi.HistoryReversal
 	}
 	return localapi.HistoryDebit
+}
+
+// historyKindOf is the kind a history's type plainly names, whatever its
+// case: a reversal, a refund (or a credit), a debit; "" when it names none
+// (none at all, na, payment, a word nobody listed), which may then be any
+// kind. The types are not all shown: one that is not clearly another kind
+// is never a reason to say that nothing was charged.
+func historyKindOf(t string) string {
+	switch s := strings.ToLower(strings.TrimSpace(t)); {
+	case strings.Contains(s, "revers"):
+		return localapi.HistoryReversal
+	case strings.Contains(s, "refund"), s == "credit":
+		return localapi.HistoryRefund
+	case strings.Contains(s, "debit"):
+		return localapi.HistoryDebit
+	}
+	return ""
 }
 
 // sameAmount: the history lists a payment's amount without its tip; a

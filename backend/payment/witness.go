@@ -9,6 +9,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
 // The provider as second witness. The terminal's Local API has no
@@ -227,8 +228,8 @@ func (w *Witness) disagrees(att journal.Attempt, status, kind, serial, created, 
 	case amount != att.Paid() || gift != att.Gift():
 		why = append(why, fmt.Sprintf("the provider lists %d (tip %d) where the terminal said %d (tip %d)", amount, gift, att.Paid(), att.Gift()))
 	}
-	if k := strings.ToLower(strings.TrimSpace(kind)); k != "" && k != "debit" {
-		why = append(why, "the provider lists a "+k)
+	if k := historyKindOf(kind); k != "" && k != localapi.HistoryDebit {
+		why = append(why, "the provider lists a "+strings.ToLower(strings.TrimSpace(kind)))
 	}
 	if cur := strings.TrimSpace(currency); cur != "" && att.ChargedCurrency != "" && !strings.EqualFold(cur, att.ChargedCurrency) {
 		why = append(why, "in "+cur+" where the terminal said "+att.ChargedCurrency)
