@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/comptoir-pos/comptoir/backend/device"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
@@ -238,23 +239,18 @@ const cloudHistoryPage = 200
 // Lookup searches the company's history for this terminal since the given
 // time. The attempt's own checkoutExternalId or idempotentUuid names it;
 // without them, a single transaction of its kind and amount for its order
-// that no other attempt holds.
+// that no other attempt holds. The history is read as the terminal's is
+// (device.ReadHistory): by whole days, every page within its ceiling,
+// each transaction once, kept by its createdAt.
 func (c *cloudChannel) Lookup(ctx context.Context, a journal.Attempt, since time.Time, held Holder) (Match, error) {
-	var entries []cloudapi.HistoryEntry
-	from := since.UTC()
-	for offset := 0; ; {
-		page, err := c.api.Transactions(ctx, cloudapi.TransactionsRequest{
-			SerialNumbers: []string{c.serial}, Timezone: "UTC", StartDate: from.Format("2006-01-02"), StartTime: from.Format("15:04:05"),
-			Limit: cloudHistoryPage, Offset: offset,
-		})
-		if err != nil {
-			return Match{}, lookupError(err)
-		}
-		entries = append(entries, page.Transactions...)
-		offset += len(page.Transactions)
-		if len(page.Transactions) == 0 || offset >= page.Total {
-			break
-		}
+	h := &cloudHistory{api: c.api, serial: c.serial, listed: map[string]cloudapi.HistoryEntry{}}
+	read, err := device.ReadHistory(ctx, h, since, time.Time{}, cloudHistoryPage, 0)
+	if err != nil {
+		return Match{}, lookupError(err)
+	}
+	entries := make([]cloudapi.HistoryEntry, len(read))
+	for i, e := range read {
+		entries[i] = h.listed[e.TransactionID]
 	}
 	extID := cloudExternalID(a)
 	m, i, err := findInHistory(ctx, a, entries, held, func(e cloudapi.HistoryEntry) seen {
@@ -276,6 +272,38 @@ func (c *cloudChannel) match(e cloudapi.HistoryEntry, candidates int) Match {
 	m.Charge = Charge{TransactionID: e.TransactionID, Amount: e.Amount, GiftAmount: e.GiftAmount, Currency: e.CurrencyCode,
 		Scheme: e.Scheme, Issuer: e.Issuer, Approved: approved}
 	return m
+}
+
+// cloudHistory is the company's history of the cloud terminal as a
+// device.Historian, for device.ReadHistory. It keeps each transaction as
+// the cloud listed it (its ids name attempts), by the id it gives the
+// reader: the transaction's, or for one listed without an id a key no id
+// takes, so that it stays apart.
+type cloudHistory struct {
+	api    CloudAPI
+	serial string
+	listed map[string]cloudapi.HistoryEntry
+}
+
+func (h *cloudHistory) History(ctx context.Context, q device.HistoryQuery) (device.HistoryPage, error) {
+	p, err := h.api.Transactions(ctx, cloudapi.TransactionsRequest{SerialNumbers: []string{h.serial}, Timezone: "UTC",
+		StartDate: q.StartDate, EndDate: q.EndDate, StartTime: q.StartTime, EndTime: q.EndTime, Limit: q.Limit, Offset: q.Offset})
+	if err != nil {
+		return device.HistoryPage{}, err
+	}
+	out := device.HistoryPage{Entries: make([]device.HistoryEntry, 0, len(p.Transactions)), Total: p.Total, Limit: p.Limit,
+		Offset: p.Offset, Raw: p.Raw}
+	for _, e := range p.Transactions {
+		key := e.TransactionID
+		if key == "" {
+			key = "\x00" + strconv.Itoa(len(h.listed))
+		}
+		h.listed[key] = e
+		out.Entries = append(out.Entries, device.HistoryEntry{Status: e.Status, TransactionID: key, Amount: e.Amount,
+			GiftAmount: e.GiftAmount, CurrencyCode: e.CurrencyCode, Issuer: e.Issuer, Scheme: e.Scheme, Type: e.Kind(),
+			CartID: e.CartID, Reference: e.Reference, CreatedAt: e.CreatedAt})
+	}
+	return out, nil
 }
 
 // cloudExternalID is the checkoutExternalId the attempt was sent with.

@@ -171,9 +171,7 @@ func (c *wsChannel) Cancel(context.Context, journal.Attempt) CancelAnswer {
 // holds. The list names no original transaction, so two such refunds are
 // ambiguous.
 func (c *wsChannel) Lookup(ctx context.Context, a journal.Attempt, since time.Time, held Holder) (Match, error) {
-	from := since.UTC()
-	entries, err := c.api.BatchAll(ctx, cloudapi.BatchRequest{StartDate: from.Format(time.DateOnly), StartTime: from.Format(time.TimeOnly),
-		Timezone: "UTC"}, c.opts.Now())
+	entries, err := CompanyList(ctx, c.api.BatchAll, cloudapi.BatchRequest{}, since, time.Time{}, c.opts.Now())
 	if err != nil {
 		return Match{}, lookupError(err)
 	}

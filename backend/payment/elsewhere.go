@@ -34,9 +34,7 @@ func (o *Orchestrator) GivenBackElsewhere(ctx context.Context, from time.Time, o
 	if !ok {
 		return nil, ErrNotWebservices
 	}
-	start := from.Add(-o.cfg.Limits.HistorySkew).UTC()
-	entries, err := ws.api.BatchAll(ctx, cloudapi.BatchRequest{StartDate: start.Format(time.DateOnly), StartTime: start.Format(time.TimeOnly),
-		Timezone: "UTC"}, ws.opts.Now())
+	entries, err := CompanyList(ctx, ws.api.BatchAll, cloudapi.BatchRequest{}, from.Add(-o.cfg.Limits.HistorySkew), time.Time{}, ws.opts.Now())
 	if err != nil {
 		return nil, fmt.Errorf("payment: the provider's record: %w", err)
 	}

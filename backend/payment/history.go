@@ -3,7 +3,10 @@ package payment
 import (
 	"context"
 	"strings"
+	"time"
 
+	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
@@ -134,4 +137,33 @@ func historyStatus(status string) (approved, pending bool) {
 		return false, false
 	}
 	return false, true
+}
+
+// CompanyList reads, through batchAll (the Webservices' BatchAll), the
+// company's transactions created in [from, to) (to zero: up to now) that
+// req's other filters select. It asks by whole days (device.HistoryDays:
+// whether the provider reads startTime and endTime as the ends of one
+// period or as a time of day on every day is not shown, and a wrong guess
+// would hide transactions), its end fixed at the day after now at the
+// latest, and keeps the transactions created in the period
+// (device.InHistoryPeriod: one whose time cannot be read is kept).
+func CompanyList(ctx context.Context, batchAll func(context.Context, cloudapi.BatchRequest, time.Time) ([]cloudapi.HistoryEntry, error),
+	req cloudapi.BatchRequest, from, to, now time.Time) ([]cloudapi.HistoryEntry, error) {
+	end := to
+	if end.IsZero() || end.After(now) {
+		end = later(now, from)
+	}
+	req.StartDate, req.EndDate = device.HistoryDays(from, end)
+	req.StartTime, req.EndTime, req.Timezone = "", "", "UTC"
+	entries, err := batchAll(ctx, req, now)
+	if err != nil {
+		return nil, err
+	}
+	var kept []cloudapi.HistoryEntry
+	for _, e := range entries {
+		if device.InHistoryPeriod(e.CreatedAt, from, to) {
+			kept = append(kept, e)
+		}
+	}
+	return kept, nil
 }

@@ -199,14 +199,13 @@ func (w *Witness) unheld(ctx context.Context, att journal.Attempt, candidates []
 }
 
 // list reads the company's transactions of the terminal around the
-// attempt.
+// attempt (CompanyList).
 func (w *Witness) list(ctx context.Context, att journal.Attempt) ([]cloudapi.HistoryEntry, error) {
-	from := sent(att).Add(-w.opts.Skew).UTC()
-	req := cloudapi.BatchRequest{StartDate: from.Format(time.DateOnly), StartTime: from.Format(time.TimeOnly), Timezone: "UTC"}
+	var req cloudapi.BatchRequest
 	if w.opts.Serial != "" {
 		req.SerialNumbers = []string{w.opts.Serial}
 	}
-	return w.api.BatchAll(ctx, req, w.opts.Now().Add(time.Minute))
+	return CompanyList(ctx, w.api.BatchAll, req, sent(att).Add(-w.opts.Skew), time.Time{}, w.opts.Now().Add(time.Minute))
 }
 
 func sent(att journal.Attempt) time.Time {

@@ -515,14 +515,9 @@ func abs(v int64) int64 {
 var ErrNoSource = errors.New("reconcile: neither the terminal's history nor the provider's Webservices can be read")
 
 // FromWebservices reads the provider's list over [from, to) through the
-// Webservices batch, every page, in UTC.
+// Webservices batch, every page, by whole days (payment.CompanyList).
 func FromWebservices(ws *cloudapi.Webservices, now func() time.Time) func(ctx context.Context, from, to time.Time) ([]cloudapi.HistoryEntry, error) {
 	return func(ctx context.Context, from, to time.Time) ([]cloudapi.HistoryEntry, error) {
-		f, t := from.UTC(), to.Add(-time.Second).UTC()
-		if n := now().UTC(); t.After(n) {
-			t = n
-		}
-		return ws.BatchAll(ctx, cloudapi.BatchRequest{StartDate: f.Format(time.DateOnly), StartTime: f.Format(time.TimeOnly),
-			EndDate: t.Format(time.DateOnly), EndTime: t.Format(time.TimeOnly), Timezone: "UTC"}, now())
+		return payment.CompanyList(ctx, ws.BatchAll, cloudapi.BatchRequest{}, from, to, now())
 	}
 }
