@@ -7,6 +7,7 @@ import (
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
 // failingReads is the provider's cloud, online payment and Webservices,
@@ -282,4 +283,66 @@ func TestRuleAHistoryTypeIsReadInAnyCaseAndOneNamingNoKindMayBeTheAttempt(t *tes
 	h := &historyCloud{entries: []cloudapi.HistoryEntry{{TransactionID: "T1", Status: "ok", TransactionType: "DEBIT", Amount: 900, CartID: "O1"}}}
 	m, err := Cloud(h, "SN-1", nil, 0).Lookup(ctx, a, time.Now().Add(-time.Hour), heldBy())
 	want{verdict: InHistory, tx: "T1", approved: true}.check(t, m, err)
+}
+
+// reachedReversal is a polled channel whose reversals the cloud answers
+// ok without naming the reversal (the v4 form's ok: the request reached
+// the terminal), read by the cloud channel itself.
+type reachedReversal struct {
+	*polling
+	sent *[]time.Time
+}
+
+func (r reachedReversal) Reverse(ctx context.Context, a journal.Attempt) Answer {
+	*r.sent = append(*r.sent, time.Now())
+	ok := &cloudapi.ReversalResponse{Status: "ok", InitialTransactionID: "cloud-1", Raw: []byte(`{"status":"ok"}`)}
+	return Cloud(reversingCloud{resp: ok}, "SN-1", nil, 0).Reverse(ctx, a)
+}
+
+// An ok to a reversal that names no reversal transaction (on the cloud's
+// v4 form it may only mean that the request reached the terminal) is not
+// taken as a reversal made: the history decides, read after a pause, and
+// the reversal is journaled with the transaction the history names. An ok
+// naming its reversal, or the terminal's "already reversed", stays done.
+func TestRuleAReversalOkWithoutItsTransactionIsLeftToTheHistory(t *testing.T) {
+	a := journal.Attempt{UUID: "r1", Amount: 900}
+	for name, ch := range map[string]Channel{
+		"cloud": Cloud(reversingCloud{resp: &cloudapi.ReversalResponse{Status: "ok", Raw: []byte(`{"status":"ok"}`)}}, "SN-1", nil, 0),
+		"local": Local(reversingTerminal{resp: &localapi.ReversalResponse{Status: "ok", Raw: []byte(`{"status":"ok"}`)}}, nil, 0),
+	} {
+		if got := ch.Reverse(context.Background(), a); got.Outcome != OutcomeIndefinite {
+			t.Errorf("%s: an ok naming no reversal is %s", name, got.Outcome)
+		}
+	}
+	p := &polling{send: func(int) Answer { return ack("cloud-1") }, poll: func(int) Answer { return paid("cloud-1", 900) }}
+	var sent []time.Time
+	var looked time.Time
+	lim := testLimits
+	lim.ResendPause = 50 * time.Millisecond
+	e := channelEnv(t, reachedReversal{p, &sent}, "SN-1", lim)
+	debit := e.wait(e.kiosk("V2", 900))
+	if debit.State != journal.StateApproved {
+		t.Fatalf("debit %+v", debit)
+	}
+	p.mu.Lock()
+	p.lookup = func(n int) (Match, error) {
+		if n == 1 {
+			looked = time.Now()
+		}
+		if n < 2 {
+			return Match{Verdict: NotInHistory}, nil
+		}
+		return Match{Verdict: InHistory, Candidates: 1, Charge: Charge{TransactionID: "rv-9", Amount: 900, Approved: true}}, nil
+	}
+	p.mu.Unlock()
+	v, err := e.o.Reverse(e.ctx, debit.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.State != journal.StateApproved || v.TransactionID != "rv-9" || len(sent) != 2 {
+		t.Fatalf("reversal %+v, sent %d times", v, len(sent))
+	}
+	if gap := looked.Sub(sent[0]); gap < lim.ResendPause {
+		t.Fatalf("the history was read %s after the unclear answer, before the pause (%s)", gap, lim.ResendPause)
+	}
 }

@@ -193,8 +193,11 @@ func (v *reversal) send() revStep {
 			return revDone
 		}
 	}
+	// The history is read after a pause: a reversal the terminal has just
+	// received (a v4 ok) is not listed yet, and a history read at once
+	// would send the request again at once, again and again.
 	v.record(a.Raw, "no clear answer ("+a.Outcome.String()+": "+a.Message+"): the history decides")
-	return revSearch
+	return revPause
 }
 
 // alreadyReversed approves the attempt, with the reversal's transaction
