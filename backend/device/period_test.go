@@ -43,3 +43,27 @@ func TestHistoryDaysAreTheDaysReadHistoryAsks(t *testing.T) {
 		t.Error("an open period ends")
 	}
 }
+
+// A createdAt is read in every common shape of ISO 8601: a T or a space,
+// an offset with or without its colon or its minutes, seconds with or
+// without a fraction or none; no zone is UTC.
+func TestACreatedAtIsReadInEveryCommonShape(t *testing.T) {
+	want := time.Date(2026, 11, 24, 8, 30, 0, 0, time.UTC)
+	for _, s := range []string{
+		"2026-11-24T08:30:00Z", "2026-11-24T10:30:00+02:00", "2026-11-24T10:30:00.000+0200", "2026-11-24T10:30:00+02",
+		"2026-11-24 08:30:00", "2026-11-24 10:30:00+02:00", "2026-11-24 10:30:00 +02:00", "2026-11-24 10:30:00+02",
+		"2026-11-24T10:30+02:00", "2026-11-24T08:30Z", "2026-11-24 08:30", "2026-11-24T08:30", " 2026-11-24T08:30:00Z ",
+	} {
+		if got, err := ParseCreatedAt(s); err != nil || !got.Equal(want) || got.Location() != time.UTC {
+			t.Errorf("%q: %v %v", s, got, err)
+		}
+	}
+	for _, s := range []string{"", "yesterday", "24/11/2026 08:30", "2026-11-24"} {
+		if got, err := ParseCreatedAt(s); err == nil {
+			t.Errorf("%q read as %v", s, got)
+		}
+	}
+	if !InHistoryPeriod("2026-11-24 10:30:00+02", want, want.Add(time.Minute)) || InHistoryPeriod("2026-11-24 10:29+02", want, want.Add(time.Minute)) {
+		t.Error("InHistoryPeriod does not read every shape")
+	}
+}

@@ -267,7 +267,7 @@ func (c *cloudChannel) Lookup(ctx context.Context, a journal.Attempt, since time
 func (c *cloudChannel) match(e cloudapi.HistoryEntry, candidates int) Match {
 	m := Match{Verdict: InHistory, Candidates: candidates}
 	m.Raw, _ = json.Marshal(e)
-	approved, pending := historyStatus(e.Status)
+	approved, pending := HistoryStatus(e.Status)
 	m.Pending = pending
 	m.Charge = Charge{TransactionID: e.TransactionID, Amount: e.Amount, GiftAmount: e.GiftAmount, Currency: e.CurrencyCode,
 		Scheme: e.Scheme, Issuer: e.Issuer, Approved: approved}

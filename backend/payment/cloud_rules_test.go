@@ -163,7 +163,7 @@ func TestRuleAHistoryStatusNobodyListedIsUndeterminedNeverDeclined(t *testing.T)
 		{[]string{"pending", "in_progress", "IN_PROGRESS", "processing", "success", "authorised", "error", "unknown", "okay", ""}, false, true},
 	} {
 		for _, s := range tc.statuses {
-			if approved, pending := historyStatus(s); approved != tc.approved || pending != tc.pending {
+			if approved, pending := HistoryStatus(s); approved != tc.approved || pending != tc.pending {
 				t.Errorf("%q: approved %v pending %v, want %v %v", s, approved, pending, tc.approved, tc.pending)
 			}
 		}

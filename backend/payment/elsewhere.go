@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
@@ -88,7 +89,7 @@ func (o *Orchestrator) orderOfCart(ctx context.Context, cartID string) string {
 
 // givesBack: an approved refund or reversal.
 func givesBack(e cloudapi.HistoryEntry) bool {
-	k := historyKindOf(e.Kind())
+	k := HistoryKindOf(e.Kind())
 	return wsStatus(e.Status, wsOK) && (k == localapi.HistoryRefund || k == localapi.HistoryReversal)
 }
 
@@ -125,7 +126,7 @@ func madeElsewhere(order string, es []cloudapi.HistoryEntry, atts []journal.Atte
 		}
 		g := journal.AdoptedGiveBack{OrderID: order, Kind: journal.KindRefund, TransactionID: e.TransactionID, Amount: total,
 			Currency: e.CurrencyCode, Who: SettledBy}
-		if historyKindOf(e.Kind()) == localapi.HistoryReversal {
+		if HistoryKindOf(e.Kind()) == localapi.HistoryReversal {
 			g.Kind = journal.KindReversal
 		}
 		// The list names no original: the order's debit of that amount,
@@ -138,7 +139,7 @@ func madeElsewhere(order string, es []cloudapi.HistoryEntry, atts []journal.Atte
 		if g.Kind == journal.KindReversal && g.InitialTransactionID == "" {
 			g.Kind = journal.KindRefund // given back all the same; which debit, staff see
 		}
-		g.At, _ = time.Parse(time.RFC3339, e.CreatedAt)
+		g.At, _ = device.ParseCreatedAt(e.CreatedAt)
 		g.Raw, _ = json.Marshal(e)
 		out = append(out, g)
 	}

@@ -27,7 +27,7 @@ type seen struct {
 // the attempt. One that names the attempt's own ids is it; one that names
 // another attempt's is not. Otherwise a transaction is a candidate when it
 // may be of the attempt's kind (its type names that kind in any case, or
-// is none or a word that names no kind: historyKindOf), of its amount,
+// is none or a word that names no kind: HistoryKindOf), of its amount,
 // and its cartId is the attempt's order or absent; it is the attempt when
 // it is the only candidate and names both the order and the kind. i is
 // the index of the attempt's entry in entries, -1 when none is.
@@ -45,7 +45,7 @@ func findInHistory[E any](ctx context.Context, a journal.Attempt, entries []E, h
 	// counts them: named is read only when exactly one does.
 	var named, nNamed int
 	for j, e := range facts {
-		ek := historyKindOf(e.kind)
+		ek := HistoryKindOf(e.kind)
 		switch {
 		case e.transactionID != "" && isHeld[e.transactionID]:
 			continue
@@ -85,12 +85,12 @@ func historyKind(k journal.Kind) string {
 	return localapi.HistoryDebit
 }
 
-// historyKindOf is the kind a history's type plainly names, whatever its
+// HistoryKindOf is the kind a history's type plainly names, whatever its
 // case: a reversal, a refund (or a credit), a debit; "" when it names none
 // (none at all, na, payment, a word nobody listed), which may then be any
 // kind. The types are not all shown: one that is not clearly another kind
 // is never a reason to say that nothing was charged.
-func historyKindOf(t string) string {
+func HistoryKindOf(t string) string {
 	switch s := strings.ToLower(strings.TrimSpace(t)); {
 	case strings.Contains(s, "revers"):
 		return localapi.HistoryReversal
@@ -123,13 +123,13 @@ func heldAmong[E any](ctx context.Context, held Holder, entries []E, id func(E) 
 	return held(ctx, ids)
 }
 
-// historyStatus reads the status of a transaction a provider's history
+// HistoryStatus reads the status of a transaction a provider's history
 // lists. Approved only for ok; not charged only for ko or a word that
 // plainly says the transaction failed, was refused, cancelled or expired
 // (wsKO). The lists of statuses are not shown: any other word (pending,
 // in_progress, one nobody listed, none at all) is undetermined, pending,
 // so that the history is asked again or staff decide, never "declined".
-func historyStatus(status string) (approved, pending bool) {
+func HistoryStatus(status string) (approved, pending bool) {
 	switch s := strings.TrimSpace(status); {
 	case strings.EqualFold(s, "ok"):
 		return true, false

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
@@ -189,7 +190,7 @@ func (w *Witness) unheld(ctx context.Context, att journal.Attempt, candidates []
 		if h := held[e.TransactionID]; h != "" && h != att.UUID {
 			continue
 		}
-		at, _ := time.Parse(time.RFC3339, e.CreatedAt)
+		at, _ := device.ParseCreatedAt(e.CreatedAt)
 		gap := at.Sub(sent(att)).Abs()
 		if bestGap < 0 || gap < bestGap {
 			best, bestGap = e, gap
@@ -227,7 +228,7 @@ func (w *Witness) disagrees(att journal.Attempt, status, kind, serial, created, 
 	case amount != att.Paid() || gift != att.Gift():
 		why = append(why, fmt.Sprintf("the provider lists %d (tip %d) where the terminal said %d (tip %d)", amount, gift, att.Paid(), att.Gift()))
 	}
-	if k := historyKindOf(kind); k != "" && k != localapi.HistoryDebit {
+	if k := HistoryKindOf(kind); k != "" && k != localapi.HistoryDebit {
 		why = append(why, "the provider lists a "+strings.ToLower(strings.TrimSpace(kind)))
 	}
 	if cur := strings.TrimSpace(currency); cur != "" && att.ChargedCurrency != "" && !strings.EqualFold(cur, att.ChargedCurrency) {
@@ -236,7 +237,7 @@ func (w *Witness) disagrees(att journal.Attempt, status, kind, serial, created, 
 	if w.opts.Serial != "" && serial != "" && serial != w.opts.Serial {
 		why = append(why, "on terminal "+serial+", not "+w.opts.Serial)
 	}
-	if at, err := time.Parse(time.RFC3339, created); err == nil && at.Before(sent(att).Add(-w.opts.Skew)) {
+	if at, err := device.ParseCreatedAt(created); err == nil && at.Before(sent(att).Add(-w.opts.Skew)) {
 		why = append(why, "made at "+at.UTC().Format(time.RFC3339)+", before this payment")
 	}
 	return strings.Join(why, "; ")
