@@ -111,9 +111,11 @@ func TestRuleTheCompanysListOfAPeriodIsTheSameWhicheverWayItsTimesAreRead(t *tes
 	for _, tc := range []struct {
 		to, now time.Time
 		want    string
+		endDate string // the day after the period's end (or now's), widened by 14 h
 	}{
-		{to, to.Add(time.Hour), "[at the start before midnight after midnight undated]"},
-		{time.Time{}, to, "[at the start before midnight after midnight at the end a day later undated]"},
+		{to, to.Add(72 * time.Hour), "[at the start before midnight after midnight undated]", "2026-11-29"},
+		{time.Time{}, to, "[at the start before midnight after midnight at the end a day later undated]", "2026-11-29"},
+		{time.Time{}, to.Add(72 * time.Hour), "[at the start before midnight after midnight at the end a day later undated]", "2026-12-02"},
 	} {
 		for _, reading := range []string{onePeriod, timeOfDay} {
 			var asked cloudapi.BatchRequest
@@ -129,8 +131,9 @@ func TestRuleTheCompanysListOfAPeriodIsTheSameWhicheverWayItsTimesAreRead(t *tes
 			if err != nil || fmt.Sprint(ids) != tc.want {
 				t.Errorf("to %s, times read as %s: %v %v, want %s", tc.to, reading, ids, err, tc.want)
 			}
-			if asked.StartTime != "" || asked.EndTime != "" || asked.EndDate == "" || len(asked.SerialNumbers) != 1 {
-				t.Errorf("asked %+v: whole days, closed at their end, for the terminal", asked)
+			if asked.StartTime != "" || asked.EndTime != "" || asked.StartDate != "2026-11-27" || asked.EndDate != tc.endDate ||
+				asked.Timezone != "UTC" || len(asked.SerialNumbers) != 1 {
+				t.Errorf("asked %+v: whole days from 2026-11-27 to %s, for the terminal", asked, tc.endDate)
 			}
 		}
 	}
@@ -167,4 +170,21 @@ func (r readingList) BatchAll(ctx context.Context, q cloudapi.BatchRequest, now 
 
 func (r readingList) Details(context.Context, string) (*cloudapi.TransactionDetails, error) {
 	return nil, &cloudapi.HTTPError{Status: 404}
+}
+
+// The cloud's history keeps each transaction it lists once, even when a
+// page shift lists it twice, and keeps apart those it lists without an id:
+// each is read as listed, the one naming the attempt among them.
+func TestRuleTheCloudHistoryKeepsEachTransactionOnceAndThoseWithoutAnIdApart(t *testing.T) {
+	a := lookupAttempt(journal.KindDebit, 900)
+	shifted := cloudapi.HistoryEntry{TransactionID: "T1", Status: "ok", Type: "debit", Amount: 900, CartID: "O1"}
+	h := &historyCloud{entries: []cloudapi.HistoryEntry{shifted, shifted}}
+	m, err := Cloud(h, "SN-1", nil, 0).Lookup(context.Background(), a, time.Now().Add(-time.Hour), heldBy())
+	want{verdict: InHistory, tx: "T1", approved: true}.check(t, m, err)
+	h = &historyCloud{entries: []cloudapi.HistoryEntry{
+		{Status: "ok", Type: "debit", Amount: 900, CartID: "O1", IdempotentUUID: a.UUID},
+		{Status: "ko", Type: "debit", Amount: 900, CartID: "O1", IdempotentUUID: "01a20000-0000-7000-8000-0000000000bb"},
+	}}
+	m, err = Cloud(h, "SN-1", nil, 0).Lookup(context.Background(), a, time.Now().Add(-time.Hour), heldBy())
+	want{verdict: InHistory, approved: true}.check(t, m, err)
 }
