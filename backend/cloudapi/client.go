@@ -100,15 +100,17 @@ func isLoopback(host string) bool {
 // BaseURL is the cloud's base URL.
 func (c *Client) BaseURL() string { return c.base.String() }
 
-// auth is how a path authenticates: the v5 terminal endpoints (payment,
-// transaction) with a bearer token; the v4 forms and online payment (links,
-// carts, the v5 checkouts) with Service-Secret.
-func (c *Client) auth(path string, h http.Header) {
-	if strings.HasPrefix(path, "/v5/") && !strings.HasPrefix(path, "/v5/ecommerce/") {
-		h.Set("Authorization", "Bearer "+c.key)
-	} else {
-		h.Set("Service-Secret", c.key)
-	}
+// auth puts the company's one key in both of the provider's headers, on
+// every request. The specification asks for Authorization: Bearer on the
+// Cloud API v5 (every request, the v4 abort and cancel included) and
+// Service-Secret on the earlier v4 forms, the Webservices and online
+// payment; the two overlap (GET /v5/transaction/ is the Cloud API's poll
+// and, under the default Webservices URL, the Webservices fetch), so a
+// choice by path is a guess the provider may not share. It is the same
+// key: the cloud reads the header it expects, and the other is ignored.
+func (c *Client) auth(h http.Header) {
+	h.Set("Authorization", "Bearer "+c.key)
+	h.Set("Service-Secret", c.key)
 }
 
 // Bounds of what the client reads of an answer: a transaction with its
@@ -148,7 +150,7 @@ func (c *Client) doMax(ctx context.Context, limit int, method, path string, quer
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", c.userAgent)
-	c.auth(path, req.Header)
+	c.auth(req.Header)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return nil, transportError(method+" "+path, err, ctx)
@@ -260,7 +262,9 @@ type Transaction struct {
 	CheckoutExternalID string `json:"checkoutExternalId,omitempty"`
 	IdempotentUUID     string `json:"idempotentUuid,omitempty"`
 	CartID             string `json:"cartId,omitempty"`
-	Raw                []byte `json:"-"`
+	// Message is an application error's text (ko with a message).
+	Message string `json:"message,omitempty"`
+	Raw     []byte `json:"-"`
 }
 
 // Transaction polls a transaction by the server's id. The answer's shape
@@ -286,19 +290,21 @@ func parsed[T any](op string, raw []byte, err error, parse func([]byte) (*T, err
 
 // ParseTransaction reads a transaction as the cloud gives it: the poll's
 // answer (the transaction itself, or wrapped in transaction,
-// transactionDetails or data), or the webhook's body.
+// transactionDetails or data), or the webhook's body. A wrapped object is
+// the transaction whenever there is one: a status beside it is the
+// envelope's ({"status":"ok","transaction":{"status":"pending"}} is a
+// pending transaction), and a wrapped object without a status of its own
+// is not read as one.
 func ParseTransaction(raw []byte) (*Transaction, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
 		return nil, err
 	}
 	body := raw
-	if _, ok := top["status"]; !ok {
-		for _, k := range []string{"transaction", "transactionDetails", "data"} {
-			if v, ok := top[k]; ok && len(v) > 0 && v[0] == '{' {
-				body = v
-				break
-			}
+	for _, k := range []string{"transaction", "transactionDetails", "data"} {
+		if v, ok := top[k]; ok && len(v) > 0 && v[0] == '{' {
+			body = v
+			break
 		}
 	}
 	var tx Transaction
@@ -308,13 +314,17 @@ func ParseTransaction(raw []byte) (*Transaction, error) {
 	if tx.Status == "" {
 		return nil, errors.New("no status")
 	}
-	// TransactionDetails names its amounts differently.
-	if tx.Amount == 0 {
-		var d struct {
-			AskedAmount int64 `json:"askedAmount"`
-		}
-		if json.Unmarshal(body, &d) == nil {
+	// TransactionDetails names its amount and type differently.
+	var d struct {
+		AskedAmount int64  `json:"askedAmount"`
+		Type        string `json:"type"`
+	}
+	if json.Unmarshal(body, &d) == nil {
+		if tx.Amount == 0 {
 			tx.Amount = d.AskedAmount
+		}
+		if tx.TransactionType == "" {
+			tx.TransactionType = d.Type
 		}
 	}
 	tx.Raw = raw

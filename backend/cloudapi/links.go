@@ -13,7 +13,8 @@ import (
 
 // Online payment: a payment link (a cart) the customer pays on their own
 // phone, and its operations. Keys are snake_case, authentication is
-// Service-Secret. The specification shows the path of link generation and
+// Service-Secret (sent with the bearer header, as every request of the
+// client: Client.auth). The specification shows the path of link generation and
 // of capture, not those of reading and cancelling a cart, nor the methods
 // of capture, reading and cancelling: each is an Endpoint a setting can
 // change, with a documented default (DefaultLinkEndpoints).

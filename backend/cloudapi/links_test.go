@@ -10,8 +10,9 @@ import (
 	"testing"
 )
 
-// Online payment authenticates with Service-Secret, the v5 checkouts too;
-// the cart operations go where the settings say.
+// Online payment authenticates with Service-Secret, the v5 checkouts too
+// (the bearer header, carrying the same key, beside it); the cart
+// operations go where the settings say.
 func TestLinkCallsCarryServiceSecretAndGoWhereTheSettingsSay(t *testing.T) {
 	var got []*http.Request
 	var bodies []string
@@ -47,7 +48,7 @@ func TestLinkCallsCarryServiceSecretAndGoWhereTheSettingsSay(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, r := range got {
-		if r.Header.Get("Service-Secret") != key || r.Header.Get("Authorization") != "" || r.Header.Get("Content-Type") != "application/json" {
+		if r.Header.Get("Service-Secret") != key || r.Header.Get("Authorization") != "Bearer "+key || r.Header.Get("Content-Type") != "application/json" {
 			t.Errorf("request %d %s: headers %v", i, r.URL.Path, r.Header)
 		}
 	}

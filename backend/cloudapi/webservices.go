@@ -15,7 +15,8 @@ import (
 // The Webservices API sees every transaction of the company (every
 // terminal, cloud and online payments) and refunds one without the card.
 // Its base URL is its own setting; by default the cloud's followed by /v5
-// (DefaultWebservicesURL). Service-Secret authenticates it.
+// (DefaultWebservicesURL). Service-Secret authenticates it (every request
+// carries the key in both headers: see Client.auth).
 
 // Paths relative to the Webservices base URL.
 const (
@@ -44,7 +45,7 @@ func NewWebservices(wsBaseURL, key string, opts ...Option) (*Webservices, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Webservices{c: c}, nil // its paths are not /v5/...: Service-Secret
+	return &Webservices{c: c}, nil
 }
 
 // BatchRequest filters a batch. Dates are yyyy-MM-dd, both inclusive;
@@ -134,9 +135,13 @@ func (e HistoryEntry) size() int {
 }
 
 // BatchAll fetches every page of a period. A period left open at its end
-// is closed at now (in the request's time zone) before the first page, so
-// that transactions arriving while paging do not shift the pages; entries
-// are de-duplicated by transactionId all the same. A page with more
+// is closed at the end of now's day (in the request's time zone) before
+// the first page: by its date alone, since whether the provider reads an
+// endTime as the end of the period or as a time of day on every day is
+// not shown, and the second reading would hide every earlier day's
+// transactions made later in the day than now. The list is most recent
+// first, so a transaction arriving while paging only repeats an entry on
+// the next page: entries are de-duplicated by transactionId. A page with more
 // entries than asked is refused (ErrPageOverfull), and a period past the
 // ceiling (MaxPeriodEntries, MaxPeriodPages, MaxPeriodBytes) ends with
 // ErrPeriodTooLong and nothing: a partial list would read as "no such
@@ -149,8 +154,7 @@ func (w *Webservices) BatchAll(ctx context.Context, r BatchRequest, now time.Tim
 				loc = l
 			}
 		}
-		end := now.In(loc)
-		r.EndDate, r.EndTime = end.Format(time.DateOnly), end.Format(time.TimeOnly)
+		r.EndDate = now.In(loc).Format(time.DateOnly)
 	}
 	if r.Limit == 0 {
 		r.Limit = 200

@@ -22,7 +22,8 @@ type RequestRecord struct {
 	// Status is the HTTP status answered; 0 when the connection was
 	// dropped without an answer.
 	Status int `json:"status"`
-	// Auth is the credential's kind: "bearer", "service-secret" or "".
+	// Auth is the credential's kind: "bearer", "service-secret", "both"
+	// (the key in both headers) or "".
 	Auth string `json:"auth,omitempty"`
 }
 
@@ -81,6 +82,8 @@ func (c *Cloud) logged(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := RequestRecord{At: c.cfg.Now(), Method: r.Method, Path: r.URL.Path}
 		switch {
+		case r.Header.Get("Authorization") != "" && r.Header.Get("Service-Secret") != "":
+			rec.Auth = "both"
 		case r.Header.Get("Authorization") != "":
 			rec.Auth = "bearer"
 		case r.Header.Get("Service-Secret") != "":

@@ -34,10 +34,10 @@ func TestTheRequestLogKeepsEveryRequest(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("log %+v", got)
 	}
-	if r := got[0]; r.Method != http.MethodPost || r.Path != cloudsim.PathTransactions || r.Status != 0 || r.Auth != "service-secret" || r.At.IsZero() {
+	if r := got[0]; r.Method != http.MethodPost || r.Path != cloudsim.PathTransactions || r.Status != 0 || r.Auth != "both" || r.At.IsZero() {
 		t.Fatalf("dropped: %+v", r)
 	}
-	if r := got[1]; r.Method != http.MethodGet || r.Path != cloudsim.PathTransaction || r.Status == 0 || r.Status == http.StatusOK || r.Auth != "bearer" {
+	if r := got[1]; r.Method != http.MethodGet || r.Path != cloudsim.PathTransaction || r.Status == 0 || r.Status == http.StatusOK || r.Auth != "both" {
 		t.Fatalf("poll: %+v", r)
 	}
 	if n := len(cloud.Requests("GET " + cloudsim.PathTransaction)); n != 1 {

@@ -1,6 +1,7 @@
 package cloudsim
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -12,7 +13,7 @@ import (
 
 // The Webservices API, under the cloud's /v5 (the default Webservices base
 // URL is the cloud's followed by /v5). GET /v5/transaction/ is also the
-// Cloud API's poll: Service-Secret makes it the Webservices fetch.
+// Cloud API's poll (handleTransactionGet).
 const (
 	PathWSBatch       = "/v5/pos/transactions/"
 	PathWSTransaction = "/v5/transaction/"
@@ -99,41 +100,98 @@ func (c *Cloud) handleWSBatch(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// handleTransactionGet is the Cloud API's poll (Bearer) or the
-// Webservices fetch (Service-Secret), by the key's header.
+// handleTransactionGet is the Cloud API's poll and the Webservices fetch:
+// one path, since the default Webservices URL is the cloud's followed by
+// /v5. A request with only the bearer header is the poll, with only
+// Service-Secret the fetch. One with both (a client may send its key both
+// ways: it is the same key) cannot be told apart, so it gets one answer
+// either reads: the fetch's {transactionDetails}, holding the poll's
+// fields too, under the poll's faults and the record's lag.
 func (c *Cloud) handleTransactionGet() http.Handler {
 	poll := c.faulty(PathTransaction, c.authorized(bearer, c.handlePoll))
 	fetch := c.faulty(PathWSTransaction, c.authorized(serviceSecret, c.handleWSDetails))
+	either := c.faulty(PathTransaction, c.authorized(bearer, c.authorized(serviceSecret, c.handleTransactionEither)))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Service-Secret") != "" && r.Header.Get("Authorization") == "" {
+		bearer, secret := r.Header.Get("Authorization") != "", r.Header.Get("Service-Secret") != ""
+		switch {
+		case secret && bearer:
+			either.ServeHTTP(w, r)
+		case secret:
 			fetch.ServeHTTP(w, r)
-			return
+		default:
+			poll.ServeHTTP(w, r)
 		}
-		poll.ServeHTTP(w, r)
 	})
 }
 
 func (c *Cloud) handleWSDetails(w http.ResponseWriter, r *http.Request) {
+	t, ok := c.fetched(r)
+	if !ok {
+		writeJSONCode(w, http.StatusNotFound, map[string]string{"detail": "Not found."})
+		return
+	}
+	writeJSON(w, map[string]any{"transactionDetails": details(t)})
+}
+
+// fetched is the transaction the Webservices fetch answers for the
+// request's transactionId, as this read of the record shows it.
+func (c *Cloud) fetched(r *http.Request) (txn, bool) {
 	id := strings.TrimSpace(r.URL.Query().Get("transactionId"))
 	hide := c.webservicesRead()
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	var t txn // a copy: a refund's status changes when it is decided
 	held := c.byIDLocked(id)
 	found := held != nil && !hide[held]
 	if found {
 		t = *held
 	}
-	c.mu.Unlock()
-	if !found {
-		writeJSONCode(w, http.StatusNotFound, map[string]string{"detail": "Not found."})
-		return
-	}
-	writeJSON(w, map[string]any{"transactionDetails": map[string]any{
+	return t, found
+}
+
+// details is a transaction as the Webservices fetch gives it.
+func details(t txn) map[string]any {
+	return map[string]any{
 		"askedAmount": t.Amount, "giftAmount": t.GiftAmount, "totalAmount": t.Amount + t.GiftAmount,
 		"serverDatetime": t.CreatedAt.UTC().Format(time.RFC3339), "deviceDatetime": t.CreatedAt.UTC().Format(time.RFC3339),
 		"issuer": t.Issuer, "scheme": t.Scheme, "status": t.Status, "transactionId": t.TransactionID, "type": t.TransactionType,
 		"serialNumber": t.SerialNumber, "clientTicket": t.ClientTicket, "companyTicket": t.CompanyTicket, "reference": t.Reference,
-	}})
+	}
+}
+
+// handleTransactionEither answers a GET /v5/transaction/ that may be the
+// poll or the fetch: the transaction under transactionDetails, with the
+// fetch's fields and the webhook's (amount, currencyCode, transactionType,
+// idempotentUuid...), which the specification lets a reader ignore.
+func (c *Cloud) handleTransactionEither(w http.ResponseWriter, r *http.Request) {
+	if strings.TrimSpace(r.URL.Query().Get("transactionId")) == "" {
+		ko(w, http.StatusBadRequest, "Parameter 'transactionId' is missing")
+		return
+	}
+	t, ok := c.fetched(r)
+	c.mu.Lock()
+	mode := c.faults.poll
+	if ok && t.Status == StatusExpired && mode == PollNormal {
+		mode = c.faults.expiredPoll
+	}
+	c.mu.Unlock()
+	switch {
+	case !ok || mode == PollNotFound:
+		ko(w, http.StatusNotFound, "Transaction not found")
+		return
+	case mode == PollError:
+		ko(w, http.StatusInternalServerError, "Server problem")
+		return
+	case mode == PollPending:
+		t.Status = StatusPending
+	}
+	var both map[string]any
+	raw, _ := json.Marshal(t.Transaction)
+	_ = json.Unmarshal(raw, &both)
+	for k, v := range details(t) {
+		both[k] = v
+	}
+	writeJSON(w, map[string]any{"transactionDetails": both})
 }
 
 // wsRefundRequest is the body of a Webservices refund.

@@ -3,6 +3,8 @@ package cloudsim_test
 import (
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
 	"testing"
 	"time"
 
@@ -69,9 +71,49 @@ func TestWebservicesSeeTheWholeCompany(t *testing.T) {
 	if err != nil || d.TransactionID != a || d.AskedAmount != 1200 || d.Status != "ok" || d.SerialNumber != "SN-A" {
 		t.Fatalf("details %+v %v", d, err)
 	}
-	// The Cloud API's poll on the same path is unchanged.
-	if tx, err := cl.Transaction(ctx, a); err != nil || tx.TransactionID != a {
+	// The Cloud API's poll on the same path, with the key in both headers
+	// as the fetch's, reads the same transaction with the webhook's fields.
+	if tx, err := cl.Transaction(ctx, a); err != nil || tx.TransactionID != a || tx.Status != "ok" || tx.Amount != 1200 ||
+		tx.CurrencyCode == "" || tx.IdempotentUUID != "u-a" || tx.SerialNumber != "SN-A" {
 		t.Fatalf("poll %+v %v", tx, err)
+	}
+}
+
+// GET /v5/transaction/ is the poll with the bearer header alone, the
+// fetch with Service-Secret alone, and with both (one key sent both ways)
+// an answer that either reads: the fetch's transactionDetails, holding
+// the webhook's fields too.
+func TestThePollAndTheFetchShareTheirPath(t *testing.T) {
+	c, cl, _ := wsCloud(t)
+	ctx := ctxT(t)
+	a := paid(t, c, cl, "SN-A", "u-a", 1200)
+	for name, h := range map[string]http.Header{
+		"bearer":         {"Authorization": {"Bearer " + c.Key()}},
+		"service-secret": {"Service-Secret": {c.Key()}},
+		"both":           {"Authorization": {"Bearer " + c.Key()}, "Service-Secret": {c.Key()}},
+	} {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.URL()+cloudsim.PathTransaction+"?transactionId="+a, nil)
+		req.Header = h
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		tx, perr := cloudapi.ParseTransaction(raw)
+		var d struct {
+			Details *cloudapi.TransactionDetails `json:"transactionDetails"`
+		}
+		_ = json.Unmarshal(raw, &d)
+		switch {
+		case resp.StatusCode != http.StatusOK || perr != nil || tx.TransactionID != a || tx.Status != "ok" || tx.Amount != 1200:
+			t.Errorf("%s: not a poll's answer: %d %s", name, resp.StatusCode, raw)
+		case name != "bearer" && (d.Details == nil || d.Details.AskedAmount != 1200 || d.Details.Type != "debit"):
+			t.Errorf("%s: not a fetch's answer: %s", name, raw)
+		case name == "both" && (tx.CurrencyCode == "" || tx.IdempotentUUID != "u-a"):
+			t.Errorf("%s: the webhook's fields are missing: %s", name, raw)
+		}
 	}
 }
 

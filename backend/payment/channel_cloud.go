@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/comptoir-pos/comptoir/backend/device"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
@@ -111,21 +112,28 @@ func (c *cloudChannel) Follow(ctx context.Context, a journal.Attempt) Answer {
 	}
 	tx, err := c.api.Transaction(ctx, a.ProviderID)
 	if err != nil {
-		var ae *cloudapi.APIError
-		if errors.As(err, &ae) {
-			// A refused poll says nothing of the payment.
-			return Answer{Outcome: OutcomeIndefinite, Raw: ae.Body, Message: ae.Error()}
-		}
-		return cloudError(err)
+		return pollError(err)
 	}
-	if tx.IdempotentUUID != "" && tx.IdempotentUUID != a.UUID {
+	// An answer naming another attempt, or another transaction than the
+	// one polled, is not this attempt's: never applied.
+	switch {
+	case tx.IdempotentUUID != "" && tx.IdempotentUUID != a.UUID:
 		return Answer{Outcome: OutcomeForeign, Raw: tx.Raw, Message: tx.IdempotentUUID}
+	case tx.TransactionID != "" && tx.TransactionID != a.ProviderID:
+		return Answer{Outcome: OutcomeForeign, Raw: tx.Raw, Message: tx.TransactionID}
 	}
+	ours := tx.TransactionID == a.ProviderID || tx.IdempotentUUID == a.UUID
 	switch strings.ToLower(tx.Status) {
 	case cloudapi.StatusOK:
-		return Answer{Outcome: OutcomeCharged, Charge: cloudCharge(tx, true), Known: true, ProviderID: a.ProviderID, ProviderStatus: tx.Status, Raw: tx.Raw}
+		return Answer{Outcome: OutcomeCharged, Charge: cloudCharge(a, tx, true), Known: true, ProviderID: a.ProviderID, ProviderStatus: tx.Status, Raw: tx.Raw}
 	case cloudapi.StatusKO:
-		return Answer{Outcome: OutcomeNotCharged, Charge: cloudCharge(tx, false), Known: true, ProviderID: a.ProviderID, ProviderStatus: tx.Status, Raw: tx.Raw}
+		if tx.Message != "" && !ours {
+			// ko with a message is an application error ("Transaction not
+			// available yet"), not a decline, unless it names this very
+			// transaction: asked again.
+			return Answer{Outcome: OutcomeIndefinite, Raw: tx.Raw, Message: "the poll answered ko (" + tx.Message + ") naming no transaction: asking again"}
+		}
+		return Answer{Outcome: OutcomeNotCharged, Charge: cloudCharge(a, tx, false), Known: true, ProviderID: a.ProviderID, ProviderStatus: tx.Status, Raw: tx.Raw}
 	case "expired":
 		return Answer{Outcome: OutcomeExpired, Known: true, ProviderID: a.ProviderID, ProviderStatus: tx.Status, Raw: tx.Raw,
 			Message: "the terminal did not receive the payment within 5 s (offline): nothing was charged"}
@@ -135,9 +143,15 @@ func (c *cloudChannel) Follow(ctx context.Context, a journal.Attempt) Answer {
 	return Answer{Outcome: OutcomePending, Known: true, ProviderID: a.ProviderID, ProviderStatus: tx.Status, Raw: tx.Raw}
 }
 
-func cloudCharge(tx *cloudapi.Transaction, approved bool) *Charge {
+// cloudCharge is the polled transaction of a: the id polled when the
+// answer does not repeat it (the poll names the transaction it answers).
+func cloudCharge(a journal.Attempt, tx *cloudapi.Transaction, approved bool) *Charge {
+	id := tx.TransactionID
+	if id == "" {
+		id = a.ProviderID
+	}
 	return &Charge{
-		TransactionID: tx.TransactionID, Amount: tx.Amount, GiftAmount: tx.GiftAmount, Currency: tx.CurrencyCode,
+		TransactionID: id, Amount: tx.Amount, GiftAmount: tx.GiftAmount, Currency: tx.CurrencyCode,
 		Type: tx.TransactionType, Scheme: tx.Scheme, Issuer: tx.Issuer, PaymentApplication: tx.PaymentApplication,
 		ClientTicket: tx.ClientTicket, MerchantTicket: tx.CompanyTicket, Approved: approved,
 	}
@@ -156,6 +170,26 @@ func cloudError(err error) Answer {
 	case errors.As(err, &au):
 		// The key or the terminal was refused: the payment was not accepted.
 		return Answer{Outcome: OutcomeRefused, Message: au.Error() + ": staff must check the cloud settings"}
+	}
+	return exchangeError(err)
+}
+
+// pollError reads a failed read of an attempt's state (a poll, a cart, a
+// refund's transaction): whatever failed, the read, not the payment, so
+// it says nothing of the money. A refusal of the read (400, a key or a
+// terminal refused with 401) is no refusal of the payment: it is asked
+// again, and past the deadline the history, or staff, decide.
+func pollError(err error) Answer {
+	var (
+		ae *cloudapi.APIError
+		au *cloudapi.AuthError
+	)
+	switch {
+	case errors.As(err, &ae):
+		return Answer{Outcome: OutcomeIndefinite, Raw: ae.Body, Message: "the read was refused: " + ae.Error()}
+	case errors.As(err, &au):
+		// Its body is not journaled: a 401 may echo the key.
+		return Answer{Outcome: OutcomeIndefinite, Message: "the read was refused: " + au.Error() + ": staff must check the cloud settings"}
 	}
 	return exchangeError(err)
 }
@@ -182,9 +216,19 @@ func (c *cloudChannel) Reverse(ctx context.Context, a journal.Attempt) Answer {
 	if err == nil {
 		return reversed(a, r.ReversalTransactionID, r.Raw, "")
 	}
-	var ae *cloudapi.APIError
-	if errors.As(err, &ae) && strings.Contains(strings.ToLower(ae.Message), "already been reversed") {
+	var (
+		ae *cloudapi.APIError
+		au *cloudapi.AuthError
+	)
+	switch {
+	case errors.As(err, &ae) && strings.Contains(strings.ToLower(ae.Message), "already been reversed"):
 		return reversed(a, "", ae.Body, ae.Message)
+	case errors.As(err, &au):
+		// A 401 names no reversal made or refused: the key, or the
+		// terminal of the debit, was not accepted. The history decides,
+		// never "failed": a reversal wrongly failed would let the money
+		// be given back a second time.
+		return Answer{Outcome: OutcomeIndefinite, Message: au.Error() + ": staff must check the cloud settings"}
 	}
 	return cloudError(err)
 }
@@ -195,23 +239,18 @@ const cloudHistoryPage = 200
 // Lookup searches the company's history for this terminal since the given
 // time. The attempt's own checkoutExternalId or idempotentUuid names it;
 // without them, a single transaction of its kind and amount for its order
-// that no other attempt holds.
+// that no other attempt holds. The history is read as the terminal's is
+// (device.ReadHistory): by whole days, every page within its ceiling,
+// each transaction once, kept by its createdAt.
 func (c *cloudChannel) Lookup(ctx context.Context, a journal.Attempt, since time.Time, held Holder) (Match, error) {
-	var entries []cloudapi.HistoryEntry
-	from := since.UTC()
-	for offset := 0; ; {
-		page, err := c.api.Transactions(ctx, cloudapi.TransactionsRequest{
-			SerialNumbers: []string{c.serial}, Timezone: "UTC", StartDate: from.Format("2006-01-02"), StartTime: from.Format("15:04:05"),
-			Limit: cloudHistoryPage, Offset: offset,
-		})
-		if err != nil {
-			return Match{}, lookupError(err)
-		}
-		entries = append(entries, page.Transactions...)
-		offset += len(page.Transactions)
-		if len(page.Transactions) == 0 || offset >= page.Total {
-			break
-		}
+	h := &cloudHistory{api: c.api, serial: c.serial, listed: map[string]cloudapi.HistoryEntry{}}
+	read, err := device.ReadHistory(ctx, h, since, time.Time{}, cloudHistoryPage, 0)
+	if err != nil {
+		return Match{}, lookupError(err)
+	}
+	entries := make([]cloudapi.HistoryEntry, len(read))
+	for i, e := range read {
+		entries[i] = h.listed[e.TransactionID]
 	}
 	extID := cloudExternalID(a)
 	m, i, err := findInHistory(ctx, a, entries, held, func(e cloudapi.HistoryEntry) seen {
@@ -228,11 +267,43 @@ func (c *cloudChannel) Lookup(ctx context.Context, a journal.Attempt, since time
 func (c *cloudChannel) match(e cloudapi.HistoryEntry, candidates int) Match {
 	m := Match{Verdict: InHistory, Candidates: candidates}
 	m.Raw, _ = json.Marshal(e)
-	status := strings.ToLower(e.Status)
-	m.Pending = status == cloudapi.StatusPending
+	approved, pending := HistoryStatus(e.Status)
+	m.Pending = pending
 	m.Charge = Charge{TransactionID: e.TransactionID, Amount: e.Amount, GiftAmount: e.GiftAmount, Currency: e.CurrencyCode,
-		Scheme: e.Scheme, Issuer: e.Issuer, Approved: status == cloudapi.StatusOK}
+		Scheme: e.Scheme, Issuer: e.Issuer, Approved: approved}
 	return m
+}
+
+// cloudHistory is the company's history of the cloud terminal as a
+// device.Historian, for device.ReadHistory. It keeps each transaction as
+// the cloud listed it (its ids name attempts), by the id it gives the
+// reader: the transaction's, or for one listed without an id a key no id
+// takes, so that it stays apart.
+type cloudHistory struct {
+	api    CloudAPI
+	serial string
+	listed map[string]cloudapi.HistoryEntry
+}
+
+func (h *cloudHistory) History(ctx context.Context, q device.HistoryQuery) (device.HistoryPage, error) {
+	p, err := h.api.Transactions(ctx, cloudapi.TransactionsRequest{SerialNumbers: []string{h.serial}, Timezone: "UTC",
+		StartDate: q.StartDate, EndDate: q.EndDate, StartTime: q.StartTime, EndTime: q.EndTime, Limit: q.Limit, Offset: q.Offset})
+	if err != nil {
+		return device.HistoryPage{}, err
+	}
+	out := device.HistoryPage{Entries: make([]device.HistoryEntry, 0, len(p.Transactions)), Total: p.Total, Limit: p.Limit,
+		Offset: p.Offset, Raw: p.Raw}
+	for _, e := range p.Transactions {
+		key := e.TransactionID
+		if key == "" {
+			key = "\x00" + strconv.Itoa(len(h.listed))
+		}
+		h.listed[key] = e
+		out.Entries = append(out.Entries, device.HistoryEntry{Status: e.Status, TransactionID: key, Amount: e.Amount,
+			GiftAmount: e.GiftAmount, CurrencyCode: e.CurrencyCode, Issuer: e.Issuer, Scheme: e.Scheme, Type: e.Kind(),
+			CartID: e.CartID, Reference: e.Reference, CreatedAt: e.CreatedAt})
+	}
+	return out, nil
 }
 
 // cloudExternalID is the checkoutExternalId the attempt was sent with.

@@ -28,10 +28,16 @@ type fakeCloud struct {
 	// outcome is the terminal's: "ok", "ko", or "" (pending until cancel
 	// or release). afterCancel is the outcome once an abort arrived.
 	outcome, afterCancel string
-	txs                  []*fakeTx
-	payments, polls      int
-	aborts               []string
-	key                  string
+	// pollFails is how many polls are answered 401 before the others.
+	pollFails int
+	// listedAs, when set, is the status the history lists a transaction
+	// under while it is pending (the poll still says pending).
+	listedAs        string
+	txs             []*fakeTx
+	payments, polls int
+	lists           int // pages of the history asked
+	aborts          []string
+	key             string
 }
 
 type fakeTx struct {
@@ -85,6 +91,11 @@ func (f *fakeCloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, `{"status":"ok","transactionId":%q}`, tx.id)
 	case cloudapi.PathTransaction:
 		f.polls++
+		if f.polls <= f.pollFails {
+			w.WriteHeader(401)
+			fmt.Fprint(w, `{"status":"ko","message":"Invalid API key"}`)
+			return
+		}
 		for _, tx := range f.txs {
 			if tx.id == r.URL.Query().Get("transactionId") {
 				fmt.Fprintf(w, `{"status":%q,"transactionId":%q,"amount":%d,"giftAmount":0,"currencyCode":"EUR"}`, tx.status, tx.id, tx.amount)
@@ -101,13 +112,18 @@ func (f *fakeCloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		fmt.Fprint(w, `{"status":"ok"}`)
 	case cloudapi.PathTransactions:
+		f.lists++
 		var list []map[string]any
 		for i := len(f.txs) - 1; i >= 0; i-- {
 			tx := f.txs[i]
 			if !tx.delivered {
 				continue
 			}
-			list = append(list, map[string]any{"status": tx.status, "transactionId": tx.id, "amount": tx.amount, "giftAmount": 0,
+			status := tx.status
+			if status == cloudapi.StatusPending && f.listedAs != "" {
+				status = f.listedAs
+			}
+			list = append(list, map[string]any{"status": status, "transactionId": tx.id, "amount": tx.amount, "giftAmount": 0,
 				"type": tx.kind, "cartId": tx.cartID, "checkoutExternalId": tx.extID, "serialNumber": "SN-1",
 				"createdAt": time.Now().UTC().Format(time.RFC3339)})
 		}

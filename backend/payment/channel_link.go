@@ -228,7 +228,7 @@ func (c *linkChannel) Follow(ctx context.Context, a journal.Attempt) Answer {
 		case errors.As(err, &ae):
 			return Answer{Outcome: OutcomeIndefinite, Raw: ae.Body, Message: "the cart could not be read: " + ae.Error()}
 		}
-		return cloudError(err)
+		return pollError(err)
 	}
 	return c.cartAnswer(a, cart)
 }
@@ -269,12 +269,16 @@ func cartPaid(cart *cloudapi.Cart) int64 {
 }
 
 // cartCharge is a paid cart as a Charge: its transactions' ids, and the
-// first one's card details.
+// first one's card details. The statuses of a cart's transactions are not
+// shown: a transaction is the cart's payment unless its status plainly
+// says it failed (ko, refused, failed, cancelled...: wsKO), so that a paid
+// cart whose payments say success or paid keeps their ids (to refund
+// them) and their currency (to check it).
 func cartCharge(cart *cloudapi.Cart) *Charge {
 	ch := &Charge{Amount: cartPaid(cart), GiftAmount: cart.GiftAmount, Approved: true}
 	var ids []string
 	for _, t := range cart.Transactions {
-		if st := strings.ToLower(t.Status); st != "" && st != "ok" && st != "authorised" {
+		if wsStatus(t.Status, wsKO) {
 			continue
 		}
 		if t.TransactionID != "" {

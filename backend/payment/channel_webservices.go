@@ -122,7 +122,7 @@ func (c *wsChannel) Send(ctx context.Context, a journal.Attempt) Answer {
 // status, and a refund not found yet, is still open.
 var (
 	wsOK = []string{"ok", "success", "succeeded", "refunded", "approved", "accepted", "completed", "done"}
-	wsKO = []string{"ko", "rejected", "refused", "declined", "failed", "cancelled", "canceled", "not_possible", "expired"}
+	wsKO = []string{"ko", "rejected", "refused", "declined", "failed", "cancelled", "canceled", "not_possible", "expired", "aborted"}
 )
 
 func wsStatus(status string, in []string) bool {
@@ -148,7 +148,7 @@ func (c *wsChannel) Follow(ctx context.Context, a journal.Attempt) Answer {
 		// Not a transaction yet (a refund waiting for its checks).
 		return Answer{Outcome: OutcomePending, Known: true, Raw: he.Body, ProviderID: a.ProviderID, ProviderStatus: a.ProviderStatus}
 	case err != nil:
-		return cloudError(err)
+		return pollError(err)
 	case wsStatus(d.Status, wsOK):
 		return Answer{Outcome: OutcomeCharged, Known: true, Raw: d.Raw, ProviderID: a.ProviderID, ProviderStatus: a.ProviderStatus,
 			Charge: &Charge{TransactionID: a.ProviderID, Amount: a.Amount, Currency: "", Scheme: d.Scheme, Issuer: d.Issuer, Approved: true}}
@@ -171,9 +171,7 @@ func (c *wsChannel) Cancel(context.Context, journal.Attempt) CancelAnswer {
 // holds. The list names no original transaction, so two such refunds are
 // ambiguous.
 func (c *wsChannel) Lookup(ctx context.Context, a journal.Attempt, since time.Time, held Holder) (Match, error) {
-	from := since.UTC()
-	entries, err := c.api.BatchAll(ctx, cloudapi.BatchRequest{StartDate: from.Format(time.DateOnly), StartTime: from.Format(time.TimeOnly),
-		Timezone: "UTC"}, c.opts.Now())
+	entries, err := CompanyList(ctx, c.api.BatchAll, cloudapi.BatchRequest{}, since, time.Time{}, c.opts.Now())
 	if err != nil {
 		return Match{}, lookupError(err)
 	}

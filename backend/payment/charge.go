@@ -31,7 +31,7 @@ func ChargeOf(a journal.Attempt) (Charge, bool) {
 		if err != nil {
 			return Charge{}, false
 		}
-		return *cloudCharge(tx, strings.EqualFold(tx.Status, cloudapi.StatusOK)), true
+		return *cloudCharge(a, tx, strings.EqualFold(tx.Status, cloudapi.StatusOK)), true
 	default:
 		var tx localapi.Transaction
 		if json.Unmarshal(a.Response, &tx) != nil || tx.Status == "" {

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
 // Money given back outside Comptoir: a refund made in the provider's back
@@ -34,9 +35,7 @@ func (o *Orchestrator) GivenBackElsewhere(ctx context.Context, from time.Time, o
 	if !ok {
 		return nil, ErrNotWebservices
 	}
-	start := from.Add(-o.cfg.Limits.HistorySkew).UTC()
-	entries, err := ws.api.BatchAll(ctx, cloudapi.BatchRequest{StartDate: start.Format(time.DateOnly), StartTime: start.Format(time.TimeOnly),
-		Timezone: "UTC"}, ws.opts.Now())
+	entries, err := CompanyList(ctx, ws.api.BatchAll, cloudapi.BatchRequest{}, from.Add(-o.cfg.Limits.HistorySkew), time.Time{}, ws.opts.Now())
 	if err != nil {
 		return nil, fmt.Errorf("payment: the provider's record: %w", err)
 	}
@@ -90,8 +89,8 @@ func (o *Orchestrator) orderOfCart(ctx context.Context, cartID string) string {
 
 // givesBack: an approved refund or reversal.
 func givesBack(e cloudapi.HistoryEntry) bool {
-	k := strings.ToLower(e.Kind())
-	return wsStatus(e.Status, wsOK) && (strings.Contains(k, "refund") || strings.Contains(k, "revers") || k == "credit")
+	k := HistoryKindOf(e.Kind())
+	return wsStatus(e.Status, wsOK) && (k == localapi.HistoryRefund || k == localapi.HistoryReversal)
 }
 
 // madeElsewhere is the order's entries no attempt of the journal stands
@@ -127,7 +126,7 @@ func madeElsewhere(order string, es []cloudapi.HistoryEntry, atts []journal.Atte
 		}
 		g := journal.AdoptedGiveBack{OrderID: order, Kind: journal.KindRefund, TransactionID: e.TransactionID, Amount: total,
 			Currency: e.CurrencyCode, Who: SettledBy}
-		if strings.Contains(strings.ToLower(e.Kind()), "revers") {
+		if HistoryKindOf(e.Kind()) == localapi.HistoryReversal {
 			g.Kind = journal.KindReversal
 		}
 		// The list names no original: the order's debit of that amount,
@@ -140,7 +139,7 @@ func madeElsewhere(order string, es []cloudapi.HistoryEntry, atts []journal.Atte
 		if g.Kind == journal.KindReversal && g.InitialTransactionID == "" {
 			g.Kind = journal.KindRefund // given back all the same; which debit, staff see
 		}
-		g.At, _ = time.Parse(time.RFC3339, e.CreatedAt)
+		g.At, _ = device.ParseCreatedAt(e.CreatedAt)
 		g.Raw, _ = json.Marshal(e)
 		out = append(out, g)
 	}

@@ -74,8 +74,14 @@ func errMsg(err error) string {
 // reversed is the answer to a reversal the provider says is done: by this
 // request (its reversal's transaction id given), or already, by an earlier
 // request of this attempt or on the terminal itself (no id: the message
-// says so). Either way the debit is given back, once, for its amount.
+// says so). Either way the debit is given back, once, for its amount. An
+// ok that names no reversal and says nothing is not that: through the
+// cloud, a v4 form's ok may only mean that the request reached the
+// terminal. It is no usable answer, and the history decides.
 func reversed(a journal.Attempt, txID string, raw []byte, msg string) Answer {
+	if txID == "" && msg == "" {
+		return Answer{Outcome: OutcomeIndefinite, Raw: raw, Message: "ok, naming no reversal transaction: the history decides"}
+	}
 	return Answer{Outcome: OutcomeCharged, Raw: raw, Known: true, Message: msg,
 		Charge: &Charge{TransactionID: txID, Amount: a.Amount, Approved: true}}
 }

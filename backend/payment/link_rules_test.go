@@ -168,3 +168,21 @@ func TestRuleAfterTheCancelALinkNeverAcknowledgedIsNotAskedForAgain(t *testing.T
 		t.Fatalf("%d cancels of the link, want 1", n)
 	}
 }
+
+// The statuses of a cart's payments are not shown: a payment is the
+// cart's unless its status plainly says it failed, whatever its case. A
+// paid cart whose payments say success or paid keeps their ids (to refund
+// them) and their currency (to check it).
+func TestRuleAPaidCartNamesEveryPaymentNotPlainlyFailed(t *testing.T) {
+	var txs []cloudapi.CartTransaction
+	for _, st := range []string{"KO", "refused", "Failed", "cancelled", "CANCELED", "declined", "rejected", "expired", "aborted"} {
+		txs = append(txs, cloudapi.CartTransaction{TransactionID: "x-" + st, Status: st, CurrencyCode: "USD"})
+	}
+	for _, st := range []string{"success", "PAID", "succeeded", "captured", "pending", "ok", ""} {
+		txs = append(txs, cloudapi.CartTransaction{TransactionID: "t-" + st, Status: st, CurrencyCode: "EUR"})
+	}
+	c := cartCharge(&cloudapi.Cart{Status: cloudapi.CartOK, RequestedAmount: 900, PaidAmount: 900, Transactions: txs})
+	if c.TransactionID != "t-success,t-PAID,t-succeeded,t-captured,t-pending,t-ok,t-" || c.Currency != "EUR" || !c.Approved {
+		t.Fatalf("charge %+v", c)
+	}
+}

@@ -193,8 +193,11 @@ func (v *reversal) send() revStep {
 			return revDone
 		}
 	}
+	// The history is read after a pause: a reversal the terminal has just
+	// received (a v4 ok) is not listed yet, and a history read at once
+	// would send the request again at once, again and again.
 	v.record(a.Raw, "no clear answer ("+a.Outcome.String()+": "+a.Message+"): the history decides")
-	return revSearch
+	return revPause
 }
 
 // alreadyReversed approves the attempt, with the reversal's transaction
@@ -223,6 +226,13 @@ func (v *reversal) search() revStep {
 			v.r.mu.Unlock()
 			return revDone
 		}
+		return revPause
+	}
+	if m.Verdict == InHistory && m.Pending {
+		// Listed, not ended (or under a status nobody listed): neither made
+		// nor refused yet. Sending it again would ask the same terminal
+		// about the same reversal: the history is read again instead.
+		v.record(m.Raw, m.String()+": looking again")
 		return revPause
 	}
 	if v.settled(m, journal.StateFailed, "reversed") {

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/cloudapi"
+	"github.com/comptoir-pos/comptoir/backend/device"
 	"github.com/comptoir-pos/comptoir/backend/journal"
+	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
 // The provider as second witness. The terminal's Local API has no
@@ -188,7 +190,7 @@ func (w *Witness) unheld(ctx context.Context, att journal.Attempt, candidates []
 		if h := held[e.TransactionID]; h != "" && h != att.UUID {
 			continue
 		}
-		at, _ := time.Parse(time.RFC3339, e.CreatedAt)
+		at, _ := device.ParseCreatedAt(e.CreatedAt)
 		gap := at.Sub(sent(att)).Abs()
 		if bestGap < 0 || gap < bestGap {
 			best, bestGap = e, gap
@@ -198,14 +200,13 @@ func (w *Witness) unheld(ctx context.Context, att journal.Attempt, candidates []
 }
 
 // list reads the company's transactions of the terminal around the
-// attempt.
+// attempt (CompanyList).
 func (w *Witness) list(ctx context.Context, att journal.Attempt) ([]cloudapi.HistoryEntry, error) {
-	from := sent(att).Add(-w.opts.Skew).UTC()
-	req := cloudapi.BatchRequest{StartDate: from.Format(time.DateOnly), StartTime: from.Format(time.TimeOnly), Timezone: "UTC"}
+	var req cloudapi.BatchRequest
 	if w.opts.Serial != "" {
 		req.SerialNumbers = []string{w.opts.Serial}
 	}
-	return w.api.BatchAll(ctx, req, w.opts.Now().Add(time.Minute))
+	return CompanyList(ctx, w.api.BatchAll, req, sent(att).Add(-w.opts.Skew), time.Time{}, w.opts.Now().Add(time.Minute))
 }
 
 func sent(att journal.Attempt) time.Time {
@@ -227,8 +228,8 @@ func (w *Witness) disagrees(att journal.Attempt, status, kind, serial, created, 
 	case amount != att.Paid() || gift != att.Gift():
 		why = append(why, fmt.Sprintf("the provider lists %d (tip %d) where the terminal said %d (tip %d)", amount, gift, att.Paid(), att.Gift()))
 	}
-	if k := strings.ToLower(strings.TrimSpace(kind)); k != "" && k != "debit" {
-		why = append(why, "the provider lists a "+k)
+	if k := HistoryKindOf(kind); k != "" && k != localapi.HistoryDebit {
+		why = append(why, "the provider lists a "+strings.ToLower(strings.TrimSpace(kind)))
 	}
 	if cur := strings.TrimSpace(currency); cur != "" && att.ChargedCurrency != "" && !strings.EqualFold(cur, att.ChargedCurrency) {
 		why = append(why, "in "+cur+" where the terminal said "+att.ChargedCurrency)
@@ -236,7 +237,7 @@ func (w *Witness) disagrees(att journal.Attempt, status, kind, serial, created, 
 	if w.opts.Serial != "" && serial != "" && serial != w.opts.Serial {
 		why = append(why, "on terminal "+serial+", not "+w.opts.Serial)
 	}
-	if at, err := time.Parse(time.RFC3339, created); err == nil && at.Before(sent(att).Add(-w.opts.Skew)) {
+	if at, err := device.ParseCreatedAt(created); err == nil && at.Before(sent(att).Add(-w.opts.Skew)) {
 		why = append(why, "made at "+at.UTC().Format(time.RFC3339)+", before this payment")
 	}
 	return strings.Join(why, "; ")

@@ -42,6 +42,10 @@ func TestRuleTheProvidersRecordMustAgreeWithTheTerminal(t *testing.T) {
 		{"a refund", func(r *record) { r.kind = "refund" }, "lists a refund"},
 		{"no kind", func(r *record) { r.kind = "" }, ""},
 		{"the kind in capitals", func(r *record) { r.kind = " DEBIT " }, ""},
+		{"a kind that names none", func(r *record) { r.kind = "na" }, ""},
+		{"a kind nobody listed", func(r *record) { r.kind = "payment" }, ""},
+		{"a reversal in capitals", func(r *record) { r.kind = "REVERSAL" }, "lists a reversal"},
+		{"a credit", func(r *record) { r.kind = "Credit" }, "lists a credit"},
 		{"another currency", func(r *record) { r.currency = "USD" }, "in USD"},
 		{"the currency in lower case", func(r *record) { r.currency = "eur" }, ""},
 		{"no currency", func(r *record) { r.currency = "" }, ""},
@@ -284,35 +288,49 @@ func TestRuleTheNearestUnheldEntryIsTheApprovalsRecord(t *testing.T) {
 	}
 }
 
-// listing records the list requests a witness makes.
+// listing records the list requests a witness makes, and answers them
+// with entries.
 type listing struct {
 	answersByID
-	asked []cloudapi.BatchRequest
+	asked   []cloudapi.BatchRequest
+	entries []cloudapi.HistoryEntry
 }
 
 func (l *listing) BatchAll(_ context.Context, r cloudapi.BatchRequest, _ time.Time) ([]cloudapi.HistoryEntry, error) {
 	l.asked = append(l.asked, r)
-	return nil, nil
+	return l.entries, nil
 }
 
 // The list is asked for the terminal's transactions when the witness
-// knows its serial, for the company's otherwise, from the skew before the
-// first send.
+// knows its serial, for the company's otherwise, by whole days around the
+// first send; what it keeps is from the skew before the first send on.
 func TestRuleTheListIsAskedForTheTerminalsTransactions(t *testing.T) {
 	sentAt := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	att := journal.Attempt{UUID: "mine", FirstSentAt: sentAt}
+	at := func(id string, d time.Duration) cloudapi.HistoryEntry {
+		return cloudapi.HistoryEntry{TransactionID: id, CreatedAt: sentAt.Add(d).Format(time.RFC3339)}
+	}
 	for _, serial := range []string{"SN-1", ""} {
-		api := &listing{}
-		w := NewWitness(api, WitnessOptions{Serial: serial, Skew: 10 * time.Minute})
-		if _, err := w.list(context.Background(), att); err != nil || len(api.asked) != 1 {
+		api := &listing{entries: []cloudapi.HistoryEntry{at("after", time.Minute), at("within the skew", -9*time.Minute),
+			at("before", -11*time.Minute), {TransactionID: "undated", CreatedAt: "yesterday"}}}
+		w := NewWitness(api, WitnessOptions{Serial: serial, Skew: 10 * time.Minute, Now: func() time.Time { return sentAt.Add(time.Minute) }})
+		got, err := w.list(context.Background(), att)
+		if err != nil || len(api.asked) != 1 {
 			t.Fatalf("%q: %v, %d requests", serial, err, len(api.asked))
 		}
 		r := api.asked[0]
 		if serial != "" && (len(r.SerialNumbers) != 1 || r.SerialNumbers[0] != serial) || serial == "" && len(r.SerialNumbers) != 0 {
 			t.Errorf("witness of %q asked for terminals %q", serial, r.SerialNumbers)
 		}
-		if r.StartDate != "2026-11-27" || r.StartTime != "11:50:00" {
-			t.Errorf("from %s %s, want ten minutes before the first send", r.StartDate, r.StartTime)
+		if r.StartDate != "2026-11-26" || r.EndDate != "2026-11-29" || r.StartTime != "" || r.EndTime != "" {
+			t.Errorf("asked %s %s to %s %s, want whole days around the first send", r.StartDate, r.StartTime, r.EndDate, r.EndTime)
+		}
+		var ids []string
+		for _, e := range got {
+			ids = append(ids, e.TransactionID)
+		}
+		if strings.Join(ids, ",") != "after,within the skew,undated" {
+			t.Errorf("kept %q, want those from ten minutes before the first send on, and the undated one", ids)
 		}
 	}
 }

@@ -79,8 +79,12 @@ const (
 	// as the journal believes.
 	KindCurrency = "currency_mismatch"
 	// KindPending: pending (at the provider, or an open attempt) for longer
-	// than PendingLimit.
+	// than PendingLimit; a listed status nobody listed (neither ok nor one
+	// that plainly means failed) is read as pending.
 	KindPending = "pending_too_long"
+	// KindUndated: a transaction no attempt stands for, listed with a time
+	// that cannot be read: it may be of the day.
+	KindUndated = "unreadable_time"
 )
 
 // Entry is one transaction of the terminal's or the provider's list.
@@ -93,9 +97,32 @@ type Entry struct {
 	GiftAmount    int64     `json:"giftAmount"`
 	Currency      string    `json:"currency,omitempty"`
 	Created       time.Time `json:"created"`
-	CartID        string    `json:"cartId,omitempty"`
-	Serial        string    `json:"serialNumber,omitempty"`
+	// CreatedAsListed is the list's createdAt when it cannot be read
+	// (Created is then zero).
+	CreatedAsListed string `json:"createdAtAsListed,omitempty"`
+	CartID          string `json:"cartId,omitempty"`
+	Serial          string `json:"serialNumber,omitempty"`
 }
+
+// approved: the list says the transaction was made (ok, in any case).
+func (e Entry) approved() bool {
+	ok, _ := payment.HistoryStatus(e.Status)
+	return ok
+}
+
+// open: the list says neither that it was made nor that it failed
+// (pending, or a status nobody listed): it may still be either.
+func (e Entry) open() bool {
+	_, open := payment.HistoryStatus(e.Status)
+	return open
+}
+
+// kind is the kind the entry's type plainly names, in any case (debit,
+// refund, reversal), "" when it names none.
+func (e Entry) kind() string { return payment.HistoryKindOf(e.Type) }
+
+// undated: its time could not be read.
+func (e Entry) undated() bool { return e.CreatedAsListed != "" }
 
 // Attempt is a journal attempt in the reconciliation.
 type Attempt struct {
@@ -235,15 +262,29 @@ func dayStart(day string, now time.Time, loc *time.Location) (time.Time, error) 
 }
 
 func fromDevice(e device.HistoryEntry) Entry {
-	t, _ := e.Created()
-	return Entry{Source: SourceTerminal, TransactionID: e.TransactionID, Type: e.Type, Status: e.Status, Amount: e.Amount,
-		GiftAmount: e.GiftAmount, Currency: e.CurrencyCode, Created: t, CartID: e.CartID}
+	return dated(Entry{Source: SourceTerminal, TransactionID: e.TransactionID, Type: e.Type, Status: e.Status, Amount: e.Amount,
+		GiftAmount: e.GiftAmount, Currency: e.CurrencyCode, CartID: e.CartID}, e.CreatedAt)
 }
 
 func fromProvider(e cloudapi.HistoryEntry) Entry {
-	t, _ := device.HistoryEntry{CreatedAt: e.CreatedAt}.Created()
-	return Entry{Source: SourceProvider, TransactionID: e.TransactionID, Type: e.Kind(), Status: e.Status, Amount: e.Amount,
-		GiftAmount: e.GiftAmount, Currency: e.CurrencyCode, Created: t, CartID: e.CartID, Serial: e.SerialNumber}
+	return dated(Entry{Source: SourceProvider, TransactionID: e.TransactionID, Type: e.Kind(), Status: e.Status, Amount: e.Amount,
+		GiftAmount: e.GiftAmount, Currency: e.CurrencyCode, CartID: e.CartID, Serial: e.SerialNumber}, e.CreatedAt)
+}
+
+// dated sets the entry's time from the list's createdAt, in any common
+// shape of ISO 8601; one that cannot be read is kept as listed, never
+// taken for a time outside the day.
+func dated(e Entry, createdAt string) Entry {
+	t, err := device.ParseCreatedAt(createdAt)
+	if err != nil {
+		e.CreatedAsListed = createdAt
+		if e.CreatedAsListed == "" {
+			e.CreatedAsListed = "(none)"
+		}
+		return e
+	}
+	e.Created = t
+	return e
 }
 
 type run struct {
@@ -295,7 +336,7 @@ func (r *run) column(source string, entries []Entry, matched [][]Entry) {
 			taken[i] = true
 			continue
 		}
-		if !r.inDay(e.Created) {
+		if !e.undated() && !r.inDay(e.Created) {
 			continue
 		}
 		if source == SourceProvider && len(r.cfg.Serials) > 0 && e.Serial != "" && !slices.Contains(r.cfg.Serials, e.Serial) {
@@ -319,15 +360,19 @@ func (r *run) column(source string, entries []Entry, matched [][]Entry) {
 			line.Provider = []Entry{e}
 		}
 		r.rep.Lines = append(r.rep.Lines, line)
+		if e.undated() {
+			r.undated(source, e)
+			continue
+		}
 		r.pending(source, e, nil)
-		if e.Status != device.StatusOK || (e.Type != device.HistoryDebit && e.Type != device.HistoryRefund) {
+		if k := e.kind(); !e.approved() || (k != device.HistoryDebit && k != device.HistoryRefund) {
 			continue
 		}
 		d := Difference{Kind: KindNoOrder, Source: source, At: e.Created, TransactionID: e.TransactionID, OrderID: e.CartID,
-			OtherAmount: e.Amount + e.GiftAmount, OtherStatus: e.Status, OtherType: e.Type,
-			Message: fmt.Sprintf("The %s lists an approved %s of %s that no order of the journal knows.", source, e.Type, money(e.Amount+e.GiftAmount, e.Currency))}
+			OtherAmount: e.Amount + e.GiftAmount, OtherStatus: e.Status, OtherType: e.kind(),
+			Message: fmt.Sprintf("The %s lists an approved %s of %s that no order of the journal knows.", source, e.kind(), money(e.Amount+e.GiftAmount, e.Currency))}
 		switch {
-		case e.Type == device.HistoryRefund:
+		case e.kind() == device.HistoryRefund:
 			d.Action = "Find the order it gave back; if none, the money went back to a card without an order: tell the manager."
 		case e.Serial == "" && source == SourceProvider:
 			d.Action = "An online payment: find its order (its cartId), or refund it by API from staff mode."
@@ -341,14 +386,27 @@ func (r *run) column(source string, entries []Entry, matched [][]Entry) {
 }
 
 // bestGuess is the attempt an entry without a known transaction id stands
-// for: same kind, amount and cart, created near it, not yet taken; -1
-// when none.
+// for: same kind (or, failing one, a type that names no kind), amount and
+// cart, created near it, not yet taken; -1 when none.
 func (r *run) bestGuess(source string, e Entry, taken []bool) int {
 	if e.CartID == "" {
 		return -1
 	}
+	if i := r.guess(source, e, taken, e.kind()); i >= 0 || e.kind() != "" {
+		return i
+	}
+	for _, k := range []journal.Kind{journal.KindDebit, journal.KindRefund, journal.KindReversal} {
+		if i := r.guess(source, e, taken, string(k)); i >= 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// guess is bestGuess among the attempts of one kind.
+func (r *run) guess(source string, e Entry, taken []bool, kind string) int {
 	for i, a := range r.atts {
-		if taken[i] || !covers(source, a) || string(a.Kind) != e.Type || a.Paid() != e.Amount {
+		if taken[i] || !covers(source, a) || string(a.Kind) != kind || a.Paid() != e.Amount {
 			continue
 		}
 		if e.CartID != a.OrderID && e.CartID != payment.LinkCartID(a.OrderID, a.UUID) {
@@ -358,8 +416,9 @@ func (r *run) bestGuess(source string, e Entry, taken []bool) int {
 			continue
 		}
 		// An approved entry stands for an approved (or unknown) attempt
-		// rather than a declined one of the same amount.
-		if (e.Status == device.StatusOK) != (a.State == journal.StateApproved || a.State == journal.StateUnknown) {
+		// rather than a declined one of the same amount; an entry neither
+		// approved nor failed may stand for either.
+		if !e.open() && e.approved() != (a.State == journal.StateApproved || a.State == journal.StateUnknown) {
 			continue
 		}
 		return i
@@ -417,15 +476,15 @@ func (r *run) against(source string, a journal.Attempt, entries []Entry) {
 	currency, other := ordered, ""
 	for _, e := range entries {
 		r.pending(source, e, &a)
-		switch e.Status {
-		case device.StatusOK:
+		switch {
+		case e.approved():
 			ok = true
 			amount += e.Amount
 			gift += e.GiftAmount
 			if c := strings.ToUpper(e.Currency); c != "" && ordered != "" && c != ordered {
 				other = c
 			}
-		case "pending":
+		case e.open():
 			pending = true
 		}
 		if currency == "" {
@@ -479,19 +538,34 @@ func (r *run) against(source string, a journal.Attempt, entries []Entry) {
 	}
 }
 
-// pending reports a transaction still pending long after it was made.
+// pending reports a transaction still pending (or under a status nobody
+// listed) long after it was made.
 func (r *run) pending(source string, e Entry, a *journal.Attempt) {
-	if e.Status != "pending" || r.now.Sub(e.Created) <= r.cfg.PendingLimit || !r.inDay(e.Created) {
+	if !e.open() || r.now.Sub(e.Created) <= r.cfg.PendingLimit || !r.inDay(e.Created) {
 		return
+	}
+	status := e.Status
+	if strings.TrimSpace(status) == "" {
+		status = "without a status"
 	}
 	d := Difference{Kind: KindPending, Source: source, At: e.Created, TransactionID: e.TransactionID, OrderID: e.CartID,
 		OtherAmount: e.Amount + e.GiftAmount, OtherStatus: e.Status,
-		Message: fmt.Sprintf("The %s lists the %s %s of %s as pending since %s.", source, e.Type, e.TransactionID, money(e.Amount+e.GiftAmount, e.Currency), e.Created.In(r.cfg.Location).Format("15:04")),
+		Message: fmt.Sprintf("The %s lists the %s %s of %s as %s since %s.", source, e.Type, e.TransactionID, money(e.Amount+e.GiftAmount, e.Currency), status, e.Created.In(r.cfg.Location).Format("15:04")),
 		Action:  "Look it up in the provider's back office; the journal's attempt follows it by itself while the kiosk runs."}
 	if a != nil {
 		d.AttemptUUID, d.OrderID, d.JournalAmount, d.JournalState = a.UUID, a.OrderID, a.Total(), a.State
 	}
 	r.rep.Differences = append(r.rep.Differences, d)
+}
+
+// undated reports a transaction no attempt stands for whose time cannot be
+// read: it may be of the day, and it is never left out for it.
+func (r *run) undated(source string, e Entry) {
+	r.rep.Differences = append(r.rep.Differences, Difference{Kind: KindUndated, Source: source, At: r.start,
+		TransactionID: e.TransactionID, OrderID: e.CartID, OtherAmount: e.Amount + e.GiftAmount, OtherStatus: e.Status, OtherType: e.Type,
+		Message: fmt.Sprintf("The %s lists the %s %s of %s (%s) that no order of the journal knows, with a time that cannot be read (%q): it may be of this day.",
+			source, e.Type, e.TransactionID, money(e.Amount+e.GiftAmount, e.Currency), e.Status, e.CreatedAsListed),
+		Action: "Look it up in the provider's back office: if it was made this day, find its order, or give the money back."})
 }
 
 // money writes cents as an amount ("12.50 EUR").
@@ -515,14 +589,9 @@ func abs(v int64) int64 {
 var ErrNoSource = errors.New("reconcile: neither the terminal's history nor the provider's Webservices can be read")
 
 // FromWebservices reads the provider's list over [from, to) through the
-// Webservices batch, every page, in UTC.
+// Webservices batch, every page, by whole days (payment.CompanyList).
 func FromWebservices(ws *cloudapi.Webservices, now func() time.Time) func(ctx context.Context, from, to time.Time) ([]cloudapi.HistoryEntry, error) {
 	return func(ctx context.Context, from, to time.Time) ([]cloudapi.HistoryEntry, error) {
-		f, t := from.UTC(), to.Add(-time.Second).UTC()
-		if n := now().UTC(); t.After(n) {
-			t = n
-		}
-		return ws.BatchAll(ctx, cloudapi.BatchRequest{StartDate: f.Format(time.DateOnly), StartTime: f.Format(time.TimeOnly),
-			EndDate: t.Format(time.DateOnly), EndTime: t.Format(time.TimeOnly), Timezone: "UTC"}, now())
+		return payment.CompanyList(ctx, ws.BatchAll, cloudapi.BatchRequest{}, from, to, now())
 	}
 }

@@ -217,6 +217,7 @@ export const staffEn = {
   "staff.reconcile.kind.amount_mismatch": "Amounts differ",
   "staff.reconcile.kind.currency_mismatch": "Currencies differ",
   "staff.reconcile.kind.pending_too_long": "Pending for too long",
+  "staff.reconcile.kind.unreadable_time": "Listed with a time that cannot be read",
   "staff.reconcile.none": "Everything agrees: the journal, the terminal and the provider.",
   "staff.reconcile.fix": "What to do: {action}",
   "staff.reconcile.refund": "Refund {amount} without the card",

@@ -214,6 +214,7 @@ export const staffEs: StaffMessages = {
   "staff.reconcile.kind.amount_mismatch": "Importes distintos",
   "staff.reconcile.kind.currency_mismatch": "Monedas distintas",
   "staff.reconcile.kind.pending_too_long": "Pendiente demasiado tiempo",
+  "staff.reconcile.kind.unreadable_time": "Listada con una hora ilegible",
   "staff.reconcile.none": "Todo coincide: el diario, el terminal y el proveedor.",
   "staff.reconcile.fix": "Qué hacer: {action}",
   "staff.reconcile.refund": "Reembolsar {amount} sin la tarjeta",

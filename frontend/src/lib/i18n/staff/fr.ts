@@ -214,6 +214,7 @@ export const staffFr: StaffMessages = {
   "staff.reconcile.kind.amount_mismatch": "Montants différents",
   "staff.reconcile.kind.currency_mismatch": "Devises différentes",
   "staff.reconcile.kind.pending_too_long": "En attente depuis trop longtemps",
+  "staff.reconcile.kind.unreadable_time": "Listée avec une heure illisible",
   "staff.reconcile.none": "Tout concorde : le journal, le terminal et le prestataire.",
   "staff.reconcile.fix": "Que faire : {action}",
   "staff.reconcile.refund": "Rembourser {amount} sans la carte",
