@@ -21,8 +21,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-
-	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
 // Printer prints on the terminal's printer and shares receipts from it.
@@ -166,23 +164,17 @@ type HistoryEntry struct {
 	CreatedAt     string `json:"createdAt,omitempty"` // ISO 8601, UTC when it has no zone
 }
 
-// Created parses CreatedAt, in UTC: every shape of ISO 8601 either API
-// was seen to write, no zone meaning UTC.
-func (h HistoryEntry) Created() (time.Time, error) {
-	return localapi.HistoryEntry{CreatedAt: h.CreatedAt}.Created()
-}
+// Created parses CreatedAt, in UTC (ParseCreatedAt).
+func (h HistoryEntry) Created() (time.Time, error) { return ParseCreatedAt(h.CreatedAt) }
 
 // ReadHistory reads every page of the history whose createdAt is in
 // [from, to) (to zero: up to now and beyond), pageSize entries a page
-// (MaxHistoryPage when zero). It asks by whole days, widened by the
-// widest time-zone offset: whether a terminal reads startTime and endTime
-// as the ends of one period or as a time of day on every day is not shown,
-// and a wrong guess would hide entries; whole days mean the same
-// everywhere, and the entries are then kept by createdAt. Entries are
+// (MaxHistoryPage when zero). It asks by whole days (HistoryDays) and keeps
+// the entries of the period (InHistoryPeriod: one whose createdAt cannot be
+// read is kept, the caller decides what it means). Entries are
 // de-duplicated by transactionId, since a transaction made while paging
-// shifts the pages. An entry whose createdAt cannot be read is kept: the
-// caller decides what an entry of unknown time means. Each page gets its
-// own call, bounded by pageTimeout when positive.
+// shifts the pages. Each page gets its own call, bounded by pageTimeout
+// when positive.
 //
 // A page with more entries than asked is refused (ErrHistoryPage), and a
 // period past MaxHistoryEntries, MaxHistoryPages or MaxHistoryBytes stops
@@ -193,12 +185,7 @@ func ReadHistory(ctx context.Context, h Historian, from, to time.Time, pageSize 
 		pageSize = MaxHistoryPage
 	}
 	q := HistoryQuery{Limit: pageSize}
-	from = from.UTC()
-	q.StartDate = from.Add(-historyZoneSlack).Format(time.DateOnly)
-	if !to.IsZero() {
-		to = to.UTC()
-		q.EndDate = to.Add(historyZoneSlack).AddDate(0, 0, 1).Format(time.DateOnly) // exclusive
-	}
+	q.StartDate, q.EndDate = HistoryDays(from, to)
 	var (
 		out     []HistoryEntry
 		seen    = map[string]bool{}
@@ -224,7 +211,7 @@ func ReadHistory(ctx context.Context, h Historian, from, to time.Time, pageSize 
 				}
 				seen[e.TransactionID] = true
 			}
-			if c, err := e.Created(); err == nil && (c.Before(from) || (!to.IsZero() && !c.Before(to))) {
+			if !InHistoryPeriod(e.CreatedAt, from, to) {
 				continue
 			}
 			out = append(out, e)

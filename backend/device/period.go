@@ -3,6 +3,8 @@ package device
 import (
 	"strings"
 	"time"
+
+	"github.com/comptoir-pos/comptoir/backend/localapi"
 )
 
 // HistoryDays are the dates (yyyy-MM-dd) to ask a list for the
@@ -50,11 +52,11 @@ var createdAtLayouts = func() []string {
 }()
 
 // ParseCreatedAt reads a listed transaction's createdAt, in UTC: every
-// shape HistoryEntry.Created reads, and the other common shapes of ISO
+// shape the Local API's entries are read in, and the other common shapes of ISO
 // 8601 (createdAtLayouts), so that a transaction is not taken for one of
 // unknown time for the way its time is written.
 func ParseCreatedAt(s string) (time.Time, error) {
-	t, err := HistoryEntry{CreatedAt: s}.Created()
+	t, err := localapi.HistoryEntry{CreatedAt: s}.Created()
 	if err == nil {
 		return t, nil
 	}

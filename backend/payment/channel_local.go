@@ -210,8 +210,10 @@ func (c *localChannel) Lookup(ctx context.Context, a journal.Attempt, since time
 	if i >= 0 {
 		e := entries[i]
 		m.Raw, _ = json.Marshal(e)
+		approved, pending := HistoryStatus(e.Status)
+		m.Pending = pending
 		m.Charge = Charge{TransactionID: e.TransactionID, Amount: e.Amount, GiftAmount: e.GiftAmount, Currency: e.CurrencyCode,
-			Scheme: e.Scheme, Issuer: e.Issuer, Approved: e.Status == localapi.StatusOK}
+			Scheme: e.Scheme, Issuer: e.Issuer, Approved: approved}
 	}
 	return m, err
 }

@@ -123,3 +123,25 @@ func TestRuleTheTerminalsKoRecordOfThisAttemptEndsItOnAResend(t *testing.T) {
 		})
 	}
 }
+
+// The terminal's history is read like the cloud's: "ok" in any case is a
+// charge, a word that plainly says it failed is none, and any other (one
+// the specification does not list, or none) leaves it undetermined, never
+// "not charged".
+func TestRuleTheTerminalsHistoryStatusIsReadLikeTheClouds(t *testing.T) {
+	a := lookupAttempt(journal.KindDebit, 900)
+	a.Channel = journal.ChannelLocal
+	for status, w := range map[string]want{
+		"in_progress": {verdict: InHistory, tx: "T1", pending: true},
+		"":            {verdict: InHistory, tx: "T1", pending: true},
+		"KO":          {verdict: InHistory, tx: "T1"},
+		"OK":          {verdict: InHistory, tx: "T1", approved: true},
+	} {
+		term := &fakeTerminal{transactions: func(context.Context, *localapi.TransactionsRequest) (*localapi.TransactionList, error) {
+			return &localapi.TransactionList{Count: 1, Total: 1, Transactions: []localapi.HistoryEntry{{TransactionID: "T1", Status: status,
+				Type: "debit", Amount: 900, CurrencyCode: "EUR", CartID: "O1", CreatedAt: time.Now().UTC().Format(time.RFC3339)}}}, nil
+		}}
+		m, err := Local(term, nil, 0).Lookup(context.Background(), a, time.Now().Add(-time.Hour), heldBy())
+		w.check(t, m, err)
+	}
+}
