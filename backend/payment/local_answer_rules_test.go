@@ -81,6 +81,26 @@ func TestRuleALocalAnswerWithoutTheEchoIsThisAttempts(t *testing.T) {
 	}
 }
 
+// afterATimeout runs a kiosk payment whose first send times out, whose
+// resend gets second's refusal, and any later send an approval; it returns
+// the attempt's final view and the number of sends.
+func afterATimeout(t *testing.T, second func(req localapi.PaymentRequest) error) (View, int32) {
+	t.Helper()
+	e := newEnv(t, testLimits)
+	var calls atomic.Int32
+	e.restartOn(paying(func(_ context.Context, _ []byte, req localapi.PaymentRequest) (*localapi.Transaction, error) {
+		switch calls.Add(1) {
+		case 1:
+			return nil, &localapi.TransportError{Endpoint: "/payment", Sent: true, Timeout: true, Err: context.DeadlineExceeded}
+		case 2:
+			return nil, second(req)
+		}
+		return &localapi.Transaction{Status: "ok", TransactionID: "T", Amount: req.Amount, IdempotentUUID: req.IdempotentUUID, Raw: []byte(`{}`)}, nil
+	}), testLimits)
+	v := e.wait(e.kiosk("RS1", 100))
+	return v, calls.Load()
+}
+
 // A ko with a message is an application error, and a refusal of a resend
 // proves nothing about the first send; but a ko that is the terminal's own
 // record of this attempt (its transaction, naming this uuid) is final for
@@ -99,26 +119,17 @@ func TestRuleTheTerminalsKoRecordOfThisAttemptEndsItOnAResend(t *testing.T) {
 		{"another attempt's transaction: asked again", "T9", true, journal.StateApproved, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, testLimits)
-			var calls atomic.Int32
-			e.restartOn(paying(func(_ context.Context, _ []byte, req localapi.PaymentRequest) (*localapi.Transaction, error) {
-				switch calls.Add(1) {
-				case 1:
-					return nil, &localapi.TransportError{Endpoint: "/payment", Sent: true, Timeout: true, Err: context.DeadlineExceeded}
-				case 2:
-					echo := req.IdempotentUUID
-					if tc.other {
-						echo = "01a20000-0000-7000-8000-0000000000bb"
-					}
-					raw, _ := json.Marshal(map[string]any{"status": "ko", "message": "Transaction aborted",
-						"idempotentUuid": echo, "transactionId": tc.txID})
-					return nil, &localapi.APIError{Endpoint: "/payment", Message: "Transaction aborted", Code: localapi.CodeUnknown, Raw: raw}
+			v, sends := afterATimeout(t, func(req localapi.PaymentRequest) error {
+				echo := req.IdempotentUUID
+				if tc.other {
+					echo = "01a20000-0000-7000-8000-0000000000bb"
 				}
-				return &localapi.Transaction{Status: "ok", TransactionID: "T", Amount: req.Amount, IdempotentUUID: req.IdempotentUUID, Raw: []byte(`{}`)}, nil
-			}), testLimits)
-			v := e.wait(e.kiosk("KO1", 100))
-			if v.State != tc.want || calls.Load() != tc.sends {
-				t.Fatalf("view %+v after %d sends", v, calls.Load())
+				raw, _ := json.Marshal(map[string]any{"status": "ko", "message": "Transaction aborted",
+					"idempotentUuid": echo, "transactionId": tc.txID})
+				return &localapi.APIError{Endpoint: "/payment", Message: "Transaction aborted", Code: localapi.CodeUnknown, Raw: raw}
+			})
+			if v.State != tc.want || sends != tc.sends {
+				t.Fatalf("view %+v after %d sends", v, sends)
 			}
 		})
 	}

@@ -556,20 +556,11 @@ func TestDialTimeoutOnTheFirstSendFails(t *testing.T) {
 // After a timed-out send, a refusal of a resend proves nothing about the
 // first send: keep asking; the same uuid eventually tells.
 func TestRefusalOfAResendIsNotAnOutcome(t *testing.T) {
-	e := newEnv(t, testLimits)
-	var calls atomic.Int32
-	e.restartOn(paying(func(_ context.Context, _ []byte, req localapi.PaymentRequest) (*localapi.Transaction, error) {
-		switch calls.Add(1) {
-		case 1:
-			return nil, &localapi.TransportError{Endpoint: "/payment", Sent: true, Timeout: true, Err: context.DeadlineExceeded}
-		case 2:
-			return nil, &localapi.APIError{Endpoint: "/payment", Code: localapi.CodeBusy, Arg: "someone-else", Message: localapi.BusyMessage("someone-else")}
-		}
-		return &localapi.Transaction{Status: "ok", TransactionID: "T", Amount: req.Amount, IdempotentUUID: req.IdempotentUUID, Raw: []byte(`{}`)}, nil
-	}), testLimits)
-	v := e.wait(e.kiosk("RR1", 100))
-	if v.State != journal.StateApproved || calls.Load() != 3 {
-		t.Fatalf("view %+v after %d calls", v, calls.Load())
+	v, sends := afterATimeout(t, func(localapi.PaymentRequest) error {
+		return &localapi.APIError{Endpoint: "/payment", Code: localapi.CodeBusy, Arg: "someone-else", Message: localapi.BusyMessage("someone-else")}
+	})
+	if v.State != journal.StateApproved || sends != 3 {
+		t.Fatalf("view %+v after %d sends", v, sends)
 	}
 }
 
