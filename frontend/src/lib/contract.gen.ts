@@ -447,6 +447,14 @@ export interface Intents {
      * ChooseReceipt is the customer's receipt choice once paid: print (the
      * terminal's printer), email or sms (the terminal asks for the address or
      * number), or none. The outcome follows in the next snapshots.
+     *
+     * The receipt is printed once as the original. A customer who prints it
+     * again gets a copy recorded and marked as staff's reprints are
+     * (Config.Duplicate: DUPLICATA n° k in the fiscal journal's count of the
+     * ticket's copies), never a second original: a French tax inspector
+     * expects every reprint of a sale's ticket to say it is one and to be
+     * counted, and a customer is entitled to a copy, so it is not refused
+     * (unless no fiscal journal can count it).
      */
     ChooseReceipt(choice: ReceiptChoice): Promise<CheckoutView>;
     /**

@@ -995,6 +995,11 @@ export interface ReconcileEntry {
     giftAmount: number;
     currency?: string;
     created: string;
+    /**
+     * CreatedAsListed is the list's createdAt when it cannot be read
+     * (Created is then zero).
+     */
+    createdAtAsListed?: string;
     cartId?: string;
     serialNumber?: string;
 }
