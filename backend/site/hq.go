@@ -40,6 +40,13 @@ func (h HQ) MenuChanged() string { return h.root() + ".menu.changed" }
 // Inbox is the inbox prefix of a restaurant's connection.
 func (h HQ) Inbox() string { return h.root() + ".inbox" }
 
+// InInbox reports whether subject is a reply subject of the restaurant's
+// own connection (under Inbox): the only place head office answers it.
+func (h HQ) InInbox(subject string) bool {
+	rest, ok := strings.CutPrefix(subject, h.Inbox()+".")
+	return ok && rest != "" && !strings.ContainsAny(subject, "*> \t")
+}
+
 // All is what a restaurant may send and receive at head office.
 func (h HQ) All() string { return h.root() + ".>" }
 
