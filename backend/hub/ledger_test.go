@@ -3,6 +3,8 @@ package hub
 import (
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -166,6 +168,11 @@ func TestARestaurantCannotMoveAnothersFigures(t *testing.T) {
 	}
 	if got, want := *d.Totals["r1"], (Totals{Orders: 1, Paid: 100, Ignored: 9}); got != want {
 		t.Errorf("r1's figures: %+v, want %+v", got, want)
+	}
+	rec := httptest.NewRecorder()
+	Handler(h.hub).ServeHTTP(rec, httptest.NewRequest("GET", "http://localhost/", nil))
+	if !strings.Contains(rec.Body.String(), `<td>r2</td><td>1</td><td>7.00</td><td>0.00</td><td>0</td><td class="warn"`) {
+		t.Errorf("head office's page does not show what it ignored:\n%s", rec.Body)
 	}
 	for _, k := range d.Kiosks {
 		if k.Kiosk != "A" {
