@@ -262,7 +262,13 @@ func (l *Ledger) order(r, k, kind string, f journal.OrderFact) {
 // a restaurant's subjects is not a fact until it reads as one.
 func (l *Ledger) ignore(r, k, kind string, err error) {
 	l.totalsOf(r).Ignored++
-	if key := r + "/" + err.Error(); !l.warned[key] {
+	reason := "other"
+	for _, e := range notFacts {
+		if errors.Is(err, e) {
+			reason = e.Error()
+		}
+	}
+	if key := r + "/" + reason; !l.warned[key] {
 		l.warned[key] = true
 		l.log.Warn("hub: a message on a restaurant's subjects is not a fact: ignored (said once)",
 			"restaurant", r, "kiosk", k, "kind", kind, "err", err)
@@ -282,6 +288,10 @@ var (
 	errBody      = errors.New("not the fact its subject names")
 	errKind      = errors.New("no such kind of fact")
 	errNotOutbox = errors.New("not a UUID, as the outbox gives its facts")
+	errPart      = errors.New("not an archive part's headers")
+	// notFacts are the reasons, a few per restaurant in the log at most
+	// (the details a message carries are not one).
+	notFacts = []error{errNoKiosk, errNoID, errBody, errKind, errNotOutbox, errPart}
 )
 
 // checkFact reads a message on hq.R.k.<kiosk>.<kind> as a kiosk's outbox
@@ -300,7 +310,7 @@ func checkFact(kiosk, kind string, h nats.Header, data []byte) (string, any, err
 	if kind == site.KindArchivePart {
 		period, sum, i, n, err := site.ArchivePartOf(h)
 		if err != nil {
-			return "", nil, err
+			return "", nil, fmt.Errorf("%w: %w", errPart, err)
 		}
 		if id != site.ArchivePartID(sum, i) {
 			return "", nil, errNoID

@@ -37,6 +37,13 @@ func outboxMsg(r, kiosk, kind, id string, body any) msg {
 	return msg{subject: m.Subject, header: m.Header, data: m.Data}
 }
 
+// archivePartMsg is an archive's part whose part header is part.
+func archivePartMsg(r, kiosk, part string) msg {
+	m := outboxMsg(r, kiosk, site.KindArchivePart, "archive-x", nil)
+	m.header.Set(site.HeaderArchivePart, part)
+	return m
+}
+
 // The ledger counts only what reads as a kiosk's outbox fact: the fact
 // its subject names, with the kiosk in its header and the id the outbox
 // gave it (a UUID), each id once. Anything else on a restaurant's
@@ -85,6 +92,8 @@ func TestTheLedgerBelievesOnlyOutboxFacts(t *testing.T) {
 		outboxMsg("r2", "A", journal.OutboxGiveBack, uuid.NewString(), journal.GiveBackFact{OrderID: "A-2", At: now, Amount: 5}),
 		outboxMsg("r2", "A", journal.OutboxClosing, uuid.NewString(), journal.FiscalFact{Kind: journal.FiscalArchive, Seq: 1}),
 		outboxMsg("r2", "A", "order.refunded", uuid.NewString(), paid),
+		archivePartMsg("r2", "A", "x/2"),
+		archivePartMsg("r2", "A", "y/2"),
 	}
 	for _, m := range bad {
 		l.fact(m)
@@ -105,6 +114,10 @@ func TestTheLedgerBelievesOnlyOutboxFacts(t *testing.T) {
 	}
 	if len(d.Kiosks) != 1 || d.Kiosks[0].Kiosk != "A" {
 		t.Errorf("kiosks: %+v", d.Kiosks)
+	}
+	// Said once per reason, whatever the messages carry.
+	if len(l.warned) != 6 {
+		t.Errorf("said in the log: %v", l.warned)
 	}
 
 	// A heartbeat is believed only for the kiosk and restaurant of its
