@@ -161,6 +161,14 @@ func TestRestaurantsAndHeadOffice(t *testing.T) {
 		d := h.Ledger.Dashboard()
 		return d.Totals["r1"] != nil && d.Totals["r1"].Orders == 4 && d.Totals["r2"] != nil && d.Totals["r2"].Orders == 2
 	})
+	// Head office's menu for r1 reaches the kiosks that join r1's site,
+	// through the bucket only the site's owner writes.
+	if _, err := h.Menus.Publish(ctx, "r1", []byte(`{"catalog":`+string(demoMenuPriced(t, 1234))+`}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kiosks[:2] {
+		testenv.Eventually(t, "r1's menu at a kiosk joining its site", func() bool { return firstPrice(k.stack) == 1234 })
+	}
 	// Mid-day: head office and r1's site go down; every kiosk sells on.
 	h.Close()
 	r1.close()

@@ -59,11 +59,24 @@ func (a *menuApplier) state() (uint64, string) {
 	return a.version, a.refused
 }
 
+// apply takes the menu the site's bucket holds when it is not the one in
+// force. The bucket holds one menu, the restaurant's current one, which
+// the site's owner copies from head office; a kiosk follows it whether
+// its number went up or down (head office's bucket made anew, a kiosk
+// moved to another restaurant, a bad write over it), so that a value
+// that should not be there is replaced by the next menu, never holds
+// every later one off. A version no head office gives is refused.
 func (a *menuApplier) apply(ctx context.Context, m site.Menu) error {
-	if v, _ := a.state(); m.Version <= v {
+	if v, _ := a.state(); m.Version == v {
 		return nil
 	}
-	if err := a.check(ctx, m); err != nil {
+	var err error
+	if m.Version > site.MaxMenuVersion {
+		err = fmt.Errorf("version %d is not one head office gives (at most %d)", m.Version, uint64(site.MaxMenuVersion))
+	} else {
+		err = a.check(ctx, m)
+	}
+	if err != nil {
 		a.refuse(fmt.Sprintf("menu %d refused: %v", m.Version, err))
 		a.log.Error("menu from head office refused: the menu in force stays", "version", m.Version, "err", err)
 		return err

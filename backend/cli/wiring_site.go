@@ -86,7 +86,7 @@ func connectSite(cfg site.Settings, dir string, logger *slog.Logger) (*siteRun, 
 		if err != nil {
 			return nil, err
 		}
-		if s.nc, err = site.Dial(site.DialConfig{URL: cfg.URL, Secret: secret, TLS: tlsc, Name: "kiosk " + cfg.Kiosk}); err != nil {
+		if s.nc, err = site.Dial(site.DialConfig{URL: cfg.URL, Secret: secret, TLS: tlsc, Name: "kiosk " + cfg.Kiosk, Logger: logger}); err != nil {
 			return nil, err
 		}
 	} else {

@@ -35,12 +35,8 @@ func archiveObject(r, kiosk, period, sum string) string {
 // Parts come in the site's order; a part out of sequence drops what was
 // gathered (the next copy of the archive starts again at its part 0).
 // Called with l.mu held.
-func (l *Ledger) archivePart(r, k string, m jetstream.Msg) {
-	period, sum, i, n, err := site.ArchivePartOf(m.Headers())
-	if err != nil {
-		l.log.Warn("hub: an archive part refused", "restaurant", r, "kiosk", k, "err", err)
-		return
-	}
+func (l *Ledger) archivePart(r, k string, p archivePart, data []byte) {
+	period, sum, i, n := p.period, p.sum, p.i, p.n
 	key := r + "/" + k
 	a := l.assembling[key]
 	if i == 0 {
@@ -52,7 +48,7 @@ func (l *Ledger) archivePart(r, k string, m jetstream.Msg) {
 		delete(l.assembling, key)
 		return
 	}
-	a.buf.Write(m.Data())
+	a.buf.Write(data)
 	if a.next++; a.next < a.n {
 		return
 	}

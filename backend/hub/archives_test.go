@@ -74,14 +74,15 @@ func TestArchivesKeptAtHeadOffice(t *testing.T) {
 	}
 
 	// Parts whose whole is not what was announced: never kept.
-	forged := fakeArchive("2026-09", 'b')
+	forged, claimed := fakeArchive("2026-09", 'b'), sumOf(fakeArchive("2026-09", 'z'))
 	for i, part := range [][]byte{forged[:site.ArchivePartSize], forged[site.ArchivePartSize:]} {
 		m := nats.NewMsg(r1.subj.Fact("A", site.KindArchivePart))
 		m.Data = part
+		m.Header.Set(site.HeaderKiosk, "A")
 		m.Header.Set(site.HeaderArchivePeriod, "2026-09")
-		m.Header.Set(site.HeaderArchiveSHA256, sumOf(first))
+		m.Header.Set(site.HeaderArchiveSHA256, claimed)
 		m.Header.Set(site.HeaderArchivePart, fmt.Sprintf("%d/2", i))
-		if _, err := r1.js.PublishMsg(t.Context(), m, jetstream.WithMsgID(fmt.Sprintf("forged-%d", i))); err != nil {
+		if _, err := r1.js.PublishMsg(t.Context(), m, jetstream.WithMsgID(site.ArchivePartID(claimed, i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -113,7 +114,7 @@ func TestArchivesKeptAtHeadOffice(t *testing.T) {
 	if code, body := get("restaurant=r1&kiosk=A&period=2026-10&sha256=" + sumOf(first)); code != 200 || !bytes.Equal(body, first) {
 		t.Fatalf("the first copy over HTTP: %d, %d bytes", code, len(body))
 	}
-	if code, _ := get("restaurant=r1&kiosk=A&period=2026-09&sha256=" + sumOf(first)); code != 404 {
+	if code, _ := get("restaurant=r1&kiosk=A&period=2026-09&sha256=" + claimed); code != 404 {
 		t.Fatalf("the forged archive: %d", code)
 	}
 	if code, _ := get("restaurant=r1&kiosk=A&period=2026-9&sha256=" + sumOf(first)); code != 400 {

@@ -2,7 +2,6 @@ package hub
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -41,10 +40,9 @@ func BenchmarkHubEvents(b *testing.B) {
 		b.Fatal(err)
 	}
 	for i := range b.N {
-		data, _ := json.Marshal(journal.OrderFact{OrderID: fmt.Sprintf("o%d", i), To: journal.OrderPaid, Paid: 100})
-		m := nats.NewMsg(subj.Fact("A", journal.OutboxPaid))
-		m.Data = data
-		if _, err := js.PublishMsgAsync(m, jetstream.WithMsgID(fmt.Sprintf("id-%d", i))); err != nil {
+		m := factMsg(subj.Fact("A", journal.OutboxPaid), "A",
+			journal.OrderFact{OrderID: fmt.Sprintf("o%d", i), To: journal.OrderPaid, Paid: 100, At: time.Now().UnixMilli()})
+		if _, err := js.PublishMsgAsync(m, jetstream.WithMsgID(orderID("r1", fmt.Sprintf("o%d", i), journal.OutboxPaid))); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -171,8 +171,8 @@ td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}.off{color:#b00}
 <td{{if .NeedStaff}} class="warn"{{end}}>{{.NeedStaff}}</td><td>{{.Menu}}{{if .MenuError}} <span class="warn">{{.MenuError}}</span>{{end}}</td></tr>
 {{end}}</table>
 <h2>Totals</h2>
-<table><tr><th>Restaurant</th><th>Orders</th><th>Paid</th><th>Given back</th><th>Set aside for staff</th></tr>
-{{range .Restaurants}}<tr><td>{{.ID}}</td><td>{{.Orders}}</td><td>{{euros .Paid}}</td><td>{{euros .GivenBack}}</td><td>{{.Attention}}</td></tr>{{end}}
+<table><tr><th>Restaurant</th><th>Orders</th><th>Paid</th><th>Given back</th><th>Set aside for staff</th><th>Messages ignored</th></tr>
+{{range .Restaurants}}<tr><td>{{.ID}}</td><td>{{.Orders}}</td><td>{{euros .Paid}}</td><td>{{euros .GivenBack}}</td><td>{{.Attention}}</td><td{{if .Ignored}} class="warn" title="on the restaurant's subjects, not facts as a kiosk sends them: see head office's log"{{end}}>{{.Ignored}}</td></tr>{{end}}
 </table>
 <h2>Sales by day, dining mode and VAT rate</h2>
 <table><tr><th>Day</th><th>Restaurant</th><th>Dining</th><th>VAT</th><th>Amount (VAT incl.)</th></tr>

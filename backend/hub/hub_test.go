@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -96,13 +97,34 @@ func (h *hubRig) join(id, password string) *restaurant {
 // publisher would.
 func (r *restaurant) paid(t testing.TB, kiosk, order string, paid int64) {
 	t.Helper()
-	data, _ := json.Marshal(journal.OrderFact{OrderID: order, To: journal.OrderPaid, Paid: paid, Total: paid,
+	r.fact(t, kiosk, journal.OutboxPaid, orderID(r.subj.Restaurant, order, journal.OutboxPaid), journal.OrderFact{OrderID: order,
+		To: journal.OrderPaid, Paid: paid, Total: paid, At: time.Now().UnixMilli(),
 		Data: json.RawMessage(fmt.Sprintf(`{"dining":"eat_in","lines":[{"qty":1,"total":%d,"vatRate":1000}]}`, paid))})
-	m := nats.NewMsg(r.subj.Fact(kiosk, journal.OutboxPaid))
-	m.Data = data
-	if _, err := r.js.PublishMsg(t.Context(), m, jetstream.WithMsgID(r.subj.Restaurant+"-"+order)); err != nil {
+}
+
+// fact puts a kiosk's fact into the site's stream as its publisher
+// would: its kiosk in a header, id as its Nats-Msg-Id.
+func (r *restaurant) fact(t testing.TB, kiosk, kind, id string, body any) {
+	t.Helper()
+	m := factMsg(r.subj.Fact(kiosk, kind), kiosk, body)
+	if _, err := r.js.PublishMsg(t.Context(), m, jetstream.WithMsgID(id)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// factMsg is a fact's message as a kiosk's publisher makes it, its id
+// aside.
+func factMsg(subject, kiosk string, body any) *nats.Msg {
+	m := nats.NewMsg(subject)
+	m.Data, _ = json.Marshal(body)
+	m.Header.Set(site.HeaderKiosk, kiosk)
+	return m
+}
+
+// orderID is a fact's id as an outbox gives it (a UUID), the same for the
+// same restaurant, order and kind.
+func orderID(restaurant, order, kind string) string {
+	return uuid.NewSHA1(uuid.NameSpaceOID, []byte(restaurant+"/"+order+"/"+kind)).String()
 }
 
 // Two restaurants join head office; their sales arrive once, by restaurant,
@@ -224,12 +246,9 @@ func testLog(testing.TB) *slog.Logger { return slog.New(slog.DiscardHandler) }
 func TestFiscalRecordsKeptAtHeadOffice(t *testing.T) {
 	h := newHub(t)
 	r1 := h.join("r1", passwords["r1"])
-	data, _ := json.Marshal(journal.FiscalFact{Kind: journal.FiscalClosing, Seq: 3, Payload: json.RawMessage(`{"day":"2026-11-26","total":1500}`), Sig: "sig-3"})
-	m := nats.NewMsg(r1.subj.Fact("A", journal.OutboxClosing))
-	m.Data = data
-	if _, err := r1.js.PublishMsg(t.Context(), m, jetstream.WithMsgID("closing-3")); err != nil {
-		t.Fatal(err)
-	}
+	fact := journal.FiscalFact{Kind: journal.FiscalClosing, Seq: 3, Payload: json.RawMessage(`{"day":"2026-11-26","total":1500}`), Sig: "sig-3"}
+	data, _ := json.Marshal(fact)
+	r1.fact(t, "A", journal.OutboxClosing, uuid.NewString(), fact)
 	testenv.Eventually(t, "the closing at head office", func() bool {
 		got, err := h.hub.Ledger.FiscalRecord(t.Context(), "r1", "A", journal.FiscalClosing, 3)
 		return err == nil && string(got) == string(data)

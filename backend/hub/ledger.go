@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/comptoir-pos/comptoir/backend/journal"
@@ -48,6 +51,9 @@ type Totals struct {
 	Paid      int64 `json:"paid"`
 	GivenBack int64 `json:"givenBack"`
 	Attention int   `json:"attention"` // orders set aside for staff
+	// Ignored is how many messages on the restaurant's subjects were not
+	// facts as a kiosk's outbox sends them (counted in nothing else).
+	Ignored int `json:"ignored,omitempty"`
 }
 
 // Dashboard is head office's page.
@@ -61,15 +67,19 @@ type Dashboard struct {
 	FactsByKind map[string]uint64 `json:"factsByKind"`
 }
 
-// Ledger folds what the restaurants send: each fact once (by restaurant,
-// kiosk and order, and the stream's own duplicate window), in order.
+// Ledger folds what the restaurants send: each fact once (by its id, by
+// restaurant, kiosk and order, and the stream's own duplicate window), in
+// order, and only what a kiosk's outbox sends (checkFact).
 type Ledger struct {
 	mu     sync.Mutex
 	kiosks map[string]*KioskView
 	sales  map[SalesRow]int64
 	totals map[string]*Totals
+	seen   map[string]bool // restaurant/Nats-Msg-Id folded
 	paid   map[string]bool // restaurant/kiosk/order counted
+	aside  map[string]bool // restaurant/kiosk/order set aside, counted
 	gifts  map[string]bool // give-backs counted, by their attempt
+	warned map[string]bool // restaurant/reason said in the log
 	facts  uint64
 	kinds  map[string]uint64
 	// fiscal keeps each closing and archive record as signed, one object
@@ -89,7 +99,7 @@ func startLedger(js jetstream.JetStream, fiscal jetstream.ObjectStore, log *slog
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &Ledger{kiosks: map[string]*KioskView{}, sales: map[SalesRow]int64{}, totals: map[string]*Totals{},
-		paid: map[string]bool{}, gifts: map[string]bool{}, fiscal: fiscal, assembling: map[string]*assembly{}, kinds: map[string]uint64{}, stop: cancel, done: make(chan struct{}), log: log}
+		seen: map[string]bool{}, paid: map[string]bool{}, aside: map[string]bool{}, gifts: map[string]bool{}, warned: map[string]bool{}, fiscal: fiscal, assembling: map[string]*assembly{}, kinds: map[string]uint64{}, stop: cancel, done: make(chan struct{}), log: log}
 	go func() {
 		defer close(l.done)
 		var wg sync.WaitGroup
@@ -187,20 +197,48 @@ type line struct {
 
 func (l *Ledger) fact(m jetstream.Msg) {
 	r, k, kind := kioskOf(m.Subject())
-	if r == "" || kind == "" {
+	if r == "" {
 		return
 	}
+	id, body, err := checkFact(k, kind, m.Headers(), m.Data())
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if err != nil {
+		l.ignore(r, k, kind, err)
+		return
+	}
+	if l.seen[r+"/"+id] {
+		return // the same fact again, past the stream's duplicate window
+	}
+	l.seen[r+"/"+id] = true
 	l.facts++
 	l.kinds[kind]++
-	switch kind {
-	case journal.OutboxPaid:
-		var f journal.OrderFact
-		if json.Unmarshal(m.Data(), &f) != nil || l.paid[r+"/"+k+"/"+f.OrderID] {
+	switch f := body.(type) {
+	case journal.OrderFact:
+		l.order(r, k, kind, f)
+	case journal.GiveBackFact:
+		if l.gifts[r+"/"+k+"/"+f.Attempt] {
 			return
 		}
-		l.paid[r+"/"+k+"/"+f.OrderID] = true
+		l.gifts[r+"/"+k+"/"+f.Attempt] = true
+		l.totalsOf(r).GivenBack += f.Amount
+	case journal.FiscalFact:
+		l.keepFiscal(r, k, f, m.Data())
+	case archivePart:
+		l.archivePart(r, k, f, m.Data())
+	}
+}
+
+// order folds an order's status: a payment once per order, an order set
+// aside for staff once.
+func (l *Ledger) order(r, k, kind string, f journal.OrderFact) {
+	key := r + "/" + k + "/" + f.OrderID
+	switch kind {
+	case journal.OutboxPaid:
+		if l.paid[key] {
+			return
+		}
+		l.paid[key] = true
 		t := l.totalsOf(r)
 		t.Orders++
 		t.Paid += f.Paid
@@ -209,27 +247,110 @@ func (l *Ledger) fact(m jetstream.Msg) {
 			kv.LastPayment = at
 		}
 		l.addSales(r, time.UnixMilli(f.At).Format(time.DateOnly), f.Data)
-	case journal.OutboxGiveBack:
-		var g journal.GiveBackFact
-		if json.Unmarshal(m.Data(), &g) != nil || l.gifts[r+"/"+k+"/"+g.Attempt] {
+	case journal.OutboxAttention:
+		if l.aside[key] {
 			return
 		}
-		l.gifts[r+"/"+k+"/"+g.Attempt] = true
-		l.totalsOf(r).GivenBack += g.Amount
-	case journal.OutboxAttention:
+		l.aside[key] = true
 		l.totalsOf(r).Attention++
-	case journal.OutboxClosing, journal.OutboxArchive:
-		l.keepFiscal(r, k, m.Data())
-	case site.KindArchivePart:
-		l.archivePart(r, k, m)
 	}
+}
+
+// ignore counts a message that is not a fact, and says so in the log
+// once per restaurant and reason: anyone can make a NATS server answer
+// onto a subject (a reply, JetStream's acknowledgement), so what lands on
+// a restaurant's subjects is not a fact until it reads as one.
+func (l *Ledger) ignore(r, k, kind string, err error) {
+	l.totalsOf(r).Ignored++
+	reason := "other"
+	for _, e := range notFacts {
+		if errors.Is(err, e) {
+			reason = e.Error()
+		}
+	}
+	if key := r + "/" + reason; !l.warned[key] {
+		l.warned[key] = true
+		l.log.Warn("hub: a message on a restaurant's subjects is not a fact: ignored (said once)",
+			"restaurant", r, "kiosk", k, "kind", kind, "err", err)
+	}
+}
+
+// archivePart is one part of a kiosk's archive, as its headers say.
+type archivePart struct {
+	period, sum string
+	i, n        int
+}
+
+// Why a message is not a fact.
+var (
+	errNoKiosk   = errors.New("no kiosk, or a header naming another")
+	errNoID      = errors.New("no id, or not the one the kiosk gives it")
+	errBody      = errors.New("not the fact its subject names")
+	errKind      = errors.New("no such kind of fact")
+	errNotOutbox = errors.New("not a UUID, as the outbox gives its facts")
+	errPart      = errors.New("not an archive part's headers")
+	// notFacts are the reasons, a few per restaurant in the log at most
+	// (the details a message carries are not one).
+	notFacts = []error{errNoKiosk, errNoID, errBody, errKind, errNotOutbox, errPart}
+)
+
+// checkFact reads a message on hq.R.k.<kiosk>.<kind> as a kiosk's outbox
+// (site.Publisher) or archive shipper (site.ArchiveShipper) sends it: the
+// kiosk in its header, its id (Nats-Msg-Id: the outbox row's UUID, or the
+// archive part's), and a body that is the fact the kind names. It
+// returns the id and the fact.
+func checkFact(kiosk, kind string, h nats.Header, data []byte) (string, any, error) {
+	if !site.ValidToken(kiosk) || h.Get(site.HeaderKiosk) != kiosk {
+		return "", nil, errNoKiosk
+	}
+	id := h.Get(jetstream.MsgIDHeader)
+	if id == "" {
+		return "", nil, errNoID
+	}
+	if kind == site.KindArchivePart {
+		period, sum, i, n, err := site.ArchivePartOf(h)
+		if err != nil {
+			return "", nil, fmt.Errorf("%w: %w", errPart, err)
+		}
+		if id != site.ArchivePartID(sum, i) {
+			return "", nil, errNoID
+		}
+		return id, archivePart{period: period, sum: sum, i: i, n: n}, nil
+	}
+	if u, err := uuid.Parse(id); err != nil || u.String() != id {
+		return "", nil, errNotOutbox
+	}
+	switch kind {
+	case journal.OutboxPaid, journal.OutboxCancelled, journal.OutboxAttention:
+		var f journal.OrderFact
+		to := map[string]journal.OrderStatus{journal.OutboxPaid: journal.OrderPaid,
+			journal.OutboxCancelled: journal.OrderCancelled, journal.OutboxAttention: journal.OrderNeedsAttention}[kind]
+		if json.Unmarshal(data, &f) != nil || f.OrderID == "" || f.To != to || f.At <= 0 ||
+			f.Total < 0 || f.Paid < 0 || f.GivenBack < 0 {
+			return "", nil, errBody
+		}
+		return id, f, nil
+	case journal.OutboxGiveBack:
+		var g journal.GiveBackFact
+		if json.Unmarshal(data, &g) != nil || g.OrderID == "" || g.Attempt == "" || g.Amount < 0 || g.At <= 0 {
+			return "", nil, errBody
+		}
+		return id, g, nil
+	case journal.OutboxClosing, journal.OutboxArchive:
+		var f journal.FiscalFact
+		want := map[string]string{journal.OutboxClosing: journal.FiscalClosing, journal.OutboxArchive: journal.FiscalArchive}[kind]
+		if json.Unmarshal(data, &f) != nil || f.Kind != want || f.Seq <= 0 {
+			return "", nil, errBody
+		}
+		return id, f, nil
+	}
+	return "", nil, errKind
 }
 
 // keepFiscal puts a fiscal record in the object store under
 // R/<kiosk>/<kind>/<seq>: the same record again is the same object.
-func (l *Ledger) keepFiscal(r, k string, data []byte) {
-	var f journal.FiscalFact
-	if l.fiscal == nil || json.Unmarshal(data, &f) != nil || f.Seq <= 0 || !site.ValidToken(f.Kind) {
+func (l *Ledger) keepFiscal(r, k string, f journal.FiscalFact, data []byte) {
+	if l.fiscal == nil {
 		return
 	}
 	name := fmt.Sprintf("%s/%s/%s/%08d", r, k, f.Kind, f.Seq)
@@ -273,14 +394,20 @@ func (l *Ledger) addSales(r, day string, data json.RawMessage) {
 	}
 }
 
+// presence folds a heartbeat: one that names the kiosk and restaurant of
+// its subject (RunPresence), anything else is ignored.
 func (l *Ledger) presence(m jetstream.Msg) {
 	var p site.Presence
 	r, k, _ := kioskOf(m.Subject())
-	if r == "" || json.Unmarshal(m.Data(), &p) != nil {
+	if r == "" {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if json.Unmarshal(m.Data(), &p) != nil || p.Kiosk != k || p.Restaurant != r || p.At <= 0 || !site.ValidToken(k) {
+		l.ignore(r, k, "presence", errBody)
+		return
+	}
 	v := l.kiosk(r, k)
 	v.LastSeen, v.Terminal, v.Ready, v.NeedStaff, v.Version = time.UnixMilli(p.At), p.Terminal, p.Ready, p.NeedStaff, p.Version
 	v.Menu, v.MenuError = p.Menu, p.MenuError

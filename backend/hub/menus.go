@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -32,6 +33,9 @@ type Menus struct {
 	sub   *nats.Subscription
 	watch jetstream.KeyWatcher
 	log   *slog.Logger
+	// strayReply: the restaurants already said to ask with a reply
+	// outside their inbox.
+	strayReply sync.Map
 }
 
 func openMenus(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, rs []Restaurant, log *slog.Logger) (*Menus, error) {
@@ -77,10 +81,24 @@ func (m *Menus) notify() {
 	}
 }
 
-// answer replies to hq.R.menu.get with R's menu, {"version":0} when none.
+// answer replies to hq.R.menu.get with R's menu, {"version":0} when none,
+// into R's own inbox (hq.R.inbox.>) and nowhere else. Head office's
+// connection may publish anywhere, and NATS lets whoever asks name any
+// reply subject: answered as asked, r1 could make head office write into
+// r2's facts (hq.r2.k.…), which head office's own stream keeps. Only R
+// (its leaf permission, hq.R.>) or head office can publish hq.R.menu.get,
+// so an answer into hq.R.inbox reaches R alone, which could ask anyway,
+// and no stream keeps it (HQ: hq.*.k.>, HQ_PRESENCE: hq.*.presence.*).
 func (m *Menus) answer(msg *nats.Msg) {
 	parts := strings.Split(msg.Subject, ".")
 	if len(parts) != 4 {
+		return
+	}
+	if !(site.HQ{Restaurant: parts[1]}).InInbox(msg.Reply) {
+		if _, said := m.strayReply.LoadOrStore(parts[1], true); !said {
+			m.log.Warn("hub: a menu asked for with a reply outside the restaurant's inbox: not answered (said once)",
+				"restaurant", parts[1], "reply", msg.Reply)
+		}
 		return
 	}
 	doc, err := m.Current(context.Background(), parts[1])

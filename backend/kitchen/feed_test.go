@@ -42,15 +42,23 @@ func siteRig(t testing.TB) (*rig, jetstream.JetStream) {
 	return r, js
 }
 
-// up starts the site's server and makes its streams; it returns a
-// connection of its own to it.
+// up starts the site's server and makes its streams, as the site's
+// owner; it returns a connection of its own to it, a kiosk's.
 func (r *rig) up() jetstream.JetStream {
 	r.start()
-	js := r.js()
-	if err := site.EnsureStreams(r.t.Context(), js, r.subj); err != nil {
+	own, err := r.srv.Conn("owner")
+	if err != nil {
 		r.t.Fatal(err)
 	}
-	return js
+	defer own.Close()
+	ojs, err := jetstream.New(own)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if err := site.EnsureStreams(r.t.Context(), ojs, r.subj); err != nil {
+		r.t.Fatal(err)
+	}
+	return r.js()
 }
 
 func newRig(t testing.TB) *rig {

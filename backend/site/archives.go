@@ -70,6 +70,12 @@ func ArchivePartOf(h nats.Header) (period, sum string, i, n int, err error) {
 	return period, sum, i, n, nil
 }
 
+// ArchivePartID is the Nats-Msg-Id of an archive's part i: the same part
+// of the same file is the same message, however often it is sent.
+func ArchivePartID(sum string, i int) string {
+	return fmt.Sprintf("archive-%s-%d", sum[:min(32, len(sum))], i)
+}
+
 // ArchiveShipper sends the kiosk's monthly archives (the files of its
 // archives folder) to the site's stream, each once: a file is sent again
 // only when it changed (made again).
@@ -176,7 +182,7 @@ func (s *ArchiveShipper) ship(ctx context.Context, data []byte, sum string) erro
 			wait = 10 * time.Second
 		}
 		pctx, cancel := context.WithTimeout(ctx, wait)
-		_, err := s.JS.PublishMsg(pctx, m, jetstream.WithMsgID(fmt.Sprintf("archive-%s-%d", sum[:32], i)), jetstream.WithExpectStream(StreamOrders))
+		_, err := s.JS.PublishMsg(pctx, m, jetstream.WithMsgID(ArchivePartID(sum, i)), jetstream.WithExpectStream(StreamOrders))
 		cancel()
 		if err != nil {
 			return err

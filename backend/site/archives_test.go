@@ -18,7 +18,7 @@ func TestArchiveShipperSendsEachArchiveOnce(t *testing.T) {
 	ctx := t.Context()
 	dir, addr := t.TempDir(), testenv.FreeAddr(t)
 	srv := startSite(t, dir, addr)
-	js, subj := kioskStreams(t, dialKiosk(t, addr))
+	js, subj := memberStreams(t, srv, addr)
 	data := t.TempDir()
 	archives := filepath.Join(data, "archives")
 	if err := os.MkdirAll(archives, 0o700); err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"time"
 
@@ -19,6 +20,9 @@ type DialConfig struct {
 	Secret string // the site's token, from its file (never argv)
 	TLS    *tls.Config
 	Name   string
+	// Logger hears what the site refuses this connection (a member's
+	// permissions: MemberPermissions); nil: nothing.
+	Logger *slog.Logger
 }
 
 // Dial connects to the restaurant's site. A site that cannot be reached
@@ -40,6 +44,11 @@ func Dial(c DialConfig) (*nats.Conn, error) {
 		nats.Name(c.Name), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true),
 		nats.ReconnectWait(time.Second), nats.ReconnectJitter(100*time.Millisecond, time.Second),
 		nats.Timeout(3 * time.Second),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+			if c.Logger != nil {
+				c.Logger.Warn("site: the site's server says", "err", err)
+			}
+		}),
 	}
 	if c.TLS != nil {
 		opts = append(opts, nats.Secure(c.TLS))

@@ -25,4 +25,11 @@
 //
 // The stream ORDERS keeps the first seven (limits: DefaultMaxAge); the
 // stream PRESENCE keeps the last heartbeat of each kiosk.
+//
+// The process that runs the site's server is its owner, connected in
+// process with every right: it makes the streams and the menu bucket,
+// relays head office's menu into it and forwards the facts. Every other
+// client, with the site's secret, is a member (MemberPermissions): it
+// publishes the facts, bumps and heartbeats and reads the streams and the
+// bucket, nothing else (auth.go).
 package site

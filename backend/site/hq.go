@@ -2,10 +2,10 @@ package site
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -40,6 +40,13 @@ func (h HQ) MenuChanged() string { return h.root() + ".menu.changed" }
 // Inbox is the inbox prefix of a restaurant's connection.
 func (h HQ) Inbox() string { return h.root() + ".inbox" }
 
+// InInbox reports whether subject is a reply subject of the restaurant's
+// own connection (under Inbox): the only place head office answers it.
+func (h HQ) InInbox(subject string) bool {
+	rest, ok := strings.CutPrefix(subject, h.Inbox()+".")
+	return ok && rest != "" && !strings.ContainsAny(subject, "*> \t")
+}
+
 // All is what a restaurant may send and receive at head office.
 func (h HQ) All() string { return h.root() + ".>" }
 
@@ -63,6 +70,8 @@ type Forwarder struct {
 	hq   HQ
 	log  *slog.Logger
 	cons jetstream.Consumer
+	// stray counts the messages dropped for want of an id.
+	stray atomic.Int64
 }
 
 // NewForwarder runs on the site's own server (the connection nc), with
@@ -157,7 +166,15 @@ func (f *Forwarder) forward(ctx context.Context, m jetstream.Msg) error {
 	}
 	id := m.Headers().Get(jetstream.MsgIDHeader)
 	if id == "" {
-		return errors.New("a fact without its id")
+		// Not a fact of an outbox (any member of the site can publish
+		// here, and JetStream acknowledges onto any subject it is asked
+		// to): it cannot be sent once, and holding it would hold every
+		// fact after it.
+		if f.stray.Add(1) == 1 {
+			f.log.Warn("head office: a message without an id on the site's facts is not forwarded (said once)",
+				"subject", m.Subject())
+		}
+		return m.Term()
 	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

@@ -20,6 +20,13 @@ type Menu struct {
 	Settings map[string]json.RawMessage `json:"settings,omitempty"`
 }
 
+// MaxMenuVersion is the highest version a kiosk takes. Head office's
+// versions are the revisions of its menu bucket, counted from 1, one per
+// menu it publishes; 2^53 - 1 is also the largest a JSON number carries
+// exactly to head office's page. A version beyond is no menu of head
+// office's.
+const MaxMenuVersion = 1<<53 - 1
+
 // SiteMenuBucket is the site's key-value bucket holding the menu it got
 // from head office (key "current"), which every kiosk of the restaurant
 // watches: a kiosk gets it from its site even while head office is away.

@@ -32,7 +32,10 @@ type ServerConfig struct {
 	// TLS is the server's certificate, for Listen and the leaf listener.
 	TLS *tls.Config
 	// Secret is the token every client gives; "" for none (this process
-	// or this PC only).
+	// or this PC only). A restaurant's site gives its clients (the
+	// secret's holders: kiosks, kitchen PCs) only what MemberPermissions
+	// allows, for the restaurant its Domain names; this process connects
+	// as the site's owner (Conn), with every right.
 	Secret string
 	// Leaf, when set, joins head office as a leaf node.
 	Leaf *LeafRemote
@@ -81,7 +84,11 @@ func StartServer(c ServerConfig) (*Server, error) {
 		ns.Shutdown()
 		return nil, errors.New("site server: not ready after 30 s")
 	}
-	return &Server{ns: ns, opts: opts, secret: c.Secret, user: c.InProcess}, nil
+	user := c.InProcess
+	if auth, ok := opts.CustomClientAuthentication.(*siteAuth); ok {
+		user = auth.owner
+	}
+	return &Server{ns: ns, opts: opts, secret: c.Secret, user: user}, nil
 }
 
 func serverOptions(c ServerConfig) (*server.Options, error) {
@@ -98,7 +105,7 @@ func serverOptions(c ServerConfig) (*server.Options, error) {
 	opts := &server.Options{
 		ServerName: c.Name, JetStream: true, JetStreamDomain: c.Domain,
 		StoreDir: filepath.Clean(c.StoreDir), JetStreamMaxMemory: 8 << 20, JetStreamMaxStore: maxStore,
-		NoSigs: true, NoLog: c.Logger == nil, DontListen: c.Listen == "", Authorization: c.Secret,
+		NoSigs: true, NoLog: c.Logger == nil, DontListen: c.Listen == "",
 		// No HTTP monitoring port: nothing listens that was not asked for.
 		HTTPPort: 0,
 	}
@@ -127,7 +134,15 @@ func serverOptions(c ServerConfig) (*server.Options, error) {
 		// permissions then apply to them (the leaf block's own users
 		// would carry none).
 		opts.LeafNode = server.LeafNodeOpts{Host: host, Port: port, TLSConfig: c.TLS, TLSTimeout: 5}
-		opts.Users, opts.Authorization = append([]*server.User{c.InProcess}, c.Users...), ""
+		opts.Users = append([]*server.User{c.InProcess}, c.Users...)
+	} else {
+		subj, err := NewSubjects(c.Domain)
+		if err != nil {
+			return nil, err
+		}
+		if opts.CustomClientAuthentication, err = newSiteAuth(c.Secret, subj); err != nil {
+			return nil, err
+		}
 	}
 	if l := c.Leaf; l != nil {
 		u, err := url.Parse(l.URL)

@@ -144,6 +144,20 @@ func kioskStreams(t testing.TB, nc *nats.Conn) (jetstream.JetStream, Subjects) {
 	return js, subj
 }
 
+// memberStreams makes restaurant r1's streams as the site's owner and
+// returns a kiosk's JetStream on the site at addr, over the network.
+func memberStreams(t testing.TB, srv *Server, addr string) (jetstream.JetStream, Subjects) {
+	t.Helper()
+	own, err := srv.Conn("owner")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	kioskStreams(t, own)
+	subj, _ := NewSubjects("r1")
+	return jsOf(t, dialKiosk(t, addr)), subj
+}
+
 // A site that is down holds nothing up: the journal commits, the facts
 // wait in the outbox, and once the site is back they all arrive, once, in
 // the journal's order.
@@ -151,7 +165,7 @@ func TestPublisherWaitsForTheSite(t *testing.T) {
 	ctx := t.Context()
 	dir, addr := t.TempDir(), testenv.FreeAddr(t)
 	srv := startSite(t, dir, addr)
-	js, subj := kioskStreams(t, dialKiosk(t, addr))
+	js, subj := memberStreams(t, srv, addr)
 	db, err := journal.OpenMemory(ctx)
 	if err != nil {
 		t.Fatal(err)
