@@ -278,6 +278,11 @@ func (s *Staff) Reprint(ctx context.Context, sessionID, uuid string) error {
 	return nil
 }
 
+// shareTimeout bounds a receipt sent through the terminal, which prompts
+// the customer: it stays under browser mode's write timeout (60 s), so
+// that staff are told the outcome on their screen.
+const shareTimeout = 55 * time.Second
+
 // Share sends the customer receipt through the terminal, which asks the
 // customer for the address or number. medium: email, sms, print or service.
 func (s *Staff) Share(ctx context.Context, sessionID, uuid string, medium device.Medium) error {
@@ -297,7 +302,9 @@ func (s *Staff) Share(ctx context.Context, sessionID, uuid string, medium device
 	if att.TransactionID == "" {
 		return errorf(EINVALID, "The terminal has no transaction for this payment, so it cannot send its receipt: print it instead.")
 	}
-	tctx, cancel := s.terminalCtx(ctx)
+	// The terminal asks the customer for the address or number: longer
+	// than another call to it.
+	tctx, cancel := context.WithTimeout(ctx, max(shareTimeout, s.cfg.TerminalTimeout))
 	defer cancel()
 	resp, err := s.cfg.Terminal.ShareReceipt(tctx, device.Share{
 		Ticket: receipt.ShareReceiptTicket(r, opt), TransactionID: att.TransactionID, Medium: medium,

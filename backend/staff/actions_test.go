@@ -397,6 +397,38 @@ func TestReprintAndShare(t *testing.T) {
 	}
 }
 
+// A receipt sent through the terminal waits for the customer, whom the
+// terminal prompts for the address: longer than another call to the
+// terminal (TerminalTimeout, 30 s by default).
+func TestAShareWaitsForTheCustomerAtTheTerminal(t *testing.T) {
+	e := newEnv(t)
+	s := e.unlock()
+	v := e.pay(e.order(1100), 1100, journal.PolicyKiosk, journal.StateApproved)
+	share := &shareDeadline{Client: e.client}
+	e.cfg.Terminal = device.LocalClient(share)
+	e.restart()
+	s = e.unlock()
+	if err := e.st.Share(e.ctx, s.ID, v.UUID, device.ShareEmail); err != nil {
+		t.Fatal(err)
+	}
+	if other := e.st.cfg.TerminalTimeout; share.left <= other || share.left > shareTimeout {
+		t.Fatalf("the share may wait %s: more than another call's %s, at most %s", share.left, other, shareTimeout)
+	}
+}
+
+// shareDeadline records how long a share may wait.
+type shareDeadline struct {
+	*localapi.Client
+	left time.Duration
+}
+
+func (s *shareDeadline) ShareReceipt(ctx context.Context, _ *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		s.left = time.Until(dl)
+	}
+	return &localapi.StatusResponse{Status: localapi.StatusOK, Raw: []byte(`{"status":"ok"}`)}, nil
+}
+
 type shareRefused struct{ *localapi.Client }
 
 func (shareRefused) ShareReceipt(context.Context, *localapi.ShareReceiptRequest) (*localapi.StatusResponse, error) {
