@@ -193,14 +193,23 @@ func (t *Terminal) drive(p *payment) (res result, ok bool) {
 // decided is true when the payment ended there, with res and ok as drive's.
 func (t *Terminal) driveScreens(p *payment, ts *timers, early *ActionKind) (res result, ok, decided bool) {
 	b := p.b
-	window := ts.after(t.scaled(t.cfg.Timings.Screens), !b.Hold)
-	choose := ts.after(t.scaled(b.TipDelay), !b.Hold)
+	screensFor, chooseAfter := t.scaled(t.cfg.Timings.Screens), t.scaled(b.TipDelay)
+	window := ts.after(screensFor, !b.Hold)
+	choose := ts.after(chooseAfter, !b.Hold)
 	for {
 		select {
 		case <-choose:
 			t.setTip(p, b.Tip)
 			return 0, false, false
 		case <-window:
+			if chooseAfter < screensFor { // both due: the first decides (driveBanking)
+				select {
+				case <-choose:
+					t.setTip(p, b.Tip)
+					return 0, false, false
+				default:
+				}
+			}
 			return resAborted, true, true
 		case <-p.abortCh:
 			return resAborted, true, true
@@ -258,20 +267,33 @@ func (t *Terminal) drivePreparing(p *payment, ts *timers, early *ActionKind) (re
 // script's outcome or the card-read window's end.
 func (t *Terminal) driveBanking(p *payment, ts *timers) (res result, ok bool) {
 	b := p.b
-	window := ts.after(t.scaled(t.cfg.Timings.CardRead), !b.Hold)
-	customer := ts.after(t.scaled(b.Delay), !b.Hold && b.outcome() != OutcomeNoCard)
+	readFor, actAfter := t.scaled(t.cfg.Timings.CardRead), t.scaled(b.Delay)
+	window := ts.after(readFor, !b.Hold)
+	customer := ts.after(actAfter, !b.Hold && b.outcome() != OutcomeNoCard)
+	acts := func() result {
+		switch b.outcome() {
+		case OutcomeDecline:
+			return resDeclined
+		case OutcomeCancel:
+			return resCancelled
+		}
+		return resApproved
+	}
 	for {
 		select {
 		case <-customer:
-			switch b.outcome() {
-			case OutcomeDecline:
-				return resDeclined, true
-			case OutcomeCancel:
-				return resCancelled, true
-			default:
-				return resApproved, true
-			}
+			return acts(), true
 		case <-window:
+			// Both may be due by the time this runs (a loaded machine, a
+			// small time scale): the one due first decides, not select's
+			// random pick.
+			if actAfter < readFor {
+				select {
+				case <-customer:
+					return acts(), true
+				default:
+				}
+			}
 			return resNoCard, true
 		case <-p.killCh:
 			return resReset, true

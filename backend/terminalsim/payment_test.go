@@ -509,3 +509,17 @@ func TestConcurrentPaymentsOneWins(t *testing.T) {
 		t.Errorf("ledger has %d entries", n)
 	}
 }
+
+// The customer presenting a card at once and the card-read window may both
+// be due by the time the terminal looks (a loaded machine, a small time
+// scale): the one due first decides, every time, not a random pick.
+func TestTheCustomerDueFirstBeatsTheWindowDueAfter(t *testing.T) {
+	sim, c := newSim(t, Config{TimeScale: 1, Timings: Timings{Handover: time.Nanosecond, CardRead: time.Nanosecond}})
+	ctx := testCtx(t)
+	for i := range 40 {
+		tx := pay(t, ctx, sim, c, Behaviour{Outcome: OutcomeApprove}, &localapi.PaymentRequest{Amount: 100, IdempotentUUID: uuid.NewString()})
+		if !tx.Approved() {
+			t.Fatalf("payment %d: %s, the window taken for the customer due before it", i, tx.Raw)
+		}
+	}
+}
