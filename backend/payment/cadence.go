@@ -121,6 +121,19 @@ func (d *driver) searchPause() time.Duration {
 	return pause
 }
 
+// retryPause is the pause before asking again after an answer that said
+// nothing (an error, an unreachable provider, an answer about another
+// attempt): the resend pause when asking means sending the request again;
+// on a channel that polls, its poll's cadence, so that a provider answering
+// an error at once (HTTP 500, 429, a cart it does not find) is not asked
+// every second for the attempt's whole life.
+func (d *driver) retryPause() time.Duration {
+	if d.resends() {
+		return d.o.cfg.Limits.ResendPause
+	}
+	return d.pollPause()
+}
+
 // searchDue reports whether an overdue attempt's history is to be searched
 // now: its cadence's pause has passed since the last search, or the
 // history has become complete since (that search decides).

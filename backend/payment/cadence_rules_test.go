@@ -126,3 +126,30 @@ func TestRuleTheHistoryIsSearchedAtItsCadenceAndWhenItIsComplete(t *testing.T) {
 		t.Fatal("searched a second ago, history not complete: not due")
 	}
 }
+
+// After an answer that said nothing, a channel that follows by sending
+// again waits the resend pause; one that polls waits its poll's cadence,
+// slowing down like its polls, so that a provider answering an error at
+// once is not asked every second for the attempt's whole life.
+func TestRuleAnErrorIsAskedAgainAtThePollsCadence(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	poll, _ := CloudCadences(2 * time.Second)
+	for _, tt := range []struct {
+		name  string
+		rules ChannelRules
+		quiet time.Duration
+		want  time.Duration
+	}{
+		{"the LAN: the resend pause", ChannelRules{FollowSends: true}, time.Hour, 100 * time.Millisecond},
+		{"a poll, quick at first", ChannelRules{PollEvery: 2 * time.Second, Cadence: poll}, 0, 2 * time.Second},
+		{"a poll, slower when nothing changes", ChannelRules{PollEvery: 2 * time.Second, Cadence: poll}, time.Hour, 30 * time.Second},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := cadenceDriver(tt.rules, t0.Add(tt.quiet), t0)
+			d.changedAt = t0
+			if got := d.retryPause(); got != tt.want {
+				t.Fatalf("pause %s after %s quiet, want %s", got, tt.quiet, tt.want)
+			}
+		})
+	}
+}

@@ -356,7 +356,7 @@ func (d *driver) onAnswer(a Answer) {
 	case OutcomeForeign:
 		// Never applied: ask again about our own.
 		d.record(a.Raw, fmt.Sprintf("ignored: an answer about %q, not this attempt", a.Message))
-		d.again(lim.ResendPause)
+		d.again(d.retryPause())
 	case OutcomeBusy, OutcomeRefused:
 		if (d.att.SendCount > 1 || d.r.recovery) && a.Known && a.Charge != nil {
 			// The provider's own record of this attempt, refused with its
@@ -398,7 +398,7 @@ func (d *driver) onAnswer(a Answer) {
 			d.unreachable("unreachable during recovery: the attempt stays open: " + a.Message)
 		default:
 			d.record(nil, "unreachable: "+a.Message)
-			d.again(lim.ResendPause)
+			d.again(d.retryPause())
 		}
 	case OutcomeTimeout:
 		d.record(nil, "client timeout: asking again")
@@ -407,7 +407,7 @@ func (d *driver) onAnswer(a Answer) {
 		// HTTP 500, unreadable answer, connection reset: the provider may
 		// have acted; asking about the same attempt tells.
 		d.record(a.Raw, "no usable answer: "+a.Message)
-		d.again(lim.ResendPause)
+		d.again(d.retryPause())
 	}
 }
 
