@@ -156,3 +156,20 @@ func TestRuleTheTerminalsHistoryStatusIsReadLikeTheClouds(t *testing.T) {
 		w.check(t, m, err)
 	}
 }
+
+// A terminal whose clock is behind ours dates its transactions earlier
+// than our send: with the default limits, one 40 minutes behind still
+// shows the attempt's charge to a lookup.
+func TestRuleALookupFindsTheChargeOfATerminalWhoseClockIsBehind(t *testing.T) {
+	e := newEnv(t, DefaultLimits)
+	sent := time.Now().UTC()
+	term := &fakeTerminal{transactions: func(context.Context, *localapi.TransactionsRequest) (*localapi.TransactionList, error) {
+		return &localapi.TransactionList{Count: 1, Total: 1, Transactions: []localapi.HistoryEntry{{TransactionID: "T-late-clock",
+			Status: localapi.StatusOK, Type: "debit", Amount: 900, CurrencyCode: "EUR", CartID: "O1",
+			CreatedAt: sent.Add(-40 * time.Minute).Format(time.RFC3339)}}}, nil
+	}}
+	a := lookupAttempt(journal.KindDebit, 900)
+	a.Channel, a.FirstSentAt = journal.ChannelLocal, sent
+	m, err := e.o.lookup(e.ctx, Local(term, nil, 0), a)
+	want{verdict: InHistory, tx: "T-late-clock", approved: true}.check(t, m, err)
+}

@@ -52,7 +52,10 @@ type Limits struct {
 	AbortRetryMax   time.Duration
 	// HistorySkew widens a search of the terminal's history before the
 	// attempt's first send: the terminal dates its transactions by its own
-	// clock, which may be behind ours.
+	// clock, which may be behind ours by more than minutes (one that lost
+	// its time). A wider window costs nothing on the wire (the history is
+	// asked by whole days) and adds only the order's own transactions,
+	// since a match names the order; those other attempts hold are left out.
 	HistorySkew time.Duration
 	// SettleAfter is how long after an attempt's last send the terminal's
 	// history is complete for it: a payment that request could have started
@@ -77,7 +80,7 @@ var DefaultLimits = Limits{
 	IdempotencyMargin: time.Hour,
 	AbortRetryPause:   500 * time.Millisecond,
 	AbortRetryMax:     5 * time.Second,
-	HistorySkew:       10 * time.Minute,
+	HistorySkew:       time.Hour,
 	SettleAfter:       5 * time.Minute,
 	UnknownCheck:      5 * time.Minute,
 }
