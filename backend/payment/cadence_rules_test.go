@@ -27,25 +27,35 @@ func cadenceDriver(rules ChannelRules, now, sent time.Time) *driver {
 // of the quiet time past it, up to its Max; never quicker than the resend
 // pause.
 func TestRuleThePollsSlowDownOnlyAfterTheClientTimeoutWithoutChange(t *testing.T) {
-	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	poll, _ := CloudCadences(2 * time.Second)
-	for _, tt := range []struct {
-		name  string
-		rules ChannelRules
-		quiet time.Duration
-		want  time.Duration
-	}{
+	checkPauses(t, (*driver).pollPause, []pauseCase{
 		{"no cadence of its own: its PollEvery", ChannelRules{PollEvery: 3 * time.Second}, 0, 3 * time.Second},
 		{"no cadence of its own, long quiet: still its PollEvery", ChannelRules{PollEvery: 3 * time.Second}, time.Hour, 3 * time.Second},
 		{"quick within the client timeout", ChannelRules{PollEvery: 2 * time.Second, Cadence: poll}, 61 * time.Second, 2 * time.Second},
 		{"a tenth of the quiet time past it", ChannelRules{PollEvery: 2 * time.Second, Cadence: poll}, 62*time.Second + 100*time.Second, 10 * time.Second},
 		{"up to the cadence's Max", ChannelRules{PollEvery: 2 * time.Second, Cadence: poll}, time.Hour, 30 * time.Second},
 		{"never under the resend pause", ChannelRules{PollEvery: time.Millisecond}, 0, 100 * time.Millisecond},
-	} {
+	})
+}
+
+// pauseCase is a channel's rules, how long the attempt has been quiet,
+// and the pause wanted then.
+type pauseCase struct {
+	name  string
+	rules ChannelRules
+	quiet time.Duration
+	want  time.Duration
+}
+
+// checkPauses checks pause against each case, on a driver whose attempt
+// last changed quiet ago.
+func checkPauses(t *testing.T, pause func(*driver) time.Duration, cases []pauseCase) {
+	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
 			d := cadenceDriver(tt.rules, t0.Add(tt.quiet), t0)
 			d.changedAt = t0
-			if got := d.pollPause(); got != tt.want {
+			if got := pause(d); got != tt.want {
 				t.Fatalf("pause %s after %s quiet, want %s", got, tt.quiet, tt.want)
 			}
 		})
@@ -132,24 +142,10 @@ func TestRuleTheHistoryIsSearchedAtItsCadenceAndWhenItIsComplete(t *testing.T) {
 // slowing down like its polls, so that a provider answering an error at
 // once is not asked every second for the attempt's whole life.
 func TestRuleAnErrorIsAskedAgainAtThePollsCadence(t *testing.T) {
-	t0 := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	poll, _ := CloudCadences(2 * time.Second)
-	for _, tt := range []struct {
-		name  string
-		rules ChannelRules
-		quiet time.Duration
-		want  time.Duration
-	}{
+	checkPauses(t, (*driver).retryPause, []pauseCase{
 		{"the LAN: the resend pause", ChannelRules{FollowSends: true}, time.Hour, 100 * time.Millisecond},
 		{"a poll, quick at first", ChannelRules{PollEvery: 2 * time.Second, Cadence: poll}, 0, 2 * time.Second},
 		{"a poll, slower when nothing changes", ChannelRules{PollEvery: 2 * time.Second, Cadence: poll}, time.Hour, 30 * time.Second},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			d := cadenceDriver(tt.rules, t0.Add(tt.quiet), t0)
-			d.changedAt = t0
-			if got := d.retryPause(); got != tt.want {
-				t.Fatalf("pause %s after %s quiet, want %s", got, tt.quiet, tt.want)
-			}
-		})
-	}
+	})
 }
