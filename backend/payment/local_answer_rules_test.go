@@ -173,3 +173,21 @@ func TestRuleALookupFindsTheChargeOfATerminalWhoseClockIsBehind(t *testing.T) {
 	m, err := e.o.lookup(e.ctx, Local(term, nil, 0), a)
 	want{verdict: InHistory, tx: "T-late-clock", approved: true}.check(t, m, err)
 }
+
+// On the first send, a ko with a message is a refusal, even when it is the
+// terminal's record of this attempt: nothing was sent before it, so it is
+// this request's answer, failed (an application error), not a decline.
+func TestRuleTheTerminalsKoRecordOnTheFirstSendIsARefusal(t *testing.T) {
+	e := newEnv(t, testLimits)
+	var calls atomic.Int32
+	e.restartOn(paying(func(_ context.Context, _ []byte, req localapi.PaymentRequest) (*localapi.Transaction, error) {
+		calls.Add(1)
+		raw, _ := json.Marshal(map[string]any{"status": "ko", "message": "Transaction aborted",
+			"idempotentUuid": req.IdempotentUUID, "transactionId": "T9"})
+		return nil, &localapi.APIError{Endpoint: "/payment", Message: "Transaction aborted", Code: localapi.CodeUnknown, Raw: raw}
+	}), testLimits)
+	v := e.wait(e.kiosk("KO2", 100))
+	if v.State != journal.StateFailed || calls.Load() != 1 {
+		t.Fatalf("view %+v after %d sends", v, calls.Load())
+	}
+}
