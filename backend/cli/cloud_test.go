@@ -238,23 +238,8 @@ func TestPayOnTheBuiltInSimulatedCloud(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger and a test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is output a logger or a process writes while the test reads it.
+type syncBuffer = testenv.Buffer
 
 // openKiosk sets the staff PIN, which opens the kiosk to customers.
 func openKiosk(t *testing.T, stack *Stack) {

@@ -139,7 +139,7 @@ func TestAMemberCannotWriteTheMenuNorRunTheStreams(t *testing.T) {
 		defer sub.Unsubscribe()
 	}
 	ownNC.Flush()
-	var said syncBuffer
+	var said testenv.Buffer
 	member := jsOf(t, dialSecret(t, addr, "the-site-secret", slog.New(slog.NewTextHandler(&said, nil))))
 	pay := journal.OrderFact{OrderID: "B1", To: journal.OrderPaid, Paid: 900, At: 1}
 	data, _ := json.Marshal(pay)
@@ -262,18 +262,6 @@ func TestAMemberCannotWriteTheMenuNorRunTheStreams(t *testing.T) {
 		return strings.Contains(said.String(), "Permissions Violation for Publish to") && strings.Contains(said.String(), "$KV.SITE_MENU.current")
 	})
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 func dialSecret(t *testing.T, addr, secret string, log *slog.Logger) *nats.Conn {
 	t.Helper()

@@ -1,18 +1,17 @@
 package staff
 
 import (
-	"bytes"
 	"database/sql"
 	"encoding/json"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/comptoir-pos/comptoir/backend/fault"
 	"github.com/comptoir-pos/comptoir/backend/fiscal"
+	"github.com/comptoir-pos/comptoir/backend/internal/testenv"
 	"github.com/comptoir-pos/comptoir/backend/journal"
 )
 
@@ -242,24 +241,6 @@ func TestRuleASessionNotKnownCountsAtTheCustomerScreen(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log's output, safe to read while written.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // A PIN change is recorded in the fiscal journal's events; one the fiscal
 // journal could not record is logged as an error (the PIN itself stands).
 func TestRuleAPINChangeIsAFiscalEventOrLoggedAsMissing(t *testing.T) {
@@ -280,7 +261,7 @@ func TestRuleAPINChangeIsAFiscalEventOrLoggedAsMissing(t *testing.T) {
 			other.Close()
 			db = other
 		}
-		var logged lockedBuffer
+		var logged testenv.Buffer
 		e.cfg.Ledger = fiscal.NewLedger(db, key, "caisse-1", "Comptoir test")
 		e.cfg.Logger = slog.New(slog.NewTextHandler(&logged, nil))
 		e.restart()
